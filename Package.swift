@@ -1,0 +1,101 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One set of compiler settings for every Parley module.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Parley",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "parleyd", targets: ["parleyd"]),
+        .executable(name: "parley", targets: ["parley"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // MARK: - C libraries, found with pkg-config
+        .systemLibrary(
+            name: "CPocketSphinx", path: "Sources/CShims/CPocketSphinx",
+            pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev"])]),
+        .systemLibrary(
+            name: "CEspeakNG", path: "Sources/CShims/CEspeakNG",
+            pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
+        .systemLibrary(
+            name: "CALSA", path: "Sources/CShims/CALSA",
+            pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+
+        // MARK: - Domains
+        .target(
+            name: "ParleyAudio", dependencies: ["CALSA"], path: "Sources/Audio",
+            swiftSettings: swiftSettings),
+        .target(name: "ParleyEndpoint", path: "Sources/Endpoint", swiftSettings: swiftSettings),
+        .target(
+            name: "ParleyRecognition", dependencies: ["CPocketSphinx"], path: "Sources/Recognition",
+            swiftSettings: swiftSettings),
+        .target(name: "ParleyTranslation", path: "Sources/Translation", swiftSettings: swiftSettings),
+        .target(
+            name: "ParleySynthesis", dependencies: ["CEspeakNG"], path: "Sources/Synthesis",
+            swiftSettings: swiftSettings),
+        .target(
+            name: "ParleyHistory", dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/History", swiftSettings: swiftSettings),
+        .target(name: "ParleyConversation", path: "Sources/Conversation", swiftSettings: swiftSettings),
+        .target(
+            name: "ParleyConfig", dependencies: ["TOMLKit"], path: "Sources/Config",
+            swiftSettings: swiftSettings),
+        .target(name: "ParleyProtocol", path: "Sources/Protocol", swiftSettings: swiftSettings),
+        .target(
+            name: "ParleyControl",
+            dependencies: [
+                "ParleyProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Control", swiftSettings: swiftSettings),
+        .target(
+            name: "ParleyDaemon",
+            dependencies: [
+                "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
+                "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyProtocol", "ParleyControl",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Daemon", swiftSettings: swiftSettings),
+
+        // MARK: - Executables (thin)
+        .executableTarget(
+            name: "parleyd",
+            dependencies: [
+                "ParleyDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/parleyd", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "parley",
+            dependencies: [
+                "ParleyProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/parley", swiftSettings: swiftSettings),
+
+        // MARK: - Tests
+        .testTarget(
+            name: "ParleyTests",
+            dependencies: [
+                "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
+                "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyProtocol", "ParleyControl", "ParleyDaemon",
+            ],
+            path: "Tests/ParleyTests", swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,313 @@
+import Foundation
+import ParleyConversation
+import ParleyEndpoint
+import ParleyProtocol
+import TOMLKit
+
+/// A configuration problem, said in one line that names the key or file and what to do.
+public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The files one PocketSphinx model is made of.
+public struct RecognizerModel: Sendable, Equatable {
+    public var acousticModel: String
+    public var languageModel: String
+    public var dictionary: String
+
+    public init(acousticModel: String, languageModel: String, dictionary: String) {
+        self.acousticModel = acousticModel
+        self.languageModel = languageModel
+        self.dictionary = dictionary
+    }
+
+    /// The US English model Debian's pocketsphinx-en-us installs.
+    public static let debianEnglish = RecognizerModel(
+        acousticModel: "/usr/share/pocketsphinx/model/en-us/en-us",
+        languageModel: "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
+        dictionary: "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict")
+
+    /// The first of the model's files that does not exist.
+    public func firstMissingFile(fileManager: FileManager = .default) -> (key: String, path: String)? {
+        for (key, path) in [("acoustic_model", acousticModel), ("language_model", languageModel), ("dictionary", dictionary)]
+        where !fileManager.fileExists(atPath: path) {
+            return (key, path)
+        }
+        return nil
+    }
+}
+
+/// Everything parleyd reads from its TOML file (config/parley.toml documents every key).
+public struct ParleyConfig: Sendable, Equatable {
+    // [conversation]
+    public var speakerA = "en"
+    public var speakerB = "es"
+    public var mode = ConversationMode.alternate
+    public var echoTailMs = 300
+    // [audio]
+    public var captureDevice = "default"
+    public var playbackDevice = "default"
+    // [endpoint]
+    public var endpoint = EndpointSettings()
+    // [recognizer.<lang>]: explicitly configured models; see `recognizerModel(for:)`.
+    public var recognizers: [String: RecognizerModel] = [:]
+    // [translator]
+    public var apertiumModesDirectory = "/usr/share/apertium/modes"
+    public var translationTimeoutMs = 5_000
+    // [history]
+    public var historyEnabled = true
+    public var historyPath: String
+    // [control]
+    public var controlSocket: String
+    // [log]
+    public var logLevel = "info"
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        historyPath = Self.defaultHistoryPath(environment: environment)
+        controlSocket = ControlSocketPath.defaultPath(environment: environment)
+    }
+
+    /// The model for `language`: the configured one, or Debian's for English; nil when none is known.
+    public func recognizerModel(for language: String) -> RecognizerModel? {
+        if let configured = recognizers[language] { return configured }
+        return language == "en" ? .debianEnglish : nil
+    }
+
+    /// The language a speaker talks.
+    public func language(of speaker: Speaker) -> String {
+        speaker == .a ? speakerA : speakerB
+    }
+
+    /// `$STATE_DIRECTORY/history.sqlite` under systemd, else `$XDG_STATE_HOME/parley/history.sqlite`
+    /// (by default `~/.local/state/parley/history.sqlite`).
+    public static func defaultHistoryPath(environment: [String: String]) -> String {
+        if let state = environment["STATE_DIRECTORY"], !state.isEmpty {
+            return (state.split(separator: ":").first.map(String.init) ?? state) + "/history.sqlite"
+        }
+        if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty {
+            return xdg + "/parley/history.sqlite"
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/state/parley/history.sqlite"
+    }
+}
+
+// MARK: - Loading
+
+extension ParleyConfig {
+    /// Reads and checks a config file. Relative paths inside it are taken from the file's folder.
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) -> ParleyConfig {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigError("cannot read config file \(path): \(error.localizedDescription); pass an existing file with --config")
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        return try parse(text, source: path, baseDirectory: folder.isEmpty ? "." : folder, environment: environment)
+    }
+
+    /// Parses and checks TOML text. `source` names it in errors.
+    public static func parse(
+        _ text: String, source: String, baseDirectory: String = ".",
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) -> ParleyConfig {
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigError("\(source): line \(error.source.begin.line): \(error.description); fix the TOML syntax there")
+        } catch {
+            throw ConfigError("\(source): not valid TOML: \(error)")
+        }
+        var config = ParleyConfig(environment: environment)
+        let file = Section(table: root, name: nil, source: source, baseDirectory: baseDirectory)
+        try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "translator", "history", "control", "log"])
+
+        if let section = try file.section("conversation") {
+            try section.allowOnly(["speaker_a", "speaker_b", "mode", "echo_tail_ms"])
+            config.speakerA = try section.language("speaker_a") ?? config.speakerA
+            config.speakerB = try section.language("speaker_b") ?? config.speakerB
+            if let mode = try section.string("mode") {
+                guard let parsed = ConversationMode(rawValue: mode) else {
+                    throw section.error("mode", "is \"\(mode)\"; use \"alternate\", \"one-way\" or \"manual\"")
+                }
+                config.mode = parsed
+            }
+            config.echoTailMs = try section.int("echo_tail_ms", in: 0...10_000) ?? config.echoTailMs
+        }
+        guard config.speakerA != config.speakerB else {
+            throw ConfigError("\(source): [conversation] speaker_a and speaker_b are both \"\(config.speakerA)\"; give the two speakers different languages")
+        }
+        if let section = try file.section("audio") {
+            try section.allowOnly(["capture_device", "playback_device"])
+            config.captureDevice = try section.string("capture_device") ?? config.captureDevice
+            config.playbackDevice = try section.string("playback_device") ?? config.playbackDevice
+        }
+        if let section = try file.section("endpoint") {
+            try section.allowOnly([
+                "silence_ms", "preroll_ms", "min_speech_ms", "max_speech_ms", "onset_ms", "margin_db", "floor_min_db",
+            ])
+            var endpoint = config.endpoint
+            endpoint.silenceMs = try section.int("silence_ms", in: 50...10_000) ?? endpoint.silenceMs
+            endpoint.prerollMs = try section.int("preroll_ms", in: 0...5_000) ?? endpoint.prerollMs
+            endpoint.minSpeechMs = try section.int("min_speech_ms", in: 0...10_000) ?? endpoint.minSpeechMs
+            endpoint.maxSpeechMs = try section.int("max_speech_ms", in: 500...120_000) ?? endpoint.maxSpeechMs
+            endpoint.onsetMs = try section.int("onset_ms", in: 0...2_000) ?? endpoint.onsetMs
+            endpoint.marginDB = try section.float("margin_db", in: 0...60) ?? endpoint.marginDB
+            endpoint.floorMinDB = try section.float("floor_min_db", in: -96...0) ?? endpoint.floorMinDB
+            config.endpoint = endpoint
+        }
+        if let section = try file.section("recognizer") {
+            for language in section.table.keys.sorted() {
+                guard let model = try section.section(language) else {
+                    throw section.error(language, "must be a table [recognizer.\(language)] with acoustic_model, language_model and dictionary")
+                }
+                guard Section.isLanguageCode(language) else {
+                    throw section.error(language, "is not a language code; name the table after a two-letter ISO 639-1 code, as in [recognizer.en]")
+                }
+                try model.allowOnly(["acoustic_model", "language_model", "dictionary"])
+                let defaults = language == "en" ? RecognizerModel.debianEnglish : nil
+                func file(_ key: String, _ fallback: String?) throws(ConfigError) -> String {
+                    if let path = try model.path(key) { return path }
+                    if let fallback { return fallback }
+                    throw model.error(key, "is missing; give the path of the model's \(key.replacingOccurrences(of: "_", with: " "))")
+                }
+                let resolved = RecognizerModel(
+                    acousticModel: try file("acoustic_model", defaults?.acousticModel),
+                    languageModel: try file("language_model", defaults?.languageModel),
+                    dictionary: try file("dictionary", defaults?.dictionary))
+                if let missing = resolved.firstMissingFile() {
+                    throw model.error(missing.key, "names \(missing.path), which does not exist; install the model or fix the path")
+                }
+                config.recognizers[language] = resolved
+            }
+        }
+        if let section = try file.section("translator") {
+            try section.allowOnly(["apertium_modes", "timeout_ms"])
+            config.apertiumModesDirectory = try section.path("apertium_modes") ?? config.apertiumModesDirectory
+            config.translationTimeoutMs = try section.int("timeout_ms", in: 100...120_000) ?? config.translationTimeoutMs
+        }
+        if let section = try file.section("history") {
+            try section.allowOnly(["enabled", "path"])
+            config.historyEnabled = try section.bool("enabled") ?? config.historyEnabled
+            config.historyPath = try section.path("path") ?? config.historyPath
+        }
+        if let section = try file.section("control") {
+            try section.allowOnly(["socket"])
+            config.controlSocket = try section.path("socket") ?? config.controlSocket
+        }
+        if let section = try file.section("log") {
+            try section.allowOnly(["level"])
+            if let level = try section.string("level") {
+                let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+                guard levels.contains(level) else {
+                    throw section.error("level", "is \"\(level)\"; use one of \(levels.joined(separator: ", "))")
+                }
+                config.logLevel = level
+            }
+        }
+        return config
+    }
+}
+
+/// One table of the config file, read strictly: every key known, every value of its type.
+private struct Section {
+    let table: TOMLTable
+    let name: String?
+    let source: String
+    let baseDirectory: String
+
+    func error(_ key: String, _ problem: String) -> ConfigError {
+        ConfigError("\(source): \(qualified(key)) \(problem)")
+    }
+
+    private func qualified(_ key: String) -> String {
+        guard let name else { return "[\(key)]" }
+        return "[\(name)] \(key)"
+    }
+
+    func allowOnly(_ known: [String]) throws(ConfigError) {
+        for key in table.keys.sorted() where !known.contains(key) {
+            throw error(key, "is not a known key; remove it or use one of: \(known.joined(separator: ", "))")
+        }
+    }
+
+    private func value(_ key: String) -> TOMLValue? {
+        table[key]?.tomlValue
+    }
+
+    private func wrongType(_ key: String, _ expected: String, _ got: TOMLValue) -> ConfigError {
+        error(key, "must be \(expected), not a \(got.type)")
+    }
+
+    func section(_ key: String) throws(ConfigError) -> Section? {
+        guard let value = value(key) else { return nil }
+        guard let inner = value.table else {
+            throw wrongType(key, "a table", value)
+        }
+        let innerName = name.map { "\($0).\(key)" } ?? key
+        return Section(table: inner, name: innerName, source: source, baseDirectory: baseDirectory)
+    }
+
+    func string(_ key: String) throws(ConfigError) -> String? {
+        guard let value = value(key) else { return nil }
+        guard let string = value.string else { throw wrongType(key, "a string", value) }
+        return string
+    }
+
+    func bool(_ key: String) throws(ConfigError) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard let bool = value.bool else { throw wrongType(key, "true or false", value) }
+        return bool
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int>) throws(ConfigError) -> Int? {
+        guard let value = value(key) else { return nil }
+        guard let int = value.int else { throw wrongType(key, "a whole number", value) }
+        guard range.contains(int) else {
+            throw error(key, "is \(int); use a value from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return int
+    }
+
+    func float(_ key: String, in range: ClosedRange<Float>) throws(ConfigError) -> Float? {
+        guard let value = value(key) else { return nil }
+        let number: Double
+        if let double = value.double {
+            number = double
+        } else if let int = value.int {
+            number = Double(int)
+        } else {
+            throw wrongType(key, "a number", value)
+        }
+        guard range.contains(Float(number)) else {
+            throw error(key, "is \(number); use a value from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return Float(number)
+    }
+
+    /// A path; `~/` is the home folder and a relative path is taken from the config file's folder.
+    func path(_ key: String) throws(ConfigError) -> String? {
+        guard let raw = try string(key) else { return nil }
+        guard !raw.isEmpty else { throw error(key, "is empty; give a path") }
+        let expanded = (raw as NSString).expandingTildeInPath
+        if expanded.hasPrefix("/") { return expanded }
+        return (baseDirectory as NSString).appendingPathComponent(expanded)
+    }
+
+    func language(_ key: String) throws(ConfigError) -> String? {
+        guard let code = try string(key) else { return nil }
+        guard Self.isLanguageCode(code) else {
+            throw error(key, "is \"\(code)\"; use a two-letter ISO 639-1 code such as \"en\" or \"es\"")
+        }
+        return code
+    }
+
+    static func isLanguageCode(_ code: String) -> Bool {
+        code.count == 2 && code.allSatisfy { $0.isASCII && $0.isLowercase }
+    }
+}

@@ -1,0 +1,171 @@
+/// Energy-based endpointing on the capture timeline.
+///
+/// The endpointer tracks the background level (an adaptive noise floor), decides where speech
+/// starts and ends, and keeps a pre-roll so the first syllable is not clipped. Everything is
+/// counted in samples, so a recording gives the same endpoints as a live microphone.
+
+/// Tunables for endpointing. Every one is configurable under `[endpoint]`.
+public struct EndpointSettings: Sendable, Equatable, Codable {
+    /// Silence after speech that ends the utterance.
+    public var silenceMs: Int = 700
+    /// Audio kept from before the onset.
+    public var prerollMs: Int = 500
+    /// Speech shorter than this (coughs, clicks) is discarded.
+    public var minSpeechMs: Int = 250
+    /// An utterance is cut here and processed.
+    public var maxSpeechMs: Int = 20_000
+    /// How long the level must stay above the threshold to count as an onset.
+    public var onsetMs: Int = 100
+    /// How far above the noise floor speech must be.
+    public var marginDB: Float = 12
+    /// The lowest the noise floor may go; keeps digital silence from making noise look like speech.
+    public var floorMinDB: Float = -66
+    /// Time constant with which the floor rises towards a louder background.
+    public var floorRiseMs: Int = 3_000
+
+    public init() {}
+}
+
+/// What the endpointer decided about one period of audio.
+public enum EndpointEvent: Sendable, Equatable {
+    /// Speech began. `audio` is the pre-roll and the onset, starting at sample `start`; it
+    /// includes the period just processed.
+    case started(start: SampleTimeValue, audio: [Int16])
+    /// Speech ended at `end` (the end of the period that decided it).
+    case ended(end: SampleTimeValue, reason: EndReason)
+    /// What looked like speech was too short to be an utterance.
+    case discarded(end: SampleTimeValue)
+
+    public enum EndReason: String, Sendable, Equatable {
+        case silence, maxLength = "max_length", forced
+    }
+}
+
+/// A sample position; the same type as ParleyAudio's `SampleTime`, declared here so this domain
+/// depends on nothing.
+public typealias SampleTimeValue = Int64
+
+public struct Endpointer: Sendable {
+    public enum Phase: Sendable, Equatable { case silence, onset, speech }
+
+    public let settings: EndpointSettings
+    public let sampleRate: Int
+    public private(set) var phase: Phase = .silence
+    /// The current estimate of the background level, in dBFS.
+    public private(set) var noiseFloorDB: Float?
+
+    private var history: [Int16] = []  // pre-roll plus any pending onset
+    private var historyEnd: SampleTimeValue = 0
+    private var onsetVoiced: SampleTimeValue = 0
+    private var speechStart: SampleTimeValue = 0
+    private var lastVoicedEnd: SampleTimeValue = 0
+    private var voicedSamples: SampleTimeValue = 0
+
+    public init(settings: EndpointSettings = EndpointSettings(), sampleRate: Int) {
+        self.settings = settings
+        self.sampleRate = sampleRate
+    }
+
+    /// The level speech must exceed right now.
+    public var thresholdDB: Float {
+        (noiseFloorDB ?? settings.floorMinDB) + settings.marginDB
+    }
+
+    public var isInSpeech: Bool { phase == .speech }
+
+    private func count(ms: Int) -> SampleTimeValue { SampleTimeValue(ms) * SampleTimeValue(sampleRate) / 1000 }
+
+    /// Processes one period that starts at `start` on the capture timeline and has RMS level `rmsDB`.
+    public mutating func process(_ frame: [Int16], at start: SampleTimeValue, rmsDB: Float) -> EndpointEvent? {
+        let end = start + SampleTimeValue(frame.count)
+        let voiced = rmsDB > thresholdDB
+        switch phase {
+        case .silence, .onset:
+            remember(frame, end: end)
+            guard voiced else {
+                phase = .silence
+                onsetVoiced = 0
+                adaptFloor(to: rmsDB, frameSamples: frame.count)
+                return nil
+            }
+            if phase == .silence {
+                phase = .onset
+                onsetVoiced = 0
+            }
+            onsetVoiced += SampleTimeValue(frame.count)
+            guard onsetVoiced >= count(ms: settings.onsetMs) else { return nil }
+            phase = .speech
+            let wanted = Int(count(ms: settings.prerollMs) + onsetVoiced)
+            if history.count > wanted { history.removeFirst(history.count - wanted) }
+            speechStart = historyEnd - SampleTimeValue(history.count)
+            lastVoicedEnd = end
+            voicedSamples = onsetVoiced
+            let audio = history
+            history.removeAll(keepingCapacity: true)
+            return .started(start: speechStart, audio: audio)
+        case .speech:
+            if voiced {
+                lastVoicedEnd = end
+                voicedSamples += SampleTimeValue(frame.count)
+            }
+            if end - speechStart >= count(ms: settings.maxSpeechMs) {
+                return finish(at: end, reason: .maxLength)
+            }
+            if !voiced && end - lastVoicedEnd >= count(ms: settings.silenceMs) {
+                return finish(at: end, reason: .silence)
+            }
+            return nil
+        }
+    }
+
+    /// Ends the utterance now (a client said `stop`, or the conversation moved on).
+    public mutating func forceEnd(at end: SampleTimeValue) -> EndpointEvent? {
+        guard phase == .speech else {
+            reset()
+            return nil
+        }
+        return finish(at: end, reason: .forced)
+    }
+
+    /// Forgets any speech in progress and the pre-roll; keeps the noise floor.
+    public mutating func reset() {
+        phase = .silence
+        history.removeAll(keepingCapacity: true)
+        onsetVoiced = 0
+        voicedSamples = 0
+    }
+
+    private mutating func finish(at end: SampleTimeValue, reason: EndpointEvent.EndReason) -> EndpointEvent {
+        let voiced = voicedSamples
+        reset()
+        if voiced < count(ms: settings.minSpeechMs) && reason != .forced {
+            return .discarded(end: end)
+        }
+        return .ended(end: end, reason: reason)
+    }
+
+    private mutating func remember(_ frame: [Int16], end: SampleTimeValue) {
+        history.append(contentsOf: frame)
+        historyEnd = end
+        // Keep the pre-roll plus whatever onset is pending; trim in blocks to stay cheap.
+        let keep = Int(count(ms: settings.prerollMs)) + Int(onsetVoiced) + frame.count
+        if history.count > keep * 2 {
+            history.removeFirst(history.count - keep)
+        }
+    }
+
+    private mutating func adaptFloor(to level: Float, frameSamples: Int) {
+        let level = max(level, settings.floorMinDB)
+        guard let floor = noiseFloorDB else {
+            noiseFloorDB = level
+            return
+        }
+        if level < floor {
+            // A quieter background is believed at once.
+            noiseFloorDB = floor + (level - floor) * 0.5
+        } else {
+            let alpha = Float(frameSamples) / Float(max(1, count(ms: settings.floorRiseMs)))
+            noiseFloorDB = floor + (level - floor) * min(1, alpha)
+        }
+    }
+}

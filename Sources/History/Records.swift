@@ -1,0 +1,112 @@
+import Foundation
+import GRDB
+
+/// A conversation session: the turns between two people.
+public struct SessionRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "sessions"
+
+    public var id: Int64?
+    public var startedAt: Date
+    public var endedAt: Date?
+    public var speakerA: String
+    public var speakerB: String
+
+    public init(id: Int64? = nil, startedAt: Date, endedAt: Date? = nil, speakerA: String, speakerB: String) {
+        self.id = id
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.speakerA = speakerA
+        self.speakerB = speakerB
+    }
+
+    enum CodingKeys: String, CodingKey, ColumnExpression {
+        case id
+        case startedAt = "started_at"
+        case endedAt = "ended_at"
+        case speakerA = "speaker_a"
+        case speakerB = "speaker_b"
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+}
+
+/// One turn: what a speaker said, its translation, and how long each stage took.
+public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "turns"
+
+    public enum Status: String, Codable, Sendable {
+        case translated, untranslated
+    }
+
+    public var id: Int64?
+    public var sessionID: Int64
+    public var speaker: String
+    public var sourceLang: String
+    public var targetLang: String
+    public var sourceText: String
+    public var translatedText: String?
+    public var ipa: String?
+    public var confidence: Double?
+    public var status: Status
+    public var error: String?
+    public var favorite: Bool
+    public var createdAt: Date
+    public var asrMs: Int?
+    public var mtMs: Int?
+    public var ttsMs: Int?
+    public var responseMs: Int?
+
+    public init(
+        id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
+        translatedText: String?, ipa: String? = nil, confidence: Double?, status: Status, error: String? = nil,
+        favorite: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
+        responseMs: Int? = nil
+    ) {
+        self.id = id
+        self.sessionID = sessionID
+        self.speaker = speaker
+        self.sourceLang = sourceLang
+        self.targetLang = targetLang
+        self.sourceText = sourceText
+        self.translatedText = translatedText
+        self.ipa = ipa
+        self.confidence = confidence
+        self.status = status
+        self.error = error
+        self.favorite = favorite
+        self.createdAt = createdAt
+        self.asrMs = asrMs
+        self.mtMs = mtMs
+        self.ttsMs = ttsMs
+        self.responseMs = responseMs
+    }
+
+    public enum CodingKeys: String, CodingKey, ColumnExpression {
+        case id, speaker, ipa, confidence, status, error, favorite
+        case sessionID = "session_id"
+        case sourceLang = "source_lang"
+        case targetLang = "target_lang"
+        case sourceText = "source_text"
+        case translatedText = "translated_text"
+        case createdAt = "created_at"
+        case asrMs = "asr_ms"
+        case mtMs = "mt_ms"
+        case ttsMs = "tts_ms"
+        case responseMs = "response_ms"
+    }
+
+    public typealias Columns = CodingKeys
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+}
+
+extension DerivableRequest<TurnRecord> {
+    /// Newest first; ties (same timestamp) broken by id.
+    public func newestFirst() -> Self {
+        order(TurnRecord.Columns.createdAt.desc, TurnRecord.Columns.id.desc)
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+
+/// The control protocol: JSON Lines over a Unix stream socket (see docs/protocol.md).
+///
+/// These types are shared by the daemon and the CLI so the two can never disagree.
+
+/// A client's request: `{"type": COMMAND, "id": optional, "data": {...}}`.
+public struct Request: Sendable, Codable, Equatable {
+    public var type: String
+    public var id: JSONValue?
+    public var data: [String: JSONValue]?
+
+    public init(type: String, id: JSONValue? = nil, data: [String: JSONValue]? = nil) {
+        self.type = type
+        self.id = id
+        self.data = data
+    }
+}
+
+/// A successful reply: `{"type": "result", "id", "data"}`.
+public struct ResultReply<Payload: Codable & Sendable>: Sendable, Codable {
+    public var type: String = "result"
+    public var id: JSONValue?
+    public var data: Payload
+
+    public init(id: JSONValue?, data: Payload) {
+        self.id = id
+        self.data = data
+    }
+}
+
+/// A failed request: `{"type": "error", "id", "data": {"code", "message"}}`.
+public struct ErrorReply: Sendable, Codable, Equatable {
+    public struct Detail: Sendable, Codable, Equatable {
+        public var code: String
+        public var message: String
+    }
+    public var type: String = "error"
+    public var id: JSONValue?
+    public var data: Detail
+
+    public init(id: JSONValue?, code: ErrorCode, message: String) {
+        self.id = id
+        self.data = Detail(code: code.rawValue, message: message)
+    }
+}
+
+/// Machine-readable error codes.
+public enum ErrorCode: String, Sendable, Codable {
+    case badRequest = "bad_request"
+    case unknownCommand = "unknown_command"
+    case invalidField = "invalid_field"
+    case lineTooLong = "line_too_long"
+    case unavailable
+    case internalError = "internal"
+}
+
+/// Only the envelope, to tell a result from an error before decoding the payload.
+public struct Envelope: Sendable, Codable {
+    public var type: String
+    public var id: JSONValue?
+}
+
+/// `status`: what the daemon is doing now.
+public struct StatusInfo: Sendable, Codable, Equatable {
+    public struct Side: Sendable, Codable, Equatable {
+        public var language: String
+        /// False when no recognizer model is installed for the language; the side can still type.
+        public var hearable: Bool
+        /// What to do to make the side hearable, when it is not.
+        public var hint: String?
+
+        public init(language: String, hearable: Bool, hint: String? = nil) {
+            self.language = language
+            self.hearable = hearable
+            self.hint = hint
+        }
+    }
+
+    public var version: String
+    public var state: String
+    public var speaker: String?
+    public var mode: String
+    public var a: Side
+    public var b: Side
+    public var turns: Int
+    public var sessionID: Int64?
+    public var uptimeSeconds: Double
+    public var captureDevice: String
+    public var playbackDevice: String
+
+    public init(
+        version: String, state: String, speaker: String?, mode: String, a: Side, b: Side, turns: Int,
+        sessionID: Int64?, uptimeSeconds: Double, captureDevice: String, playbackDevice: String
+    ) {
+        self.version = version
+        self.state = state
+        self.speaker = speaker
+        self.mode = mode
+        self.a = a
+        self.b = b
+        self.turns = turns
+        self.sessionID = sessionID
+        self.uptimeSeconds = uptimeSeconds
+        self.captureDevice = captureDevice
+        self.playbackDevice = playbackDevice
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, state, speaker, mode, a, b, turns
+        case sessionID = "session_id"
+        case uptimeSeconds = "uptime_seconds"
+        case captureDevice = "capture_device"
+        case playbackDevice = "playback_device"
+    }
+}
+
+/// One turn as clients see it (`history`, `turn` events, `parley history --json`).
+public struct TurnInfo: Sendable, Codable, Equatable {
+    public struct Timings: Sendable, Codable, Equatable {
+        /// Recognition finalization after the end of speech.
+        public var asrMs: Int?
+        public var mtMs: Int?
+        /// Synthesis until the first sample.
+        public var ttsMs: Int?
+        /// From the decided end of speech to the first translated sample handed to playback.
+        public var responseMs: Int?
+
+        public init(asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil, responseMs: Int? = nil) {
+            self.asrMs = asrMs
+            self.mtMs = mtMs
+            self.ttsMs = ttsMs
+            self.responseMs = responseMs
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case asrMs = "asr_ms", mtMs = "mt_ms", ttsMs = "tts_ms", responseMs = "response_ms"
+        }
+    }
+
+    public var id: Int64
+    public var sessionID: Int64
+    public var speaker: String
+    public var sourceLang: String
+    public var targetLang: String
+    public var sourceText: String
+    public var translatedText: String?
+    public var confidence: Double?
+    public var favorite: Bool
+    public var status: String
+    public var error: String?
+    /// ISO 8601, UTC.
+    public var createdAt: String
+    public var timings: Timings
+
+    public init(
+        id: Int64, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
+        translatedText: String?, confidence: Double?, favorite: Bool, status: String, error: String?,
+        createdAt: String, timings: Timings
+    ) {
+        self.id = id
+        self.sessionID = sessionID
+        self.speaker = speaker
+        self.sourceLang = sourceLang
+        self.targetLang = targetLang
+        self.sourceText = sourceText
+        self.translatedText = translatedText
+        self.confidence = confidence
+        self.favorite = favorite
+        self.status = status
+        self.error = error
+        self.createdAt = createdAt
+        self.timings = timings
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, speaker, confidence, favorite, status, error, timings
+        case sessionID = "session_id"
+        case sourceLang = "source_lang"
+        case targetLang = "target_lang"
+        case sourceText = "source_text"
+        case translatedText = "translated_text"
+        case createdAt = "created_at"
+    }
+}
+
+/// `version`.
+public struct VersionInfo: Sendable, Codable, Equatable {
+    public var version: String
+    public var protocolVersion: Int
+
+    public init(version: String, protocolVersion: Int) {
+        self.version = version
+        self.protocolVersion = protocolVersion
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version
+        case protocolVersion = "protocol"
+    }
+}
+
+public enum ParleyVersion {
+    public static let string = "0.1.0"
+    public static let protocolVersion = 1
+}
+
+/// The longest line either side accepts.
+public let maxLineBytes = 64 * 1024

@@ -1,0 +1,21 @@
+import Foundation
+
+/// Where the control socket lives when the config or the command line does not say.
+public enum ControlSocketPath {
+    /// `$RUNTIME_DIRECTORY/control.sock` under systemd, `$XDG_RUNTIME_DIR/parley/control.sock`
+    /// for a user session, `/run/parley/control.sock` for root, else a per-user folder in /tmp.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let runtime = environment["RUNTIME_DIRECTORY"], !runtime.isEmpty {
+            // systemd may list several directories separated by colons; ours is the first.
+            let first = runtime.split(separator: ":").first.map(String.init) ?? runtime
+            return first + "/control.sock"
+        }
+        if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty {
+            return xdg + "/parley/control.sock"
+        }
+        if getuid() == 0 {
+            return "/run/parley/control.sock"
+        }
+        return "/tmp/parley-\(getuid())/control.sock"
+    }
+}

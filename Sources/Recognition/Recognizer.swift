@@ -1,0 +1,35 @@
+/// What the recognizer heard in one utterance.
+public struct Recognition: Sendable, Equatable {
+    /// The words, or an empty string when nothing was recognized.
+    public var text: String
+    /// The decoder's posterior probability of the hypothesis, from 0 to 1, when it has one.
+    public var confidence: Double?
+
+    public init(text: String, confidence: Double?) {
+        self.text = text
+        self.confidence = confidence
+    }
+}
+
+/// A recognizer failure, with what to do about it.
+public struct RecognizerError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A streaming speech recognizer for one language.
+///
+/// Audio is fed while the person speaks; `finishUtterance` only completes the search. An
+/// instance is used from one worker at a time and keeps its model loaded between turns.
+public protocol SpeechRecognizer: AnyObject {
+    /// The ISO 639-1 code of the language it recognizes.
+    var language: String { get }
+    /// Opens an utterance.
+    func startUtterance() throws(RecognizerError)
+    /// Decodes more 16 kHz mono samples of the open utterance.
+    func feed(_ samples: [Int16]) throws(RecognizerError)
+    /// Closes the utterance and returns the best hypothesis.
+    func finishUtterance() throws(RecognizerError) -> Recognition
+    /// Closes the utterance and forgets it.
+    func cancelUtterance()
+}

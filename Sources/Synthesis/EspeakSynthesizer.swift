@@ -1,0 +1,94 @@
+import CEspeakNG
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// espeak-ng through its library, initialised once. espeak-ng keeps global state, so only one
+/// instance may exist in a process; `shared()` returns it.
+public final class EspeakSynthesizer: SpeechSynthesizer {
+    public let sampleRate: Int
+    private var currentVoice: String?
+
+    private nonisolated(unsafe) static var instance: EspeakSynthesizer?
+
+    /// Initialises espeak-ng on first use. `chunkMs` sets how much audio each callback carries.
+    public static func shared(chunkMs: Int = 50) throws(SynthesisError) -> EspeakSynthesizer {
+        if let instance { return instance }
+        let rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, Int32(chunkMs), nil, 0)
+        guard rate > 0 else {
+            throw SynthesisError("espeak-ng could not start (its data was not found); install espeak-ng-data")
+        }
+        espeak_SetSynthCallback(espeakCallback)
+        let created = EspeakSynthesizer(sampleRate: Int(rate))
+        instance = created
+        return created
+    }
+
+    private init(sampleRate: Int) {
+        self.sampleRate = sampleRate
+    }
+
+    public func hasVoice(for language: String) -> Bool {
+        select(language)
+    }
+
+    @discardableResult
+    private func select(_ language: String) -> Bool {
+        if currentVoice == language { return true }
+        guard espeak_SetVoiceByName(language) == EE_OK else { return false }
+        currentVoice = language
+        return true
+    }
+
+    @discardableResult
+    public func synthesize(_ text: String, language: String, chunk: ([Int16]) throws -> Void) throws(SynthesisError) -> Int {
+        guard select(language) else {
+            throw SynthesisError("espeak-ng has no voice for \"\(language)\"; list voices with `espeak-ng --voices`")
+        }
+        return try withoutActuallyEscaping(chunk) { escapable throws(SynthesisError) -> Int in
+            let context = SynthesisContext(chunk: escapable)
+            let unmanaged = Unmanaged.passRetained(context)
+            defer { unmanaged.release() }
+            let bytes = Array(text.utf8CString)
+            let result = bytes.withUnsafeBufferPointer { buffer in
+                espeak_Synth(
+                    buffer.baseAddress, buffer.count, 0, POS_CHARACTER, 0, UInt32(espeakCHARS_UTF8), nil,
+                    unmanaged.toOpaque())
+            }
+            if let failure = context.failure {
+                throw SynthesisError("speech output failed: \(failure)")
+            }
+            guard result == EE_OK else { throw SynthesisError("espeak-ng failed to synthesize (error \(result.rawValue))") }
+            return context.produced
+        }
+    }
+}
+
+/// Carries the Swift closure through espeak-ng's C callback.
+private final class SynthesisContext {
+    let chunk: ([Int16]) throws -> Void
+    var produced = 0
+    var failure: (any Error)?
+
+    init(chunk: @escaping ([Int16]) throws -> Void) {
+        self.chunk = chunk
+    }
+}
+
+/// espeak-ng calls this with each block of audio; returning 1 aborts synthesis.
+private func espeakCallback(_ wave: UnsafeMutablePointer<Int16>?, _ count: Int32, _ events: UnsafeMutablePointer<espeak_EVENT>?) -> Int32 {
+    guard let events, let userData = events.pointee.user_data else { return 0 }
+    let context = Unmanaged<SynthesisContext>.fromOpaque(userData).takeUnretainedValue()
+    guard context.failure == nil else { return 1 }
+    guard let wave, count > 0 else { return 0 }
+    let samples = Array(UnsafeBufferPointer(start: wave, count: Int(count)))
+    do {
+        try context.chunk(samples)
+        context.produced += samples.count
+        return 0
+    } catch {
+        context.failure = error
+        return 1
+    }
+}
