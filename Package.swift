@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // MARK: - C libraries, found with pkg-config
@@ -69,6 +70,8 @@ let package = Package(
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Daemon", swiftSettings: swiftSettings),
 
@@ -78,6 +81,7 @@ let package = Package(
             dependencies: [
                 "ParleyDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/parleyd", swiftSettings: swiftSettings),
         .executableTarget(

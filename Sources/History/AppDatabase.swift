@@ -28,7 +28,7 @@ public struct AppDatabase: Sendable {
                     atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
             if !fileManager.fileExists(atPath: path) {
-                fileManager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+                _ = fileManager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
             }
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
@@ -57,7 +57,8 @@ public struct AppDatabase: Sendable {
             }
             try db.create(table: "turns") { t in
                 t.autoIncrementedPrimaryKey("id")
-                t.belongsTo("session", inTable: "sessions", onDelete: .cascade).notNull()
+                t.column("session_id", .integer).notNull().indexed()
+                    .references("sessions", onDelete: .cascade)
                 t.column("speaker", .text).notNull()
                 t.column("source_lang", .text).notNull()
                 t.column("target_lang", .text).notNull()

@@ -187,7 +187,8 @@ private final class Pipeline {
     func translate(_ text: String, timeoutMs: Int) throws(TranslationError) -> String {
         guard process.isRunning else { throw TranslationError("the Apertium \(pair) pipeline has exited") }
         do {
-            try input.write(contentsOf: Data(text.utf8) + Data([0]))
+            // lt-proc's bilingual stage flushes a sentence only once it has seen its newline.
+            try input.write(contentsOf: Data(text.utf8) + Data([0x0A, 0]))
         } catch {
             throw TranslationError("cannot write to the Apertium \(pair) pipeline: \(error)")
         }

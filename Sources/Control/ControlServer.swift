@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ParleyProtocol
+
+/// Answers control requests. Implementations never throw: every failure is an error reply.
+public protocol ControlHandler: Sendable {
+    /// Returns the encoded reply line (without the newline) for one request.
+    func reply(to request: Request) async -> Data
+}
+
+/// Encodes replies the same way everywhere.
+public enum Replies {
+    public static func result<Payload: Codable & Sendable>(_ payload: Payload, id: JSONValue?) -> Data {
+        encode(ResultReply(id: id, data: payload))
+    }
+
+    public static func error(_ code: ErrorCode, _ message: String, id: JSONValue?) -> Data {
+        encode(ErrorReply(id: id, code: code, message: message))
+    }
+
+    private static func encode(_ value: some Encodable) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        if let data = try? encoder.encode(value) { return data }
+        return Data(#"{"type":"error","data":{"code":"internal","message":"reply could not be encoded"}}"#.utf8)
+    }
+}
+
+/// The control socket: JSON Lines over a Unix stream socket.
+///
+/// Each connection is served on its own task; a client that sends garbage gets an error reply
+/// and cannot disturb the others.
+public final class ControlServer: Sendable {
+    public let path: String
+    private let handler: any ControlHandler
+    private let logger: Logger
+
+    public init(path: String, handler: any ControlHandler, logger: Logger) {
+        self.path = path
+        self.handler = handler
+        self.logger = logger
+    }
+
+    /// Binds the socket and serves until the task is cancelled; the socket file is removed on the way out.
+    public func run() async throws {
+        try Self.prepareDirectory(for: path)
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 64)
+            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(LineDecoder(maxLength: maxLineBytes)))
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        chmod(path, 0o660)
+        logger.info("control socket listening", metadata: ["path": "\(path)"])
+        defer { unlink(path) }
+        try await withThrowingDiscardingTaskGroup { group in
+            try await server.executeThenClose { connections in
+                for try await connection in connections {
+                    group.addTask { await self.serve(connection) }
+                }
+            }
+        }
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                do {
+                    for try await line in inbound {
+                        var reply = await self.reply(to: line)
+                        reply.append(0x0A)
+                        try await outbound.write(ByteBuffer(bytes: reply))
+                    }
+                } catch is LineDecoder.LineTooLong {
+                    var reply = Replies.error(
+                        .lineTooLong, "request longer than \(maxLineBytes) bytes; send one JSON object per line", id: nil)
+                    reply.append(0x0A)
+                    try? await outbound.write(ByteBuffer(bytes: reply))
+                }
+            }
+        } catch {
+            logger.debug("control connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func reply(to line: ByteBuffer) async -> Data {
+        let bytes = Data(line.readableBytesView)
+        let request: Request
+        do {
+            request = try JSONDecoder().decode(Request.self, from: bytes)
+        } catch {
+            return Replies.error(
+                .badRequest,
+                #"not a request: send one JSON object per line, like {"type":"status"}"#, id: nil)
+        }
+        return await handler.reply(to: request)
+    }
+
+    /// Creates the socket's folder (0750) when it does not exist.
+    static func prepareDirectory(for path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) else { return }
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+import Logging
+import ParleyAudio
+import ParleyConfig
+import ParleyControl
+import ParleyConversation
+import ParleyHistory
+import ParleyProtocol
+import ParleyRecognition
+import ParleySynthesis
+import ParleyTranslation
+import ServiceLifecycle
+import UnixSignals
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why the daemon stopped early: one line that says what to do, and the exit code.
+public struct DaemonFailure: Error, CustomStringConvertible {
+    public enum Code: Int32, Sendable {
+        case runtime = 1
+        case config = 2
+        case audioDevice = 3
+    }
+    public let code: Code
+    public let description: String
+
+    public init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
+}
+
+/// How parleyd was asked to run.
+public struct DaemonOptions: Sendable {
+    /// The TOML config; nil for the built-in defaults.
+    public var configPath: String?
+    /// File mode: a recording to run through the pipeline instead of the microphone.
+    public var input: String?
+    /// File mode: where to write what would have been played.
+    public var output: String?
+
+    public init(configPath: String?, input: String? = nil, output: String? = nil) {
+        self.configPath = configPath
+        self.input = input
+        self.output = output
+    }
+}
+
+/// Builds and runs parleyd. `@main` only parses arguments and calls `Daemon.run`.
+public enum Daemon {
+    /// Runs until the recording ends (file mode) or SIGTERM/SIGINT (live).
+    public static func run(_ options: DaemonOptions, logger baseLogger: Logger) async throws(DaemonFailure) {
+        // A translator pipeline that dies must not take the daemon with it.
+        signal(SIGPIPE, SIG_IGN)
+        let config = try loadConfig(options)
+        var configuredLogger = baseLogger
+        configuredLogger.logLevel = Logger.Level(rawValue: config.logLevel) ?? .info
+        let logger = configuredLogger
+        let started = Date()
+        let synthesizer = try makeSynthesizer(config)
+        let playback: any AudioPlayback
+        let capture: any AudioCapture
+        do {
+            if let input = options.input, let output = options.output {
+                capture = try FileCapture(path: input)
+                playback = try WAVRecorder(path: output, sampleRate: synthesizer.sampleRate)
+            } else {
+                capture = try ALSACapture(device: config.captureDevice)
+                playback = try ALSAPlayback(device: config.playbackDevice, sampleRate: synthesizer.sampleRate)
+            }
+        } catch {
+            let code: DaemonFailure.Code = error.kind == .format || options.input != nil ? .runtime : .audioDevice
+            throw DaemonFailure(code, error.description)
+        }
+        defer {
+            capture.close()
+            playback.close()
+        }
+        let engines = Engines(
+            recognizers: try makeRecognizers(config, logger: logger), translator: try makeTranslator(config),
+            synthesizer: synthesizer, playback: playback)
+        let history = try openHistory(config)
+        let session: SessionRecord
+        do {
+            session = try await history.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
+        } catch {
+            throw DaemonFailure(.runtime, "cannot start a session in history: \(error)")
+        }
+        let sessionID = session.id ?? 0
+        let fileMode = options.input != nil
+        let interpreter = Interpreter(
+            config: config, engines: engines, history: history, sessionID: sessionID, logger: logger,
+            onTurn: { turn in
+                logger.info(
+                    "turn", metadata: ["id": "\(turn.id ?? 0)", "speaker": "\(turn.speaker)", "response_ms": "\(turn.responseMs ?? -1)"])
+                if fileMode { printTurn(turn) }
+            })
+        for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
+            logger.warning(
+                "speaker \(speaker.rawValue) cannot be heard; they can still type with `parley say`",
+                metadata: ["hint": "\(notHearableHint(language: config.language(of: speaker)))"])
+        }
+
+        if fileMode {
+            try await runCaptureThread(interpreter, capture)
+        } else {
+            let control = DaemonControl(
+                interpreter: interpreter, config: config, history: history, sessionID: sessionID, started: started)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [
+                        .init(service: ControlService(server: ControlServer(path: config.controlSocket, handler: control, logger: logger))),
+                        .init(service: ConversationService(interpreter: interpreter, capture: UncheckedBox(capture)), successTerminationBehavior: .gracefullyShutdownGroup),
+                    ],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            logger.info(
+                "ready", metadata: ["a": "\(config.speakerA)", "b": "\(config.speakerB)", "mode": "\(config.mode.rawValue)"],
+            )
+            do {
+                try await group.run()
+            } catch let failure as DaemonFailure {
+                throw failure
+            } catch {
+                throw DaemonFailure(.runtime, "\(error)")
+            }
+        }
+        try? await history.endSession(id: sessionID)
+    }
+
+    // MARK: - Building the engines
+
+    static func loadConfig(_ options: DaemonOptions) throws(DaemonFailure) -> ParleyConfig {
+        guard let path = options.configPath else { return ParleyConfig() }
+        do {
+            return try ParleyConfig.load(path: path)
+        } catch {
+            throw DaemonFailure(.config, error.description)
+        }
+    }
+
+    static func makeRecognizers(_ config: ParleyConfig, logger: Logger) throws(DaemonFailure) -> [String: any SpeechRecognizer] {
+        var recognizers: [String: any SpeechRecognizer] = [:]
+        for language in Set([config.speakerA, config.speakerB]).sorted() {
+            guard let model = config.recognizerModel(for: language) else { continue }
+            if model.firstMissingFile() != nil {
+                // Only a default model can be missing here; configured ones were checked with the config.
+                continue
+            }
+            do {
+                recognizers[language] = try PocketSphinxRecognizer(
+                    language: language, acousticModel: model.acousticModel, languageModel: model.languageModel,
+                    dictionary: model.dictionary)
+            } catch {
+                throw DaemonFailure(.config, "[recognizer.\(language)]: \(error)")
+            }
+        }
+        return recognizers
+    }
+
+    static func makeTranslator(_ config: ParleyConfig) throws(DaemonFailure) -> any Translator {
+        do {
+            return try ApertiumTranslator(
+                pairs: [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)],
+                modesDirectory: config.apertiumModesDirectory, timeoutMs: config.translationTimeoutMs)
+        } catch {
+            throw DaemonFailure(.config, "[translator]: \(error)")
+        }
+    }
+
+    static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> any SpeechSynthesizer {
+        let synthesizer: EspeakSynthesizer
+        do {
+            synthesizer = try EspeakSynthesizer.shared()
+        } catch {
+            throw DaemonFailure(.runtime, error.description)
+        }
+        for language in [config.speakerA, config.speakerB] where !synthesizer.hasVoice(for: language) {
+            throw DaemonFailure(
+                .config, "[conversation]: espeak-ng has no voice for \"\(language)\"; pick a language from `espeak-ng --voices`")
+        }
+        return synthesizer
+    }
+
+    static func openHistory(_ config: ParleyConfig) throws(DaemonFailure) -> AppDatabase {
+        do {
+            return config.historyEnabled ? try AppDatabase.open(path: config.historyPath) : try AppDatabase.inMemory()
+        } catch {
+            throw DaemonFailure(.runtime, "\(error)")
+        }
+    }
+
+    static func notHearableHint(language: String) -> String {
+        language == "en"
+            ? "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
+            : "no speech model for \"\(language)\": add a PocketSphinx model under [recognizer.\(language)]"
+    }
+
+    // MARK: - Running
+
+    /// Runs the capture loop on a thread of its own and waits for it.
+    static func runCaptureThread(_ interpreter: Interpreter, _ capture: any AudioCapture) async throws(DaemonFailure) {
+        let box = UncheckedBox(capture)
+        let result: Result<Void, AudioError> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: Result { () throws(AudioError) in try interpreter.run(capture: box.value) })
+            }
+            thread.name = "parley-capture"
+            thread.qualityOfService = .userInteractive
+            thread.start()
+        }
+        if case .failure(let error) = result {
+            throw DaemonFailure(error.kind == .deviceLost ? .audioDevice : .runtime, error.description)
+        }
+    }
+
+    static func printTurn(_ turn: TurnRecord) {
+        let translated = turn.translatedText ?? "(untranslated: \(turn.error ?? "unknown error"))"
+        let confidence = turn.confidence.map { String(format: "%.2f", $0) } ?? "-"
+        print("[\(turn.speaker) \(turn.sourceLang)] \(turn.sourceText)")
+        print("[\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang)] \(translated)")
+        print("  confidence \(confidence), recognition \(turn.asrMs ?? -1) ms, translation \(turn.mtMs ?? -1) ms, response \(turn.responseMs ?? -1) ms")
+        fflush(nil)
+    }
+}
+
+/// Moves a value confined to one thread onto that thread.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The control socket as a service.
+struct ControlService: Service {
+    let server: ControlServer
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await server.run()
+        }
+    }
+}
+
+/// The capture loop as a service: graceful shutdown stops it after the turn in flight.
+struct ConversationService: Service {
+    let interpreter: Interpreter
+    let capture: UncheckedBox<any AudioCapture>
+
+    func run() async throws {
+        let interpreter = self.interpreter
+        try await withGracefulShutdownHandler {
+            try await Daemon.runCaptureThread(interpreter, capture.value)
+        } onGracefulShutdown: {
+            interpreter.stop()
+        }
+    }
+}

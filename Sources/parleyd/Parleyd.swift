@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ParleyDaemon
+import ParleyProtocol
+
+/// parleyd: the Parley daemon. Everything but argument parsing lives in ParleyDaemon.
+@main
+struct Parleyd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parleyd",
+        abstract: "Hands-free conversation interpreter: hears one person, speaks the translation to the other.",
+        discussion: """
+            Live: parleyd --config /etc/parley/parley.toml
+            File mode: parleyd --config FILE --input in.wav --output out.wav runs a recording through the \
+            same pipeline, writes what would have been played to out.wav, logs the turns and exits.
+            """,
+        version: ParleyVersion.string)
+
+    @Option(name: .long, help: "The TOML config file (config/parley.toml documents every key).")
+    var config: String?
+
+    @Option(name: .long, help: "File mode: a 16 kHz mono 16-bit .wav or .raw recording to use instead of the microphone.")
+    var input: String?
+
+    @Option(name: .long, help: "File mode: the .wav file that receives what would have been played.")
+    var output: String?
+
+    func validate() throws {
+        if (input == nil) != (output == nil) {
+            throw ValidationError("--input and --output go together: give both to run a recording, or neither to use the sound devices")
+        }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        let logger = Logger(label: "parleyd")
+        do {
+            try await Daemon.run(DaemonOptions(configPath: config, input: input, output: output), logger: logger)
+        } catch {
+            FileHandle.standardError.write(Data("parleyd: \(error.description)\n".utf8))
+            throw ExitCode(error.code.rawValue)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Testing
+@testable import ParleyTranslation
+
+@Suite("Apertium, for real")
+struct ApertiumTranslatorTests {
+    let modes = "/usr/share/apertium/modes"
+
+    @Test func translatesEnglishToSpanishAndBack() async throws {
+        let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es"), LanguagePair("es", "en")], modesDirectory: modes)
+        let spanish = try await translator.translate("go forward ten meters", from: "en", to: "es")
+        #expect(spanish.lowercased().contains("diez metros"))
+        let english = try await translator.translate("el perro es grande", from: "es", to: "en")
+        #expect(english.lowercased().contains("dog"))
+    }
+
+    @Test func staysWarmAcrossSentences() async throws {
+        let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: modes)
+        for _ in 0..<5 {
+            let spanish = try await translator.translate("the house is red", from: "en", to: "es")
+            #expect(spanish.lowercased().contains("casa"))
+        }
+    }
+
+    @Test func reservedCharactersAreEscaped() {
+        #expect(ApertiumTranslator.escape("a^b$c[d]") == #"a\^b\$c\[d\]"#)
+        #expect(ApertiumTranslator.escape("two\nlines\0") == "two lines")
+    }
+
+    @Test func unknownWordMarksAreCleaned() {
+        #expect(ApertiumTranslator.clean("Hola *Parley y #casa") == "Hola Parley y casa")
+        #expect(ApertiumTranslator.clean(#"precio \$5"#) == "precio $5")
+    }
+
+    @Test func missingPairSaysWhatToInstall() {
+        #expect(throws: TranslationError.self) {
+            _ = try ApertiumTranslator(pairs: [LanguagePair("en", "xx")], modesDirectory: modes)
+        }
+    }
+}
