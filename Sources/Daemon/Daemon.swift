@@ -237,8 +237,12 @@ struct ControlService: Service {
     let server: ControlServer
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            try await server.run()
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await server.run()
+            }
+        } catch is CancellationError {
+            // Graceful shutdown: the socket is closed and removed.
         }
     }
 }

@@ -60,6 +60,7 @@ public struct Endpointer: Sendable {
     private var speechStart: SampleTimeValue = 0
     private var lastVoicedEnd: SampleTimeValue = 0
     private var voicedSamples: SampleTimeValue = 0
+    private var quietestInSpeechDB: Float = 0
 
     public init(settings: EndpointSettings = EndpointSettings(), sampleRate: Int) {
         self.settings = settings
@@ -78,6 +79,12 @@ public struct Endpointer: Sendable {
     /// Processes one period that starts at `start` on the capture timeline and has RMS level `rmsDB`.
     public mutating func process(_ frame: [Int16], at start: SampleTimeValue, rmsDB: Float) -> EndpointEvent? {
         let end = start + SampleTimeValue(frame.count)
+        guard noiseFloorDB != nil else {
+            // The first period is taken as the background: a floor must exist before speech can.
+            remember(frame, end: end)
+            adaptFloor(to: rmsDB, frameSamples: frame.count)
+            return nil
+        }
         let voiced = rmsDB > thresholdDB
         switch phase {
         case .silence, .onset:
@@ -100,15 +107,20 @@ public struct Endpointer: Sendable {
             speechStart = historyEnd - SampleTimeValue(history.count)
             lastVoicedEnd = end
             voicedSamples = onsetVoiced
+            quietestInSpeechDB = rmsDB
             let audio = history
             history.removeAll(keepingCapacity: true)
             return .started(start: speechStart, audio: audio)
         case .speech:
+            quietestInSpeechDB = min(quietestInSpeechDB, rmsDB)
             if voiced {
                 lastVoicedEnd = end
                 voicedSamples += SampleTimeValue(frame.count)
             }
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
+                // Speech has pauses; a background that got louder does not. If even the quietest
+                // period was above the floor, that level is the new background.
+                noiseFloorDB = max(noiseFloorDB ?? settings.floorMinDB, quietestInSpeechDB)
                 return finish(at: end, reason: .maxLength)
             }
             if !voiced && end - lastVoicedEnd >= count(ms: settings.silenceMs) {

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import ParleyConfig
+@testable import ParleyConversation
+import ParleyEndpoint
+
+@Suite("Config")
+struct ConfigTests {
+    let environment = ["HOME": "/home/someone", "XDG_RUNTIME_DIR": "/run/user/1000"]
+
+    private func parse(_ text: String) throws(ConfigError) -> ParleyConfig {
+        try ParleyConfig.parse(text, source: "test.toml", baseDirectory: "/etc/parley", environment: environment)
+    }
+
+    /// The error message for `text`, or nil when it parses.
+    private func error(_ text: String) -> String? {
+        do {
+            _ = try parse(text)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func emptyFileGivesTheDefaults() throws {
+        let config = try parse("")
+        #expect(config.speakerA == "en" && config.speakerB == "es")
+        #expect(config.mode == .alternate)
+        #expect(config.captureDevice == "default" && config.playbackDevice == "default")
+        #expect(config.endpoint.silenceMs == 700)
+        #expect(config.historyPath == "/home/someone/.local/state/parley/history.sqlite")
+        #expect(config.controlSocket == "/run/user/1000/parley/control.sock")
+        #expect(config.recognizerModel(for: "en") == .debianEnglish)
+        #expect(config.recognizerModel(for: "es") == nil)
+    }
+
+    @Test func theShippedConfigParses() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/parley.toml").path
+        let config = try ParleyConfig.load(path: path, environment: environment)
+        #expect(config.speakerA == "en" && config.speakerB == "es")
+        #expect(config.recognizers["en"] == .debianEnglish)
+    }
+
+    @Test func keysAreRead() throws {
+        let config = try parse(
+            """
+            [conversation]
+            speaker_a = "es"
+            speaker_b = "en"
+            mode = "one-way"
+            [audio]
+            capture_device = "plughw:1,0"
+            [endpoint]
+            silence_ms = 900
+            margin_db = 10
+            [history]
+            path = "history.sqlite"
+            enabled = false
+            [control]
+            socket = "/tmp/p.sock"
+            """)
+        #expect(config.speakerA == "es" && config.speakerB == "en")
+        #expect(config.mode == .oneWay)
+        #expect(config.captureDevice == "plughw:1,0")
+        #expect(config.endpoint.silenceMs == 900)
+        #expect(config.endpoint.marginDB == 10)
+        #expect(config.historyPath == "/etc/parley/history.sqlite")
+        #expect(!config.historyEnabled)
+        #expect(config.controlSocket == "/tmp/p.sock")
+    }
+
+    @Test func unknownKeyIsNamed() {
+        let message = error("[audio]\ncapture_devise = \"hw:0\"")
+        #expect(message?.contains("[audio] capture_devise") == true)
+        #expect(message?.contains("capture_device") == true)
+    }
+
+    @Test func unknownSectionIsNamed() {
+        #expect(error("[audoi]\n")?.contains("[audoi] is not a known key") == true)
+    }
+
+    @Test func wrongTypeIsNamed() {
+        let message = error("[endpoint]\nsilence_ms = \"long\"")
+        #expect(message?.contains("[endpoint] silence_ms must be a whole number") == true)
+    }
+
+    @Test func outOfRangeIsNamed() {
+        #expect(error("[endpoint]\nsilence_ms = 0")?.contains("use a value from") == true)
+    }
+
+    @Test func badModeSaysWhichModesExist() {
+        #expect(error("[conversation]\nmode = \"chat\"")?.contains("\"alternate\", \"one-way\" or \"manual\"") == true)
+    }
+
+    @Test func badLanguageCodeIsRejected() {
+        #expect(error("[conversation]\nspeaker_b = \"spanish\"")?.contains("[conversation] speaker_b") == true)
+    }
+
+    @Test func sameLanguageTwiceIsRejected() {
+        #expect(error("[conversation]\nspeaker_a = \"es\"")?.contains("both \"es\"") == true)
+    }
+
+    @Test func missingModelFileIsNamed() {
+        let message = error(
+            """
+            [recognizer.en]
+            acoustic_model = "/nonexistent/en-us"
+            """)
+        #expect(message?.contains("[recognizer.en] acoustic_model") == true)
+        #expect(message?.contains("/nonexistent/en-us") == true)
+    }
+
+    @Test func aNewLanguageNeedsAllThreeFiles() {
+        #expect(error("[recognizer.es]\nacoustic_model = \"/usr\"")?.contains("[recognizer.es] language_model is missing") == true)
+    }
+
+    @Test func syntaxErrorsGiveTheLine() {
+        #expect(error("[audio]\ncapture_device = ")?.contains("line 2") == true)
+    }
+
+    @Test func missingFileSaysSo() {
+        #expect(throws: ConfigError.self) { try ParleyConfig.load(path: "/nonexistent/parley.toml") }
+    }
+
+    @Test func systemdDirectoriesWin() {
+        let config = ParleyConfig(environment: ["STATE_DIRECTORY": "/var/lib/parley", "RUNTIME_DIRECTORY": "/run/parley", "HOME": "/"])
+        #expect(config.historyPath == "/var/lib/parley/history.sqlite")
+        #expect(config.controlSocket == "/run/parley/control.sock")
+    }
+}

@@ -1,0 +1,171 @@
+import Testing
+@testable import ParleyConversation
+
+private typealias Machine = ConversationMachine
+
+/// Drives a machine through one whole turn by `speaker`, starting from listening, and returns
+/// the actions of the final `speakingFinished`.
+@discardableResult
+private func turn(_ machine: inout Machine, by speaker: Speaker, at start: CaptureTime = 16_000, played: CaptureTime = 32_000) -> [Machine.Action] {
+    _ = machine.handle(.clock(now: start))
+    _ = machine.handle(.speechStarted(at: start))
+    _ = machine.handle(.speechEnded(at: start + 16_000))
+    _ = machine.handle(.clock(now: start + 16_000))
+    _ = machine.handle(.recognized(text: "hello"))
+    _ = machine.handle(.translated(text: "hola"))
+    _ = machine.handle(.speakingStarted)
+    return machine.handle(.speakingFinished(playedSamples: played))
+}
+
+@Suite("Conversation state machine")
+struct ConversationMachineTests {
+    let tail: CaptureTime = 4_800  // 300 ms
+
+    @Test func startsListeningToSpeakerA() {
+        let machine = Machine(settings: .init(echoTail: tail))
+        #expect(machine.state == .listening(.a))
+        #expect(machine.acceptsAudio)
+        #expect(!machine.isBusy)
+    }
+
+    @Test func aWholeTurnPassesThroughEveryStage() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        #expect(machine.handle(.speechStarted(at: 100)) == [.stateChanged(.hearing(.a, since: 100)), .startRecognition(.a)])
+        #expect(machine.acceptsAudio)
+        #expect(machine.handle(.speechEnded(at: 20_000)) == [.stateChanged(.recognizing(.a)), .finishRecognition(.a)])
+        #expect(!machine.acceptsAudio && machine.isBusy)
+        #expect(machine.handle(.recognized(text: " go forward ")) == [.stateChanged(.translating(.a)), .translate(.a, text: "go forward")])
+        #expect(machine.handle(.translated(text: "adelante")) == [.stateChanged(.speaking(.a)), .speak(.a, text: "adelante")])
+        #expect(machine.handle(.speakingStarted) == [])
+        let finished = machine.handle(.speakingFinished(playedSamples: 8_000))
+        #expect(finished == [.stateChanged(.echoGuard(next: .b, until: 8_000 + tail))])
+        #expect(!machine.acceptsAudio && !machine.isBusy)
+    }
+
+    @Test func speakersAlternate() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        turn(&machine, by: .a, at: 0, played: 1_000)
+        _ = machine.handle(.clock(now: 1_000_000))
+        #expect(machine.state == .listening(.b))
+        turn(&machine, by: .b, at: 1_000_000, played: 1_000)
+        _ = machine.handle(.clock(now: 2_000_000))
+        #expect(machine.state == .listening(.a))
+    }
+
+    @Test func oneWayAlwaysListensToA() {
+        var machine = Machine(settings: .init(mode: .oneWay, echoTail: tail))
+        turn(&machine, by: .a, at: 0, played: 1_000)
+        _ = machine.handle(.clock(now: 1_000_000))
+        #expect(machine.state == .listening(.a))
+    }
+
+    @Test func manualWaitsToBeToldWhoSpeaks() {
+        var machine = Machine(settings: .init(mode: .manual, echoTail: tail))
+        #expect(machine.state == .idle)
+        #expect(!machine.acceptsAudio)
+        #expect(machine.handle(.speechStarted(at: 0)) == [])
+        #expect(machine.handle(.listen(.b)) == [.stateChanged(.listening(.b)), .resetEndpointer])
+        turn(&machine, by: .b, at: 0, played: 1_000)
+        _ = machine.handle(.clock(now: 1_000_000))
+        #expect(machine.state == .idle)
+    }
+
+    @Test func aSideThatCannotBeHeardIsSkipped() {
+        var machine = Machine(settings: .init(echoTail: tail, hearable: [.a]))
+        turn(&machine, by: .a, at: 0, played: 1_000)
+        _ = machine.handle(.clock(now: 1_000_000))
+        #expect(machine.state == .listening(.a))
+    }
+
+    @Test func nobodyHearableMeansIdle() {
+        let machine = Machine(settings: .init(echoTail: tail, hearable: []))
+        #expect(machine.state == .idle)
+    }
+
+    @Test func whenOnlyBCanBeHeardBStarts() {
+        let machine = Machine(settings: .init(echoTail: tail, hearable: [.b]))
+        #expect(machine.state == .listening(.b))
+    }
+
+    @Test func echoGuardCoversPlaybackOnAPacedTimeline() {
+        // A recording waits while Parley speaks: the clock stands at the end of speech, so the
+        // guard reaches past the played audio plus the tail.
+        var machine = Machine(settings: .init(echoTail: tail))
+        let actions = turn(&machine, by: .a, at: 16_000, played: 32_000)
+        let until: CaptureTime = 32_000 + 32_000 + tail
+        #expect(actions == [.stateChanged(.echoGuard(next: .b, until: until))])
+        #expect(machine.handle(.clock(now: until - 1)) == [])
+        #expect(!machine.acceptsAudio)
+        #expect(machine.handle(.clock(now: until)) == [.stateChanged(.listening(.b)), .resetEndpointer])
+        #expect(machine.acceptsAudio)
+    }
+
+    @Test func echoGuardOnALiveTimelineStartsWhenPlaybackEnds() {
+        // Live: capture went on while Parley spoke, so the guard is the tail after now.
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        _ = machine.handle(.recognized(text: "hello"))
+        _ = machine.handle(.translated(text: "hola"))
+        _ = machine.handle(.clock(now: 20_000))
+        _ = machine.handle(.speakingStarted)
+        _ = machine.handle(.clock(now: 60_000))
+        let actions = machine.handle(.speakingFinished(playedSamples: 32_000))
+        #expect(actions == [.stateChanged(.echoGuard(next: .b, until: 60_000 + tail))])
+    }
+
+    @Test func speechDuringPlaybackIsIgnored() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        _ = machine.handle(.recognized(text: "hello"))
+        _ = machine.handle(.translated(text: "hola"))
+        #expect(!machine.acceptsAudio)
+        #expect(machine.handle(.speechStarted(at: 17_000)) == [])
+        #expect(machine.state == .speaking(.a))
+    }
+
+    @Test func nothingRecognizedStaysWithTheSameSpeaker() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        #expect(machine.handle(.recognized(text: "  ")) == [.stateChanged(.listening(.a)), .reportNoSpeech(.a), .resetEndpointer])
+    }
+
+    @Test func discardedSpeechCancelsRecognition() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        #expect(machine.handle(.speechDiscarded) == [.stateChanged(.listening(.a)), .cancelRecognition])
+    }
+
+    @Test func failedTranslationLetsTheSameSpeakerTryAgain() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        _ = machine.handle(.recognized(text: "hello"))
+        #expect(machine.handle(.translationFailed) == [.stateChanged(.listening(.a)), .resetEndpointer])
+    }
+
+    @Test func lateResultsAreIgnored() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        #expect(machine.handle(.recognized(text: "stale")) == [])
+        #expect(machine.handle(.translated(text: "viejo")) == [])
+        #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [])
+        #expect(machine.state == .listening(.a))
+    }
+
+    @Test func listenDuringTheGuardChoosesTheNextSpeaker() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        turn(&machine, by: .a, at: 0, played: 1_000)
+        _ = machine.handle(.listen(.a))
+        _ = machine.handle(.clock(now: 1_000_000))
+        #expect(machine.state == .listening(.a))
+    }
+
+    @Test func clockNeverRunsBackwards() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.clock(now: 5_000))
+        _ = machine.handle(.clock(now: 1_000))
+        #expect(machine.now == 5_000)
+    }
+}

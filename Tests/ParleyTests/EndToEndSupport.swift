@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import ParleyAudio
+
+/// Helpers for tests that run the real parleyd and parley binaries.
+enum EndToEnd {
+    static let testData = "/usr/share/pocketsphinx/test/data"
+
+    /// Where `swift build` put the binaries: $PARLEY_BIN_DIR (set by `make test`), else .build/debug.
+    static var binDirectory: String {
+        if let dir = ProcessInfo.processInfo.environment["PARLEY_BIN_DIR"], !dir.isEmpty { return dir }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../.build/debug").standardizedFileURL.path
+    }
+
+    static func binary(_ name: String) throws -> String {
+        let path = binDirectory + "/" + name
+        try #require(FileManager.default.isExecutableFile(atPath: path), "build \(name) first (make test does)")
+        return path
+    }
+
+    /// A fresh folder for one test.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("parley-e2e-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Starts a process with its output going to files in `directory`.
+    static func start(_ executable: String, _ arguments: [String], in directory: URL, environment: [String: String] = [:], tag: String = UUID().uuidString) throws -> (Process, URL, URL) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let out = directory.appendingPathComponent("\(tag).out")
+        let err = directory.appendingPathComponent("\(tag).err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, out, err)
+    }
+
+    /// Waits for `process` to exit, killing it after `timeout` seconds.
+    static func wait(_ process: Process, timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            process.interrupt()
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return false
+        }
+        return true
+    }
+
+    /// Runs a command to the end and returns what it printed.
+    static func run(_ executable: String, _ arguments: [String], in directory: URL, environment: [String: String] = [:], timeout: TimeInterval = 120) throws -> Output {
+        let tag = UUID().uuidString
+        let (process, out, err) = try start(executable, arguments, in: directory, environment: environment, tag: tag)
+        let finished = wait(process, timeout: timeout)
+        try #require(finished, "\(executable) did not finish within \(timeout) s")
+        return Output(
+            status: process.terminationStatus, stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+
+    /// Writes a config file whose history and socket live in `directory`.
+    static func writeConfig(in directory: URL, extra: String = "") throws -> URL {
+        let url = directory.appendingPathComponent("parley.toml")
+        let text = """
+            [history]
+            path = "\(directory.path)/history.sqlite"
+            [control]
+            socket = "\(directory.path)/control.sock"
+            \(extra)
+            """
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    /// Reads 16-bit mono samples from a WAV file.
+    static func wavSamples(_ url: URL) throws -> (samples: [Int16], rate: Int) {
+        try WAV.decode(try Data(contentsOf: url), path: url.path)
+    }
+
+    /// Speech, as opposed to silence, a click or a steady tone: loud enough, and with the level
+    /// varying between syllables and pauses.
+    static func expectSpeechLike(_ samples: [Int16], rate: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        let frame = rate / 50
+        let levels = stride(from: 0, to: samples.count - frame, by: frame).map {
+            Levels(measuring: samples[$0..<($0 + frame)]).rmsDB
+        }
+        let seconds = Double(samples.count) / Double(rate)
+        #expect(seconds > 0.5, "only \(seconds) s of audio", sourceLocation: sourceLocation)
+        let loud = levels.filter { $0 > -35 }.count
+        let quiet = levels.filter { $0 < -50 }.count
+        #expect(Double(loud) / Double(max(1, levels.count)) > 0.3, "too little loud audio", sourceLocation: sourceLocation)
+        #expect(quiet > 0 || levels.contains { $0 < (levels.max() ?? 0) - 20 }, "no pauses: not speech", sourceLocation: sourceLocation)
+    }
+
+    /// The samples between the first and last that rise above about -40 dBFS.
+    static func trimmingSilence(_ samples: [Int16]) -> ArraySlice<Int16> {
+        let loud: (Int16) -> Bool = { abs(Int32($0)) > 330 }
+        guard let first = samples.firstIndex(where: loud), let last = samples.lastIndex(where: loud) else { return [] }
+        return samples[first...last]
+    }
+
+    /// Checks that `played` is `text` spoken: its speech lasts as long as espeak-ng's own rendering.
+    static func expectSpokenTranslation(_ played: [Int16], text: String, voice: String, in directory: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let reference = trimmingSilence(try espeakReference(text, voice: voice, in: directory))
+        let speech = trimmingSilence(played)
+        let ratio = Double(speech.count) / Double(max(1, reference.count))
+        #expect(ratio > 0.95 && ratio < 1.05, "played \(speech.count) samples of speech, espeak-ng makes \(reference.count)", sourceLocation: sourceLocation)
+    }
+
+    /// What espeak-ng's own command line makes of `text`, for comparing with what Parley played.
+    static func espeakReference(_ text: String, voice: String, in directory: URL) throws -> [Int16] {
+        let wav = directory.appendingPathComponent("reference.wav")
+        let result = try run("/usr/bin/espeak-ng", ["-v", voice, "-w", wav.path, text], in: directory)
+        try #require(result.status == 0, "espeak-ng failed: \(result.stderr)")
+        return try wavSamples(wav).samples
+    }
+}

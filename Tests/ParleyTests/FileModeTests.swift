@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import ParleyHistory
+
+/// parleyd --input/--output: the whole pipeline, real engines, on real recordings.
+@Suite("File mode, end to end", .serialized)
+struct FileModeTests {
+    @Test func goForwardIsHeardTranslatedSpokenAndLogged() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = try EndToEnd.writeConfig(in: dir)
+        let output = dir.appendingPathComponent("out.wav")
+        let result = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"),
+            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", output.path], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("go forward"))
+
+        let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 10)
+        try #require(turns.count == 1)
+        let turn = turns[0]
+        #expect(turn.sourceText.contains("go forward"))
+        #expect(turn.speaker == "a" && turn.sourceLang == "en" && turn.targetLang == "es")
+        let translation = try #require(turn.translatedText)
+        #expect(!translation.isEmpty)
+        #expect(turn.status == .translated)
+        #expect(turn.responseMs != nil && turn.asrMs != nil && turn.mtMs != nil)
+
+        let (samples, rate) = try EndToEnd.wavSamples(output)
+        EndToEnd.expectSpeechLike(samples, rate: rate)
+        // What was played is the translation spoken, as long as espeak-ng's own rendering of it.
+        try EndToEnd.expectSpokenTranslation(samples, text: translation, voice: "es", in: dir)
+    }
+
+    @Test func twoUtterancesInOneRecordingAreTwoTurns() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // goforward, two seconds of silence, numbers: assembled from the real recordings.
+        var audio = try Data(contentsOf: URL(fileURLWithPath: "\(EndToEnd.testData)/goforward.raw"))
+        audio.append(Data(count: 16_000 * 2 * 2))
+        audio.append(try Data(contentsOf: URL(fileURLWithPath: "\(EndToEnd.testData)/numbers.raw")))
+        audio.append(Data(count: 16_000 * 2))
+        let input = dir.appendingPathComponent("two.raw")
+        try audio.write(to: input)
+        let config = try EndToEnd.writeConfig(in: dir)
+        let result = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"),
+            ["--config", config.path, "--input", input.path, "--output", dir.appendingPathComponent("out.wav").path], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 10)
+        // Speaker B (Spanish) has no speech model, so both utterances are A's.
+        #expect(turns.count == 2)
+        #expect(turns.last?.sourceText.contains("go forward") == true)
+        #expect(turns.first?.sourceText.contains("three") == true)
+        #expect(turns.allSatisfy { $0.speaker == "a" && $0.translatedText?.isEmpty == false })
+    }
+
+    @Test func anUnknownConfigKeyStopsStartUpWithOneLine() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = try EndToEnd.writeConfig(in: dir, extra: "[audio]\ncapture_devise = \"hw:0\"")
+        let result = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"),
+            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        #expect(result.status == 2)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(result.stderr.contains("capture_devise"))
+    }
+
+    @Test func aMissingModelFileStopsStartUp() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = try EndToEnd.writeConfig(in: dir, extra: "[recognizer.en]\ndictionary = \"/nonexistent/cmudict.dict\"")
+        let result = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"),
+            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("/nonexistent/cmudict.dict"))
+    }
+
+    @Test func aRecordingInTheWrongFormatSaysHowToConvertIt() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("8k.wav")
+        let sox = try EndToEnd.run(
+            "/usr/bin/sox", ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", "\(EndToEnd.testData)/goforward.raw", "-r", "8000", input.path], in: dir)
+        try #require(sox.status == 0, "sox: \(sox.stderr)")
+        let config = try EndToEnd.writeConfig(in: dir)
+        let result = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"), ["--config", config.path, "--input", input.path, "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("sox"))
+        #expect(result.stderr.contains("16000"))
+    }
+
+    @Test func inputWithoutOutputIsAUsageError() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try EndToEnd.run(try EndToEnd.binary("parleyd"), ["--input", "x.wav"], in: dir)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--input and --output go together"))
+    }
+}

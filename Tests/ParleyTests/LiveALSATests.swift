@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import ParleyProtocol
+
+/// parleyd live, through the real ALSA API: ALSA's file plugin feeds goforward.raw in as the
+/// microphone and records what is played, so no sound card is needed.
+@Suite("Live through ALSA, end to end", .serialized)
+struct LiveALSATests {
+    @Test func aRealUtteranceBecomesASpokenTranslationAndATurn() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let played = dir.appendingPathComponent("played.raw")
+        let asoundrc = """
+            pcm.parleyin { type file; slave.pcm "null"; infile "\(EndToEnd.testData)/goforward.raw"; file "/dev/null"; format "raw" }
+            pcm.parleyout { type file; slave.pcm "null"; file "\(played.path)"; format "raw" }
+            """
+        try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
+        let config = try EndToEnd.writeConfig(in: dir, extra: "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\"")
+        let socket = dir.appendingPathComponent("control.sock").path
+        let (daemon, _, daemonErr) = try EndToEnd.start(
+            try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: ["HOME": dir.path], tag: "parleyd")
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+
+        // Ask the daemon, through the CLI, until the turn is in its history.
+        let parley = try EndToEnd.binary("parley")
+        var turns: [TurnInfo] = []
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while turns.isEmpty && Date() < deadline && daemon.isRunning {
+            let result = try EndToEnd.run(parley, ["history", "--json", "--socket", socket], in: dir)
+            if result.status == 0 {
+                turns = try JSONDecoder().decode([TurnInfo].self, from: Data(result.stdout.utf8))
+            }
+            if turns.isEmpty { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        let log = (try? String(contentsOf: daemonErr, encoding: .utf8)) ?? ""
+        let turn = try #require(turns.first, "no turn; parleyd said: \(log)")
+        #expect(turn.sourceText.contains("go forward"))
+        let translation = try #require(turn.translatedText)
+        #expect(!translation.isEmpty)
+        #expect(turn.timings.responseMs != nil)
+
+        let status = try EndToEnd.run(parley, ["status", "--json", "--socket", socket], in: dir)
+        #expect(status.status == 0)
+        let info = try JSONDecoder().decode(StatusInfo.self, from: Data(status.stdout.utf8))
+        #expect(info.turns == 1)
+        #expect(info.a.hearable)
+
+        // SIGTERM: a clean exit that removes the socket.
+        kill(daemon.processIdentifier, SIGTERM)
+        #expect(EndToEnd.wait(daemon, timeout: 20))
+        #expect(daemon.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+
+        // What went to the speaker is the translation, spoken.
+        let bytes = try Data(contentsOf: played)
+        let samples = WAVBytes.samples(bytes)
+        EndToEnd.expectSpeechLike(samples, rate: 22_050)
+        // What was played is the translation spoken, as long as espeak-ng's own rendering of it.
+        try EndToEnd.expectSpokenTranslation(samples, text: translation, voice: "es", in: dir)
+    }
+
+    @Test func theCLISaysWhenNoDaemonIsThere() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try EndToEnd.run(try EndToEnd.binary("parley"), ["status", "--socket", dir.appendingPathComponent("none.sock").path], in: dir)
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("Is parleyd running?"))
+    }
+
+    @Test func theCLIRejectsBadUsageWithExitCode2() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try EndToEnd.run(try EndToEnd.binary("parley"), ["history", "--limit", "0"], in: dir)
+        #expect(result.status == 2)
+    }
+}
+
+/// Raw little-endian 16-bit samples, as ALSA's file plugin writes them.
+enum WAVBytes {
+    static func samples(_ data: Data) -> [Int16] {
+        stride(from: data.startIndex, to: data.endIndex - 1, by: 2).map {
+            Int16(bitPattern: UInt16(data[$0]) | UInt16(data[$0 + 1]) << 8)
+        }
+    }
+}
