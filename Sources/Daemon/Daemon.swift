@@ -50,8 +50,10 @@ public struct DaemonOptions: Sendable {
 
 /// Builds and runs parleyd. `@main` only parses arguments and calls `Daemon.run`.
 public enum Daemon {
-    /// Runs until the recording ends (file mode) or SIGTERM/SIGINT (live).
-    public static func run(_ options: DaemonOptions, logger baseLogger: Logger) async throws(DaemonFailure) {
+    /// Runs until the recording ends (file mode) or SIGTERM/SIGINT (live). Throws `DaemonFailure`.
+    ///
+    /// (Untyped `throws` on purpose: Swift 6.3's optimizer crashes on this function with typed throws.)
+    public static func run(_ options: DaemonOptions, logger baseLogger: Logger) async throws {
         // A translator pipeline that dies must not take the daemon with it.
         signal(SIGPIPE, SIG_IGN)
         let config = try loadConfig(options)
@@ -201,7 +203,7 @@ public enum Daemon {
     // MARK: - Running
 
     /// Runs the capture loop on a thread of its own and waits for it.
-    static func runCaptureThread(_ interpreter: Interpreter, _ capture: any AudioCapture) async throws(DaemonFailure) {
+    static func runCaptureThread(_ interpreter: Interpreter, _ capture: any AudioCapture) async throws {
         let box = UncheckedBox(capture)
         let result: Result<Void, AudioError> = await withCheckedContinuation { continuation in
             let thread = Thread {

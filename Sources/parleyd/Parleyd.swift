@@ -37,9 +37,12 @@ struct Parleyd: AsyncParsableCommand {
         let logger = Logger(label: "parleyd")
         do {
             try await Daemon.run(DaemonOptions(configPath: config, input: input, output: output), logger: logger)
+        } catch let failure as DaemonFailure {
+            FileHandle.standardError.write(Data("parleyd: \(failure.description)\n".utf8))
+            throw ExitCode(failure.code.rawValue)
         } catch {
-            FileHandle.standardError.write(Data("parleyd: \(error.description)\n".utf8))
-            throw ExitCode(error.code.rawValue)
+            FileHandle.standardError.write(Data("parleyd: \(error)\n".utf8))
+            throw ExitCode(DaemonFailure.Code.runtime.rawValue)
         }
     }
 }
