@@ -117,6 +117,8 @@ public final class Interpreter: @unchecked Sendable {
     /// in flight and the history writes. Runs on the caller's thread.
     public func run(capture: any AudioCapture) throws(AudioError) {
         var position: SampleTime = 0
+        // Whatever ends the loop, the turn in flight is settled before the devices are closed.
+        defer { finishInput(at: position) }
         while !stopping.load(ordering: .relaxed) {
             let frame = try capture.read()
             if frame.isEmpty { break }
@@ -158,7 +160,6 @@ public final class Interpreter: @unchecked Sendable {
             }
             if !capture.isRealTime { waitWhileBusy() }
         }
-        finishInput(at: position)
     }
 
     /// Asks the capture loop to end after the period it is reading.
@@ -169,21 +170,31 @@ public final class Interpreter: @unchecked Sendable {
         pacing.unlock()
     }
 
-    /// At the end of a recording (or on stop), an utterance in progress is still processed.
+    /// At the end of a recording an utterance in progress is still processed; on stop it is
+    /// abandoned. Either way the turn already in flight is finished (within `stopTimeout`) and
+    /// its history write waited for.
     private func finishInput(at position: SampleTime) {
+        let stopped = stopping.load(ordering: .relaxed)
         let endOfSpeech = clock.now
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
             guard case .hearing(let speaker, _) = state.machine.state else { return [] }
+            if stopped {
+                state.endpointer.reset()
+                return state.handle(.speechDiscarded)
+            }
             state.draft = TurnDraft(speaker: speaker, endOfSpeech: endOfSpeech)
             _ = state.endpointer.forceEnd(at: position)
             return state.handle(.speechEnded(at: position))
         }
         perform(actions)
-        if !stopping.load(ordering: .relaxed) { waitWhileBusy() }
+        waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Self.stopTimeout) : .distantFuture)
         recognitionQueue.sync {}
         speechQueue.sync {}
         pendingWrites.wait()
     }
+
+    /// How long a stop waits for the turn in flight.
+    static let stopTimeout: TimeInterval = 10
 
     /// A recording waits here while a turn is in flight; a live microphone never does.
     private func waitWhileBusy() {
@@ -191,6 +202,15 @@ public final class Interpreter: @unchecked Sendable {
         defer { pacing.unlock() }
         while shared.withLock({ $0.machine.isBusy }) && !stopping.load(ordering: .relaxed) {
             _ = pacing.wait(until: Date(timeIntervalSinceNow: 1))
+        }
+    }
+
+    /// Waits for the turn in flight to finish, whether or not a stop was asked for.
+    private func waitWhileBusy(until deadline: Date) {
+        pacing.lock()
+        defer { pacing.unlock() }
+        while shared.withLock({ $0.machine.isBusy }) && Date() < deadline {
+            _ = pacing.wait(until: min(deadline, Date(timeIntervalSinceNow: 1)))
         }
     }
 
@@ -286,8 +306,9 @@ public final class Interpreter: @unchecked Sendable {
                 defer { state.draft = nil }
                 return (actions, state.draft)
             }
-            perform(actions)
+            // Recorded before the state change is announced, so whoever waits for it also waits for the write.
             if let draft { record(draft) }
+            perform(actions)
         }
     }
 
@@ -323,8 +344,8 @@ public final class Interpreter: @unchecked Sendable {
             defer { state.draft = nil }
             return (actions, state.draft)
         }
-        perform(actions)
         if let draft { record(draft) }
+        perform(actions)
     }
 
     // MARK: - History

@@ -55,6 +55,38 @@ struct FileModeTests {
         #expect(turns.allSatisfy { $0.speaker == "a" && $0.translatedText?.isEmpty == false })
     }
 
+    @Test func speakersAlternateWhenBothCanBeHeard() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Debian ships no Spanish model, so B's side borrows the English one: the point here is
+        // who speaks when, not what B's words mean.
+        let english = "/usr/share/pocketsphinx/model/en-us"
+        let config = try EndToEnd.writeConfig(
+            in: dir,
+            extra: """
+                [recognizer.es]
+                acoustic_model = "\(english)/en-us"
+                language_model = "\(english)/en-us.lm.bin"
+                dictionary = "\(english)/cmudict-en-us.dict"
+                """)
+        var audio = Data()
+        for name in ["goforward", "numbers", "something"] {
+            audio.append(try Data(contentsOf: URL(fileURLWithPath: "\(EndToEnd.testData)/\(name).raw")))
+            audio.append(Data(count: 16_000 * 2 * 3))  // 3 s between people
+        }
+        let input = dir.appendingPathComponent("conversation.raw")
+        try audio.write(to: input)
+        let result = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"),
+            ["--config", config.path, "--input", input.path, "--output", dir.appendingPathComponent("out.wav").path], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 10)
+        let oldestFirst = Array(turns.reversed())
+        #expect(oldestFirst.map(\.speaker) == ["a", "b", "a"])
+        #expect(oldestFirst.map(\.sourceLang) == ["en", "es", "en"])
+        #expect(oldestFirst.first?.sourceText.contains("go forward") == true)
+    }
+
     @Test func anUnknownConfigKeyStopsStartUpWithOneLine() throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
