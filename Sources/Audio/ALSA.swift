@@ -68,6 +68,29 @@ enum ALSADevice {
         return String(cString: text)
     }
 
+    /// Moves `count` frames with `step` (a readi or writei from a frame offset), recovering
+    /// overruns, underruns and interrupted calls in place; a vanished device is an error.
+    static func transfer(
+        _ pcm: OpaquePointer, count: Int, role: String, name: String, step: (_ offset: Int, _ remaining: Int) -> Int
+    ) throws(AudioError) {
+        var done = 0
+        while done < count {
+            let result = step(done, count - done)
+            if result >= 0 {
+                done += result
+                continue
+            }
+            let code = Int32(truncatingIfNeeded: result)
+            if isDeviceLost(code) {
+                throw AudioError(.deviceLost, "\(role) device \"\(name)\" is gone: \(describe(code))")
+            }
+            let recovered = snd_pcm_recover(pcm, code, 1)
+            if recovered < 0 {
+                throw AudioError(.io, "\(role) on \"\(name)\" failed: \(describe(recovered))")
+            }
+        }
+    }
+
     /// True when an error code means the device itself has gone (unplugged).
     static func isDeviceLost(_ code: Int32) -> Bool {
         code == -ENODEV || code == -EBADFD || code == -EIO
@@ -96,25 +119,10 @@ public final class ALSACapture: AudioCapture {
 
     public func read() throws(AudioError) -> [Int16] {
         var buffer = [Int16](repeating: 0, count: periodFrames)
-        var filled = 0
-        while filled < periodFrames {
-            let wanted = periodFrames - filled
-            let result = buffer.withUnsafeMutableBufferPointer { pointer -> Int in
-                guard let base = pointer.baseAddress else { return 0 }
-                return Int(snd_pcm_readi(pcm, base + filled, snd_pcm_uframes_t(wanted)))
-            }
-            if result >= 0 {
-                filled += result
-                continue
-            }
-            let code = Int32(truncatingIfNeeded: result)
-            if ALSADevice.isDeviceLost(code) {
-                throw AudioError(.deviceLost, "capture device \"\(name)\" is gone: \(ALSADevice.describe(code))")
-            }
-            // Overruns (-EPIPE), suspends and interrupted calls are recovered in place.
-            let recovered = snd_pcm_recover(pcm, code, 1)
-            if recovered < 0 {
-                throw AudioError(.io, "capture from \"\(name)\" failed: \(ALSADevice.describe(recovered))")
+        try buffer.withUnsafeMutableBufferPointer { pointer throws(AudioError) in
+            guard let base = pointer.baseAddress else { return }
+            try ALSADevice.transfer(pcm, count: pointer.count, role: "capture", name: name) { offset, remaining in
+                Int(snd_pcm_readi(pcm, base + offset, snd_pcm_uframes_t(remaining)))
             }
         }
         return buffer
@@ -146,24 +154,10 @@ public final class ALSAPlayback: AudioPlayback {
     }
 
     public func write(_ samples: [Int16]) throws(AudioError) {
-        var written = 0
-        while written < samples.count {
-            let remaining = samples.count - written
-            let result = samples.withUnsafeBufferPointer { pointer -> Int in
-                guard let base = pointer.baseAddress else { return 0 }
-                return Int(snd_pcm_writei(pcm, base + written, snd_pcm_uframes_t(remaining)))
-            }
-            if result >= 0 {
-                written += result
-                continue
-            }
-            let code = Int32(truncatingIfNeeded: result)
-            if ALSADevice.isDeviceLost(code) {
-                throw AudioError(.deviceLost, "playback device \"\(name)\" is gone: \(ALSADevice.describe(code))")
-            }
-            let recovered = snd_pcm_recover(pcm, code, 1)
-            if recovered < 0 {
-                throw AudioError(.io, "playback on \"\(name)\" failed: \(ALSADevice.describe(recovered))")
+        try samples.withUnsafeBufferPointer { pointer throws(AudioError) in
+            guard let base = pointer.baseAddress else { return }
+            try ALSADevice.transfer(pcm, count: pointer.count, role: "playback", name: name) { offset, remaining in
+                Int(snd_pcm_writei(pcm, base + offset, snd_pcm_uframes_t(remaining)))
             }
         }
     }
