@@ -174,6 +174,11 @@ public final class ALSAPlayback: AudioPlayback {
         }
     }
 
+    public func discard() {
+        snd_pcm_drop(pcm)
+        snd_pcm_prepare(pcm)
+    }
+
     public func close() {
         guard !closed else { return }
         closed = true

@@ -59,6 +59,8 @@ public protocol AudioPlayback: AnyObject {
     func write(_ samples: [Int16]) throws(AudioError)
     /// Blocks until everything written has been played.
     func drain() throws(AudioError)
+    /// Drops what is queued and not yet played (`stop`), and gets ready for the next utterance.
+    func discard()
     /// Releases the device or file.
     func close()
 }

@@ -84,6 +84,9 @@ public final class WAVRecorder: AudioPlayback {
         }
     }
 
+    /// A recording keeps everything: what was played before a stop was heard.
+    public func discard() {}
+
     public func close() {
         guard !closed else { return }
         closed = true

@@ -45,6 +45,10 @@ public struct ParleyConfig: Sendable, Equatable {
     public var speakerB = "es"
     public var mode = ConversationMode.alternate
     public var echoTailMs = 300
+    /// Utterances recognized with less confidence are flagged (0 flags nothing).
+    public var minConfidence = 0.0
+    /// Whether a flagged utterance is answered with "please repeat" in the speaker's language.
+    public var repeatPrompt = false
     // [audio]
     public var captureDevice = "default"
     public var playbackDevice = "default"
@@ -128,7 +132,7 @@ extension ParleyConfig {
         try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "translator", "history", "control", "log"])
 
         if let section = try file.section("conversation") {
-            try section.allowOnly(["speaker_a", "speaker_b", "mode", "echo_tail_ms"])
+            try section.allowOnly(["speaker_a", "speaker_b", "mode", "echo_tail_ms", "min_confidence", "repeat_prompt"])
             config.speakerA = try section.language("speaker_a") ?? config.speakerA
             config.speakerB = try section.language("speaker_b") ?? config.speakerB
             if let mode = try section.string("mode") {
@@ -138,6 +142,8 @@ extension ParleyConfig {
                 config.mode = parsed
             }
             config.echoTailMs = try section.int("echo_tail_ms", in: 0...10_000) ?? config.echoTailMs
+            config.minConfidence = Double(try section.float("min_confidence", in: 0...1) ?? Float(config.minConfidence))
+            config.repeatPrompt = try section.bool("repeat_prompt") ?? config.repeatPrompt
         }
         guard config.speakerA != config.speakerB else {
             throw ConfigError("\(source): [conversation] speaker_a and speaker_b are both \"\(config.speakerA)\"; give the two speakers different languages")

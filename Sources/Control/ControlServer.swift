@@ -4,10 +4,17 @@ import NIOCore
 import NIOPosix
 import ParleyProtocol
 
+/// What a request gets back.
+public enum ControlReply: Sendable {
+    /// One reply line (without the newline).
+    case line(Data)
+    /// A reply line, then the subscription's events until the client goes away.
+    case subscribe(Data, Subscription)
+}
+
 /// Answers control requests. Implementations never throw: every failure is an error reply.
 public protocol ControlHandler: Sendable {
-    /// Returns the encoded reply line (without the newline) for one request.
-    func reply(to request: Request) async -> Data
+    func reply(to request: Request) async -> ControlReply
 }
 
 /// Encodes replies the same way everywhere.
@@ -70,17 +77,37 @@ public final class ControlServer: Sendable {
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         do {
             try await connection.executeThenClose { inbound, outbound in
-                do {
-                    for try await line in inbound {
-                        var reply = await self.reply(to: line)
-                        reply.append(0x0A)
-                        try await outbound.write(ByteBuffer(bytes: reply))
+                // Replies and events share the writer; a client that does not read holds up
+                // only its own event pump, whose bounded subscription then drops levels first.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    var subscription: Subscription?
+                    defer { subscription?.cancel() }
+                    do {
+                        for try await line in inbound {
+                            switch await self.reply(to: line) {
+                            case .line(let reply):
+                                try await outbound.write(Self.frame(reply))
+                            case .subscribe(let reply, let events):
+                                try await outbound.write(Self.frame(reply))
+                                guard subscription == nil else {
+                                    events.cancel()
+                                    continue
+                                }
+                                subscription = events
+                                group.addTask {
+                                    while let event = await events.next() {
+                                        try await outbound.write(Self.frame(event))
+                                    }
+                                }
+                            }
+                        }
+                    } catch is LineDecoder.LineTooLong {
+                        let reply = Replies.error(
+                            .lineTooLong, "request longer than \(maxLineBytes) bytes; send one JSON object per line", id: nil)
+                        try? await outbound.write(Self.frame(reply))
                     }
-                } catch is LineDecoder.LineTooLong {
-                    var reply = Replies.error(
-                        .lineTooLong, "request longer than \(maxLineBytes) bytes; send one JSON object per line", id: nil)
-                    reply.append(0x0A)
-                    try? await outbound.write(ByteBuffer(bytes: reply))
+                    subscription?.cancel()
+                    group.cancelAll()
                 }
             }
         } catch {
@@ -88,15 +115,21 @@ public final class ControlServer: Sendable {
         }
     }
 
-    private func reply(to line: ByteBuffer) async -> Data {
+    private static func frame(_ line: Data) -> ByteBuffer {
+        var buffer = ByteBuffer(bytes: line)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return buffer
+    }
+
+    private func reply(to line: ByteBuffer) async -> ControlReply {
         let bytes = Data(line.readableBytesView)
         let request: Request
         do {
             request = try JSONDecoder().decode(Request.self, from: bytes)
         } catch {
-            return Replies.error(
-                .badRequest,
-                #"not a request: send one JSON object per line, like {"type":"status"}"#, id: nil)
+            return .line(
+                Replies.error(
+                    .badRequest, #"not a request: send one JSON object per line, like {"type":"status"}"#, id: nil))
         }
         return await handler.reply(to: request)
     }

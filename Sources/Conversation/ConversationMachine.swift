@@ -40,6 +40,8 @@ public struct ConversationMachine: Sendable {
         case speaking(Speaker)
         /// Parley has just spoken; audio is ignored until `until` so it never hears itself.
         case echoGuard(next: Speaker?, until: CaptureTime)
+        /// The microphone is released; `next` listens after `resume`.
+        case paused(next: Speaker?)
 
         /// The name clients see.
         public var name: String {
@@ -51,6 +53,7 @@ public struct ConversationMachine: Sendable {
             case .translating: "translating"
             case .speaking: "speaking"
             case .echoGuard: "echo_guard"
+            case .paused: "paused"
             }
         }
 
@@ -59,7 +62,7 @@ public struct ConversationMachine: Sendable {
             switch self {
             case .idle: nil
             case .listening(let s), .hearing(let s, _), .recognizing(let s), .translating(let s), .speaking(let s): s
-            case .echoGuard(let next, _): next
+            case .echoGuard(let next, _), .paused(let next): next
             }
         }
     }
@@ -73,8 +76,9 @@ public struct ConversationMachine: Sendable {
         case speechEnded(at: CaptureTime)
         /// What started as speech was too short and was dropped.
         case speechDiscarded
-        /// The recognizer finished; `text` is empty when nothing was recognized.
-        case recognized(text: String)
+        /// The recognizer finished; `text` is empty when nothing was recognized. `confident` is
+        /// false when the decoder's confidence is under the configured minimum.
+        case recognized(text: String, confident: Bool = true)
         /// Translation finished.
         case translated(text: String)
         /// Translation failed; the turn is kept untranslated.
@@ -83,8 +87,16 @@ public struct ConversationMachine: Sendable {
         case speakingStarted
         /// Playback finished after `playedSamples` of audio (counted at the capture rate).
         case speakingFinished(playedSamples: CaptureTime)
-        /// A client chose who speaks next.
+        /// A client chose who speaks next (push-to-talk in manual mode).
         case listen(Speaker)
+        /// A client said stop: end the utterance now, or stop speaking.
+        case stop
+        /// Release the microphone; a turn in flight finishes first.
+        case pause
+        /// Take the microphone back.
+        case resume
+        /// `speaker` typed `text` instead of speaking it.
+        case typed(Speaker, text: String)
     }
 
     public enum Action: Sendable, Equatable {
@@ -102,6 +114,14 @@ public struct ConversationMachine: Sendable {
         case resetEndpointer
         /// Nothing was recognized: tell clients, keep listening to the same speaker.
         case reportNoSpeech(Speaker)
+        /// Ask `speaker`, in their own language, to say it again (low confidence).
+        case askToRepeat(Speaker)
+        /// Cut the speech being played.
+        case stopSpeaking
+        /// Close the capture device (pause).
+        case releaseCapture
+        /// Open the capture device again (resume).
+        case reopenCapture
         /// The state changed.
         case stateChanged(State)
     }
@@ -112,18 +132,29 @@ public struct ConversationMachine: Sendable {
         public var echoTail: CaptureTime
         /// The speakers whose language has a recognizer.
         public var hearable: Set<Speaker>
+        /// Whether a doubtful utterance is answered with a "please repeat" prompt.
+        public var repeatPrompt: Bool
 
-        public init(mode: ConversationMode = .alternate, echoTail: CaptureTime, hearable: Set<Speaker> = [.a, .b]) {
+        public init(
+            mode: ConversationMode = .alternate, echoTail: CaptureTime, hearable: Set<Speaker> = [.a, .b],
+            repeatPrompt: Bool = false
+        ) {
             self.mode = mode
             self.echoTail = echoTail
             self.hearable = hearable
+            self.repeatPrompt = repeatPrompt
         }
     }
 
     public private(set) var state: State
     public private(set) var now: CaptureTime = 0
+    /// Changes apply from the next turn: they are read when a turn ends.
     public var settings: Settings
     private var speakingSince: CaptureTime?
+    /// A pause asked for while a turn was in flight; it takes effect when the turn ends.
+    public private(set) var pauseRequested = false
+    /// Who listens after the prompt or turn being spoken (set when speaking starts).
+    private var nextAfterSpeaking: Speaker??
 
     public init(settings: Settings) {
         self.settings = settings
@@ -158,52 +189,116 @@ public struct ConversationMachine: Sendable {
             }
             return []
 
+        // MARK: Hearing a speaker
         case (.listening(let speaker), .speechStarted(let at)):
             return transition(to: .hearing(speaker, since: at)) + [.startRecognition(speaker)]
 
         case (.hearing(let speaker, _), .speechEnded):
             return transition(to: .recognizing(speaker)) + [.finishRecognition(speaker)]
 
+        case (.hearing(let speaker, _), .stop):
+            // The utterance ends here; what was said so far is processed.
+            return transition(to: .recognizing(speaker)) + [.finishRecognition(speaker), .resetEndpointer]
+
         case (.hearing(let speaker, _), .speechDiscarded):
             return transition(to: .listening(speaker)) + [.cancelRecognition]
 
-        case (.recognizing(let speaker), .recognized(let text)):
+        case (.recognizing(let speaker), .recognized(let text, let confident)):
             let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if words.isEmpty {
-                return transition(to: .listening(speaker)) + [.reportNoSpeech(speaker), .resetEndpointer]
+                return settle(listeningTo: speaker) + [.reportNoSpeech(speaker)]
+            }
+            if !confident && settings.repeatPrompt {
+                nextAfterSpeaking = .some(speaker)
+                speakingSince = nil
+                return transition(to: .speaking(speaker)) + [.askToRepeat(speaker)]
             }
             return transition(to: .translating(speaker)) + [.translate(speaker, text: words)]
 
+        // MARK: Translating and speaking
         case (.translating(let speaker), .translated(let text)):
             speakingSince = nil
             return transition(to: .speaking(speaker)) + [.speak(speaker, text: text)]
 
         case (.translating(let speaker), .translationFailed):
             // Nobody heard a translation: the same person keeps the floor and may say it again.
-            return transition(to: .listening(speaker)) + [.resetEndpointer]
+            return settle(listeningTo: speaker)
 
         case (.speaking, .speakingStarted):
             speakingSince = now
             return []
 
+        case (.speaking, .stop):
+            return [.stopSpeaking]
+
         case (.speaking(let speaker), .speakingFinished(let played)):
+            let next = nextAfterSpeaking ?? next(after: speaker)
+            nextAfterSpeaking = nil
+            if pauseRequested {
+                pauseRequested = false
+                return transition(to: .paused(next: next)) + [.releaseCapture]
+            }
             // The guard covers the playback on the capture timeline. A live device has already
             // advanced past it; a paced recording has not, and skips the audio Parley spoke over.
             let playedUntil = (speakingSince ?? now) + played
             let until = max(now, playedUntil) + settings.echoTail
-            return transition(to: .echoGuard(next: next(after: speaker), until: until))
+            return transition(to: .echoGuard(next: next, until: until))
 
+        // MARK: Typed turns
+        case (.listening, .typed(let speaker, let text)), (.idle, .typed(let speaker, let text)),
+            (.echoGuard, .typed(let speaker, let text)), (.paused, .typed(let speaker, let text)):
+            let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !words.isEmpty else { return [] }
+            if case .paused = state { pauseRequested = true }
+            return transition(to: .translating(speaker)) + [.translate(speaker, text: words)]
+
+        // MARK: Choosing who speaks
         case (.idle, .listen(let speaker)), (.listening, .listen(let speaker)):
             return transition(to: .listening(speaker)) + [.resetEndpointer]
 
         case (.echoGuard(_, let until), .listen(let speaker)):
             return transition(to: .echoGuard(next: speaker, until: until))
 
+        case (.paused, .listen(let speaker)):
+            return transition(to: .paused(next: speaker))
+
+        // MARK: Pause and resume
+        case (.listening(let speaker), .pause), (.echoGuard(let speaker?, _), .pause):
+            return transition(to: .paused(next: speaker)) + [.releaseCapture, .resetEndpointer]
+
+        case (.hearing(let speaker, _), .pause):
+            return transition(to: .paused(next: speaker)) + [.cancelRecognition, .releaseCapture, .resetEndpointer]
+
+        case (.idle, .pause), (.echoGuard(nil, _), .pause):
+            return transition(to: .paused(next: nil)) + [.releaseCapture]
+
+        case (.recognizing, .pause), (.translating, .pause), (.speaking, .pause):
+            pauseRequested = true
+            return []
+
+        case (.paused(let next), .resume):
+            pauseRequested = false
+            return transition(to: next.map(State.listening) ?? .idle) + [.reopenCapture, .resetEndpointer]
+
+        case (.recognizing, .resume), (.translating, .resume), (.speaking, .resume):
+            pauseRequested = false
+            return []
+
         default:
             // Events that do not apply in the current state (a late result after a reset,
-            // speech reported while busy) change nothing.
+            // speech reported while busy, stop while listening) change nothing.
             return []
         }
+    }
+
+    /// Ends a turn that produced nothing to speak: the same speaker goes on (or the pause asked
+    /// for meanwhile begins).
+    private mutating func settle(listeningTo speaker: Speaker) -> [Action] {
+        if pauseRequested {
+            pauseRequested = false
+            return transition(to: .paused(next: speaker)) + [.releaseCapture]
+        }
+        return transition(to: .listening(speaker)) + [.resetEndpointer]
     }
 
     /// Who listens after `speaker`'s turn.

@@ -4,6 +4,7 @@ import ParleyAudio
 import ParleyConfig
 import ParleyControl
 import ParleyConversation
+import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
@@ -63,26 +64,29 @@ public enum Daemon {
         let started = Date()
         let synthesizer = try makeSynthesizer(config)
         let playback: any AudioPlayback
-        let capture: any AudioCapture
+        let source: CaptureSource
         do {
             if let input = options.input, let output = options.output {
-                capture = try FileCapture(path: input)
+                source = CaptureSource(first: try FileCapture(path: input)) { () throws(AudioError) in
+                    throw AudioError(.io, "the recording \(input) cannot be reopened")
+                }
                 playback = try WAVRecorder(path: output, sampleRate: synthesizer.sampleRate)
             } else {
-                capture = try ALSACapture(device: config.captureDevice)
+                let device = config.captureDevice
+                source = CaptureSource(first: try ALSACapture(device: device)) { () throws(AudioError) in
+                    try ALSACapture(device: device)
+                }
                 playback = try ALSAPlayback(device: config.playbackDevice, sampleRate: synthesizer.sampleRate)
             }
         } catch {
             let code: DaemonFailure.Code = error.kind == .format || options.input != nil ? .runtime : .audioDevice
             throw DaemonFailure(code, error.description)
         }
-        defer {
-            capture.close()
-            playback.close()
-        }
+        defer { playback.close() }
+        let recognizers = try RecognizerPool(config: config, logger: logger)
         let engines = Engines(
-            recognizers: try makeRecognizers(config, logger: logger), translator: try makeTranslator(config),
-            synthesizer: synthesizer, playback: playback)
+            recognizer: recognizers.recognizer(for:), canHear: { [config] in RecognizerPool.canHear(config, $0) },
+            translator: try makeTranslator(config), synthesizer: synthesizer, playback: playback)
         let history = try openHistory(config)
         let session: SessionRecord
         do {
@@ -92,13 +96,13 @@ public enum Daemon {
         }
         let sessionID = session.id ?? 0
         let fileMode = options.input != nil
+        let events = EventBus()
         let interpreter = Interpreter(
-            config: config, engines: engines, history: history, sessionID: sessionID, logger: logger,
-            onTurn: { turn in
-                logger.info(
-                    "turn", metadata: ["id": "\(turn.id ?? 0)", "speaker": "\(turn.speaker)", "response_ms": "\(turn.responseMs ?? -1)"])
-                if fileMode { printTurn(turn) }
-            })
+            settings: RuntimeSettings(
+                speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
+                echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
+            endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: history,
+            sessionID: sessionID, events: events, logger: logger)
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
                 "speaker \(speaker.rawValue) cannot be heard; they can still type with `parley say`",
@@ -106,15 +110,26 @@ public enum Daemon {
         }
 
         if fileMode {
-            try await runCaptureThread(interpreter, capture)
+            let printer = Task {
+                let subscription = events.subscribe()
+                while let line = await subscription.next() {
+                    printTurn(line)
+                }
+            }
+            defer { printer.cancel() }
+            // The printer must be subscribed before the first turn.
+            await Task.yield()
+            try await runCaptureThread(interpreter, source)
+            try? await Task.sleep(for: .milliseconds(50))
         } else {
             let control = DaemonControl(
-                interpreter: interpreter, config: config, history: history, sessionID: sessionID, started: started)
+                interpreter: interpreter, config: config, history: history, events: events, sessionID: sessionID,
+                started: started, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
                     services: [
                         .init(service: ControlService(server: ControlServer(path: config.controlSocket, handler: control, logger: logger))),
-                        .init(service: ConversationService(interpreter: interpreter, capture: UncheckedBox(capture)), successTerminationBehavior: .gracefullyShutdownGroup),
+                        .init(service: ConversationService(interpreter: interpreter, source: source), successTerminationBehavior: .gracefullyShutdownGroup),
                     ],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
@@ -141,25 +156,6 @@ public enum Daemon {
         } catch {
             throw DaemonFailure(.config, error.description)
         }
-    }
-
-    static func makeRecognizers(_ config: ParleyConfig, logger: Logger) throws(DaemonFailure) -> [String: any SpeechRecognizer] {
-        var recognizers: [String: any SpeechRecognizer] = [:]
-        for language in Set([config.speakerA, config.speakerB]).sorted() {
-            guard let model = config.recognizerModel(for: language) else { continue }
-            if model.firstMissingFile() != nil {
-                // Only a default model can be missing here; configured ones were checked with the config.
-                continue
-            }
-            do {
-                recognizers[language] = try PocketSphinxRecognizer(
-                    language: language, acousticModel: model.acousticModel, languageModel: model.languageModel,
-                    dictionary: model.dictionary)
-            } catch {
-                throw DaemonFailure(.config, "[recognizer.\(language)]: \(error)")
-            }
-        }
-        return recognizers
     }
 
     static func makeTranslator(_ config: ParleyConfig) throws(DaemonFailure) -> any Translator {
@@ -203,11 +199,12 @@ public enum Daemon {
     // MARK: - Running
 
     /// Runs the capture loop on a thread of its own and waits for it.
-    static func runCaptureThread(_ interpreter: Interpreter, _ capture: any AudioCapture) async throws {
-        let box = UncheckedBox(capture)
+    static func runCaptureThread(_ interpreter: Interpreter, _ source: CaptureSource) async throws {
         let result: Result<Void, AudioError> = await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: Result { () throws(AudioError) in try interpreter.run(capture: box.value) })
+                continuation.resume(returning: Result { () throws(AudioError) in
+                    try interpreter.run(openCapture: source.open)
+                })
             }
             thread.name = "parley-capture"
             thread.qualityOfService = .userInteractive
@@ -218,20 +215,91 @@ public enum Daemon {
         }
     }
 
-    static func printTurn(_ turn: TurnRecord) {
+    /// File mode prints each committed turn.
+    static func printTurn(_ line: Data) {
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: line), envelope.type == EventType.turn,
+            let turn = try? JSONDecoder().decode(TurnEventLine.self, from: line).data
+        else { return }
         let translated = turn.translatedText ?? "(untranslated: \(turn.error ?? "unknown error"))"
         let confidence = turn.confidence.map { String(format: "%.2f", $0) } ?? "-"
         print("[\(turn.speaker) \(turn.sourceLang)] \(turn.sourceText)")
         print("[\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang)] \(translated)")
-        print("  confidence \(confidence), recognition \(turn.asrMs ?? -1) ms, translation \(turn.mtMs ?? -1) ms, response \(turn.responseMs ?? -1) ms")
+        print("  confidence \(confidence), recognition \(turn.timings.asrMs ?? -1) ms, translation \(turn.timings.mtMs ?? -1) ms, response \(turn.timings.responseMs ?? -1) ms")
         fflush(nil)
+    }
+
+    private struct TurnEventLine: Decodable {
+        var data: TurnInfo
     }
 }
 
-/// Moves a value confined to one thread onto that thread.
-struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// Opens the capture device: the one opened at start-up first, then fresh ones after a pause or
+/// a lost device. Used only by the capture thread.
+final class CaptureSource: @unchecked Sendable {
+    private var first: (any AudioCapture)?
+    private let reopen: () throws(AudioError) -> any AudioCapture
+
+    init(first: any AudioCapture, reopen: @escaping () throws(AudioError) -> any AudioCapture) {
+        self.first = first
+        self.reopen = reopen
+    }
+
+    func open() throws(AudioError) -> any AudioCapture {
+        if let first {
+            self.first = nil
+            return first
+        }
+        return try reopen()
+    }
+}
+
+/// Recognizers by language, loaded once and kept warm.
+final class RecognizerPool: @unchecked Sendable {
+    // `cache` is touched only on the recognition queue (and in init).
+    private var cache: [String: any SpeechRecognizer] = [:]
+    private var failed: Set<String> = []
+    private let config: ParleyConfig
+    private let logger: Logger
+
+    /// Loads the models of both speakers' languages now, so a broken model stops start-up.
+    init(config: ParleyConfig, logger: Logger) throws(DaemonFailure) {
+        self.config = config
+        self.logger = logger
+        for language in Set([config.speakerA, config.speakerB]).sorted() where Self.canHear(config, language) {
+            do {
+                cache[language] = try load(language)
+            } catch {
+                throw DaemonFailure(.config, "[recognizer.\(language)]: \(error)")
+            }
+        }
+    }
+
+    /// Whether `language` has a model whose files exist.
+    static func canHear(_ config: ParleyConfig, _ language: String) -> Bool {
+        guard let model = config.recognizerModel(for: language) else { return false }
+        return model.firstMissingFile() == nil
+    }
+
+    func recognizer(for language: String) -> (any SpeechRecognizer)? {
+        if let warm = cache[language] { return warm }
+        guard Self.canHear(config, language), !failed.contains(language) else { return nil }
+        do {
+            let loaded = try load(language)
+            cache[language] = loaded
+            return loaded
+        } catch {
+            failed.insert(language)
+            logger.error("cannot load the \(language) speech model: \(error)")
+            return nil
+        }
+    }
+
+    private func load(_ language: String) throws(RecognizerError) -> any SpeechRecognizer {
+        guard let model = config.recognizerModel(for: language) else { throw RecognizerError("no model for \(language)") }
+        return try PocketSphinxRecognizer(
+            language: language, acousticModel: model.acousticModel, languageModel: model.languageModel,
+            dictionary: model.dictionary)
+    }
 }
 
 /// The control socket as a service.
@@ -252,12 +320,12 @@ struct ControlService: Service {
 /// The capture loop as a service: graceful shutdown stops it after the turn in flight.
 struct ConversationService: Service {
     let interpreter: Interpreter
-    let capture: UncheckedBox<any AudioCapture>
+    let source: CaptureSource
 
     func run() async throws {
         let interpreter = self.interpreter
         try await withGracefulShutdownHandler {
-            try await Daemon.runCaptureThread(interpreter, capture.value)
+            try await Daemon.runCaptureThread(interpreter, source)
         } onGracefulShutdown: {
             interpreter.stop()
         }

@@ -1,66 +1,199 @@
 import Foundation
+import Logging
 import ParleyConfig
 import ParleyControl
 import ParleyConversation
 import ParleyHistory
 import ParleyProtocol
 
-/// Answers control requests from the daemon's state.
+/// Answers control requests from the daemon's state. Bad input gets an error reply that says
+/// what to send instead; nothing a client sends can stop the conversation.
 struct DaemonControl: ControlHandler {
     let interpreter: Interpreter
     let config: ParleyConfig
     let history: AppDatabase
+    let events: EventBus
     let sessionID: Int64
     let started: Date
+    let logger: Logger
 
-    func reply(to request: Request) async -> Data {
-        switch request.type {
-        case "status":
-            return Replies.result(status(), id: request.id)
-        case "version":
-            return Replies.result(
-                VersionInfo(version: ParleyVersion.string, protocolVersion: ParleyVersion.protocolVersion), id: request.id)
-        case "history":
-            return await historyReply(request)
-        default:
-            return Replies.error(
-                .unknownCommand, "unknown command \"\(request.type)\"; known: status, version, history", id: request.id)
+    static let commands = [
+        "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config",
+    ]
+
+    func reply(to request: Request) async -> ControlReply {
+        let id = request.id
+        do {
+            let fields = Fields(data: request.data ?? [:])
+            switch request.type {
+            case "status":
+                return .line(Replies.result(status(), id: id))
+            case "version":
+                return .line(Replies.result(VersionInfo(version: ParleyVersion.string, protocolVersion: ParleyVersion.protocolVersion), id: id))
+            case "subscribe":
+                return .subscribe(Replies.result(Acknowledged(), id: id), events.subscribe())
+            case "history":
+                try fields.allowOnly(["limit"])
+                let limit = try fields.int("limit", in: 1...10_000) ?? 50
+                let turns = try await history.recentTurns(limit: limit)
+                return .line(Replies.result(turns.map(\.info), id: id))
+            case "say":
+                try fields.allowOnly(["speaker", "text"])
+                let speaker = try fields.speaker("speaker")
+                guard let text = try fields.string("text"), !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                    throw FieldError("data.text must be the words to translate, and not empty")
+                }
+                logger.notice("say", metadata: ["speaker": "\(speaker.rawValue)"])
+                let turn = try await interpreter.say(speaker, text: text)
+                return .line(Replies.result(turn.info, id: id))
+            case "listen":
+                try fields.allowOnly(["speaker"])
+                try interpreter.listen(try fields.speaker("speaker"))
+                return .line(Replies.result(status(), id: id))
+            case "stop":
+                interpreter.stopTurn()
+                return .line(Replies.result(status(), id: id))
+            case "pause":
+                interpreter.pause()
+                logger.notice("paused by a client")
+                return .line(Replies.result(status(), id: id))
+            case "resume":
+                interpreter.resume()
+                logger.notice("resumed by a client")
+                return .line(Replies.result(status(), id: id))
+            case "swap":
+                return .line(Replies.result(interpreter.swapLanguages(), id: id))
+            case "set":
+                return .line(Replies.result(try interpreter.apply(try change(fields)), id: id))
+            case "config":
+                return .line(Replies.result(effectiveConfig(), id: id))
+            default:
+                return .line(
+                    Replies.error(
+                        .unknownCommand,
+                        "unknown command \"\(request.type)\"; known: \(Self.commands.joined(separator: ", "))", id: id))
+            }
+        } catch let error as FieldError {
+            return .line(Replies.error(.invalidField, error.description, id: id))
+        } catch let refusal as ConversationRefusal {
+            return .line(Replies.error(.unavailable, refusal.description, id: id))
+        } catch {
+            return .line(Replies.error(.unavailable, "\(error)", id: id))
         }
     }
 
     func status() -> StatusInfo {
-        let (state, turns) = interpreter.snapshot
+        let snapshot = interpreter.snapshot
         func side(_ speaker: Speaker) -> StatusInfo.Side {
-            let language = config.language(of: speaker)
+            let language = snapshot.settings.language(of: speaker)
             let hearable = interpreter.isHearable(speaker)
             return StatusInfo.Side(
                 language: language, hearable: hearable,
                 hint: hearable ? nil : Daemon.notHearableHint(language: language))
         }
         return StatusInfo(
-            version: ParleyVersion.string, state: state.name, speaker: state.speaker?.rawValue, mode: config.mode.rawValue,
-            a: side(.a), b: side(.b), turns: turns, sessionID: sessionID,
+            version: ParleyVersion.string, state: snapshot.state, speaker: snapshot.speaker?.rawValue,
+            mode: snapshot.settings.mode.rawValue, a: side(.a), b: side(.b), turns: snapshot.turns, sessionID: sessionID,
             uptimeSeconds: Date().timeIntervalSince(started), captureDevice: config.captureDevice,
             playbackDevice: config.playbackDevice)
     }
 
-    private func historyReply(_ request: Request) async -> Data {
-        var limit = 50
-        switch request.data?["limit"] {
-        case nil, .null?:
-            break
-        case .number(let value)? where value >= 1 && value <= 10_000 && value == value.rounded():
-            limit = Int(value)
-        case let other?:
-            return Replies.error(
-                .invalidField, "data.limit must be a whole number from 1 to 10000, not \(other.typeName)", id: request.id)
+    private func change(_ fields: Fields) throws -> Interpreter.Change {
+        try fields.allowOnly(["speaker_a", "speaker_b", "mode", "silence_ms", "echo_tail_ms", "min_confidence"])
+        guard !fields.data.isEmpty else {
+            throw FieldError("give at least one of speaker_a, speaker_b, mode, silence_ms, echo_tail_ms, min_confidence")
         }
-        do {
-            let turns = try await history.recentTurns(limit: limit)
-            return Replies.result(turns.map(\.info), id: request.id)
-        } catch {
-            return Replies.error(.unavailable, "history cannot be read: \(error)", id: request.id)
+        var change = Interpreter.Change()
+        change.speakerA = try fields.string("speaker_a")
+        change.speakerB = try fields.string("speaker_b")
+        if let mode = try fields.string("mode") {
+            guard let parsed = ConversationMode(rawValue: mode) else {
+                throw FieldError("data.mode must be \"alternate\", \"one-way\" or \"manual\", not \"\(mode)\"")
+            }
+            change.mode = parsed
         }
+        change.silenceMs = try fields.int("silence_ms", in: 50...10_000)
+        change.echoTailMs = try fields.int("echo_tail_ms", in: 0...10_000)
+        change.minConfidence = try fields.number("min_confidence", in: 0...1)
+        return change
+    }
+
+    private func effectiveConfig() -> EffectiveConfig {
+        EffectiveConfig(
+            settings: interpreter.snapshot.settings, captureDevice: config.captureDevice, playbackDevice: config.playbackDevice,
+            historyEnabled: config.historyEnabled, historyPath: config.historyEnabled ? config.historyPath : nil,
+            controlSocket: config.controlSocket, repeatPrompt: config.repeatPrompt)
+    }
+}
+
+struct Acknowledged: Codable, Sendable {
+    var ok = true
+}
+
+/// `config`: the settings in force, runtime changes included.
+struct EffectiveConfig: Codable, Sendable {
+    var settings: RuntimeSettings
+    var captureDevice: String
+    var playbackDevice: String
+    var historyEnabled: Bool
+    var historyPath: String?
+    var controlSocket: String
+    var repeatPrompt: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case settings
+        case captureDevice = "capture_device", playbackDevice = "playback_device"
+        case historyEnabled = "history_enabled", historyPath = "history_path"
+        case controlSocket = "control_socket", repeatPrompt = "repeat_prompt"
+    }
+}
+
+/// A field of a request that is missing, of the wrong type or out of range.
+struct FieldError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads `data` strictly.
+struct Fields {
+    let data: [String: JSONValue]
+
+    func allowOnly(_ known: [String]) throws {
+        for key in data.keys.sorted() where !known.contains(key) {
+            throw FieldError(
+                known.isEmpty
+                    ? "data.\(key) is not a field of this command; it takes none"
+                    : "data.\(key) is not a field of this command; use \(known.joined(separator: ", "))")
+        }
+    }
+
+    func string(_ key: String) throws -> String? {
+        switch data[key] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        case let other?: throw FieldError("data.\(key) must be a string, not \(other.typeName)")
+        }
+    }
+
+    func number(_ key: String, in range: ClosedRange<Double>) throws -> Double? {
+        switch data[key] {
+        case nil, .null?: return nil
+        case .number(let value)? where range.contains(value): return value
+        case .number(let value)?: throw FieldError("data.\(key) is \(value); use a number from \(range.lowerBound) to \(range.upperBound)")
+        case let other?: throw FieldError("data.\(key) must be a number, not \(other.typeName)")
+        }
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let value = try number(key, in: Double(range.lowerBound)...Double(range.upperBound)) else { return nil }
+        guard value == value.rounded() else { throw FieldError("data.\(key) must be a whole number") }
+        return Int(value)
+    }
+
+    func speaker(_ key: String) throws -> Speaker {
+        guard let raw = try string(key) else { throw FieldError("data.\(key) is required: \"a\" or \"b\"") }
+        guard let speaker = Speaker(rawValue: raw) else { throw FieldError("data.\(key) must be \"a\" or \"b\", not \"\(raw)\"") }
+        return speaker
     }
 }
 
@@ -70,7 +203,8 @@ extension TurnRecord {
         TurnInfo(
             id: id ?? 0, sessionID: sessionID, speaker: speaker, sourceLang: sourceLang, targetLang: targetLang,
             sourceText: sourceText, translatedText: translatedText, confidence: confidence, favorite: favorite,
-            status: status.rawValue, error: error, createdAt: Self.iso8601.string(from: createdAt),
+            lowConfidence: lowConfidence, status: status.rawValue, error: error,
+            createdAt: Self.iso8601.string(from: createdAt),
             timings: .init(asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs))
     }
 

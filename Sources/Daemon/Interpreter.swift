@@ -2,10 +2,11 @@ import Dispatch
 import Foundation
 import Logging
 import ParleyAudio
-import ParleyConfig
+import ParleyControl
 import ParleyConversation
 import ParleyEndpoint
 import ParleyHistory
+import ParleyProtocol
 import ParleyRecognition
 import ParleySynthesis
 import ParleyTranslation
@@ -13,28 +14,56 @@ import Synchronization
 
 /// The engines one conversation runs on, each behind its protocol.
 public struct Engines {
-    /// Recognizers by language; a language without one cannot be heard.
-    public var recognizers: [String: any SpeechRecognizer]
+    /// The warm recognizer for a language, loaded the first time it is asked for; nil when the
+    /// language has no model. Called only on the recognition queue.
+    public var recognizer: (String) -> (any SpeechRecognizer)?
+    /// Whether a language has a recognizer model. Cheap, and safe from any thread.
+    public var canHear: @Sendable (String) -> Bool
     public var translator: any Translator
     public var synthesizer: any SpeechSynthesizer
     public var playback: any AudioPlayback
 
     public init(
-        recognizers: [String: any SpeechRecognizer], translator: any Translator, synthesizer: any SpeechSynthesizer,
-        playback: any AudioPlayback
+        recognizer: @escaping (String) -> (any SpeechRecognizer)?, canHear: @escaping @Sendable (String) -> Bool,
+        translator: any Translator, synthesizer: any SpeechSynthesizer, playback: any AudioPlayback
     ) {
-        self.recognizers = recognizers
+        self.recognizer = recognizer
+        self.canHear = canHear
         self.translator = translator
         self.synthesizer = synthesizer
         self.playback = playback
     }
 }
 
+/// The settings that can change while the daemon runs (`parley set`, `parley swap`).
+public struct RuntimeSettings: Sendable, Equatable, Codable {
+    public var speakerA: String
+    public var speakerB: String
+    public var mode: ConversationMode
+    public var silenceMs: Int
+    public var echoTailMs: Int
+    public var minConfidence: Double
+
+    enum CodingKeys: String, CodingKey {
+        case mode
+        case speakerA = "speaker_a", speakerB = "speaker_b", silenceMs = "silence_ms", echoTailMs = "echo_tail_ms"
+        case minConfidence = "min_confidence"
+    }
+
+    public func language(of speaker: Speaker) -> String { speaker == .a ? speakerA : speakerB }
+}
+
+/// A request the conversation cannot take now, with what to do instead.
+public struct ConversationRefusal: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
 /// Runs the conversation: performs what the state machine decides, on the right threads.
 ///
-/// - The capture loop (the caller of `run(capture:)`) only measures levels, endpoints and hands
-///   audio on; it never waits for an engine (a recording, which is not real time, waits for the
-///   turn in flight so that it gives the same turns as a live microphone).
+/// - The capture loop (the caller of `run(openCapture:)`) only measures levels, endpoints and
+///   hands audio on; it never waits for an engine (a recording, which is not real time, waits
+///   for the turn in flight so that it gives the same turns as a live microphone).
 /// - Recognition runs on its own serial queue, fed while the person speaks.
 /// - Synthesis and playback run on another; translation on the concurrency pool.
 /// - History writes are asynchronous; a turn is reported once it is committed.
@@ -42,15 +71,15 @@ public final class Interpreter: @unchecked Sendable {
     // Engines are confined: recognizers to `recognitionQueue`, synthesizer and playback to
     // `speechQueue`. Everything mutable and shared sits in `shared`.
     private let engines: Engines
-    private let config: ParleyConfig
     private let history: AppDatabase
     private let sessionID: Int64
     private let logger: Logger
-    private let onTurn: @Sendable (TurnRecord) -> Void
+    private let events: EventBus
 
     private let shared: Mutex<Shared>
-    private let pacing = NSCondition()
+    private let signal = NSCondition()
     private let stopping = Atomic<Bool>(false)
+    private let abortSpeech = Atomic<Bool>(false)
     private let recognitionQueue = DispatchQueue(label: "parley.recognition")
     private let speechQueue = DispatchQueue(label: "parley.speech")
     private let pendingWrites = DispatchGroup()
@@ -59,115 +88,199 @@ public final class Interpreter: @unchecked Sendable {
     struct Shared {
         var machine: ConversationMachine
         var endpointer: Endpointer
+        var settings: RuntimeSettings
         var draft: TurnDraft?
+        /// The language of the utterance being heard (fixed when it starts).
+        var utteranceLanguage: String?
         var turnCount = 0
+        var userPaused = false
+        var deviceLost = false
 
         /// Feeds the machine and applies what belongs to shared state right here.
         mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
             let actions = machine.handle(event)
-            if actions.contains(.resetEndpointer) { endpointer.reset() }
+            for action in actions {
+                switch action {
+                case .resetEndpointer: endpointer.reset()
+                case .startRecognition(let speaker): utteranceLanguage = settings.language(of: speaker)
+                default: break
+                }
+            }
             return actions.filter { $0 != .resetEndpointer }
+        }
+
+        /// What clients see as the state.
+        var stateName: String {
+            deviceLost ? "device_lost" : machine.state.name
         }
     }
 
     /// What is known about the turn in flight.
     struct TurnDraft {
         var speaker: Speaker
+        var sourceLang: String
+        var targetLang: String
+        /// When the end of speech was decided (or the text typed).
         var endOfSpeech: ContinuousClock.Instant
         var recognition: Recognition?
         var translation: String?
         var error: String?
+        var lowConfidence = false
         var asrMs: Int?
         var mtMs: Int?
         var ttsMs: Int?
         var responseMs: Int?
+        /// Told the committed turn (typed turns wait for it).
+        var completion: (@Sendable (Result<TurnRecord, any Error>) -> Void)?
     }
 
     public init(
-        config: ParleyConfig, engines: Engines, history: AppDatabase, sessionID: Int64, logger: Logger,
-        onTurn: @escaping @Sendable (TurnRecord) -> Void = { _ in }
+        settings: RuntimeSettings, endpoint: EndpointSettings, repeatPrompt: Bool, engines: Engines,
+        history: AppDatabase, sessionID: Int64, events: EventBus, logger: Logger
     ) {
-        self.config = config
         self.engines = engines
         self.history = history
         self.sessionID = sessionID
+        self.events = events
         self.logger = logger
-        self.onTurn = onTurn
-        let hearable = Set(Speaker.allCases.filter { engines.recognizers[config.language(of: $0)] != nil })
+        var endpoint = endpoint
+        endpoint.silenceMs = settings.silenceMs
         let machine = ConversationMachine(
-            settings: .init(mode: config.mode, echoTail: samples(ms: config.echoTailMs), hearable: hearable))
-        self.shared = Mutex(Shared(machine: machine, endpointer: Endpointer(settings: config.endpoint, sampleRate: captureSampleRate)))
+            settings: .init(
+                mode: settings.mode, echoTail: samples(ms: settings.echoTailMs),
+                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt))
+        self.shared = Mutex(
+            Shared(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), settings: settings))
+    }
+
+    private static func hearable(_ settings: RuntimeSettings, _ canHear: (String) -> Bool) -> Set<Speaker> {
+        Set(Speaker.allCases.filter { canHear(settings.language(of: $0)) })
     }
 
     // MARK: - Queries
 
-    /// The state now, and how many turns were logged.
-    public var snapshot: (state: ConversationMachine.State, turns: Int) {
-        shared.withLock { ($0.machine.state, $0.turnCount) }
+    public struct Snapshot: Sendable {
+        public var state: String
+        public var speaker: Speaker?
+        public var turns: Int
+        public var settings: RuntimeSettings
+    }
+
+    public var snapshot: Snapshot {
+        shared.withLock { Snapshot(state: $0.stateName, speaker: $0.machine.state.speaker, turns: $0.turnCount, settings: $0.settings) }
     }
 
     /// True when `speaker`'s language has a recognizer.
     public func isHearable(_ speaker: Speaker) -> Bool {
-        engines.recognizers[config.language(of: speaker)] != nil
+        engines.canHear(snapshot.settings.language(of: speaker))
     }
 
     // MARK: - Capture loop
 
-    /// Reads `capture` until the recording ends or `stop()` is called, then waits for the turn
-    /// in flight and the history writes. Runs on the caller's thread.
-    public func run(capture: any AudioCapture) throws(AudioError) {
+    /// Captures until the recording ends or `stop()` is called, then settles the turn in flight
+    /// and waits for the history writes. Runs on the caller's thread.
+    ///
+    /// A live device that fails is closed and reopened with backoff (state `device_lost`); pause
+    /// closes it and resume reopens it.
+    public func run(openCapture: () throws(AudioError) -> any AudioCapture) throws(AudioError) {
+        var capture: (any AudioCapture)? = try openCapture()
+        let isRealTime = capture?.isRealTime ?? true
         var position: SampleTime = 0
-        // Whatever ends the loop, the turn in flight is settled before the devices are closed.
-        defer { finishInput(at: position) }
+        var backoff: TimeInterval = 0.5
+        var pendingLevel: Levels?
+        defer {
+            finishInput(at: position)
+            capture?.close()
+        }
         while !stopping.load(ordering: .relaxed) {
-            let frame = try capture.read()
+            if shared.withLock({ $0.userPaused }) {
+                if let open = capture {
+                    open.close()
+                    capture = nil
+                    logger.info("microphone released (paused)")
+                }
+                waitForSignal(seconds: 1)
+                continue
+            }
+            guard let current = capture else {
+                do {
+                    capture = try openCapture()
+                    backoff = 0.5
+                    deviceRestored()
+                } catch {
+                    deviceLost(error)
+                    waitForSignal(seconds: backoff)
+                    backoff = min(backoff * 2, 10)
+                }
+                continue
+            }
+            let frame: [Int16]
+            do {
+                frame = try current.read()
+            } catch {
+                guard isRealTime else { throw error }
+                current.close()
+                capture = nil
+                deviceLost(error)
+                continue
+            }
             if frame.isEmpty { break }
             let start = position
             position += SampleTime(frame.count)
-            let now = position
             let level = Levels(measuring: frame)
-            let endOfSpeech = clock.now
-            let (actions, audio, speaker) = shared.withLock { state -> ([ConversationMachine.Action], [Int16]?, Speaker?) in
-                var actions = state.handle(.clock(now: now))
-                guard state.machine.acceptsAudio else { return (actions, nil, nil) }
-                let wasInSpeech = state.endpointer.isInSpeech
-                var audio: [Int16]?
-                switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB) {
-                case .started(let at, let preroll)?:
-                    actions += state.handle(.speechStarted(at: at))
-                    audio = preroll
-                case .ended(let end, _)?:
-                    if let speaker = state.machine.state.speaker {
-                        state.draft = TurnDraft(speaker: speaker, endOfSpeech: endOfSpeech)
-                    }
-                    actions += state.handle(.speechEnded(at: end))
-                case .discarded?:
-                    actions += state.handle(.speechDiscarded)
-                case nil:
-                    if wasInSpeech { audio = frame }
-                }
-                return (actions, audio, state.machine.state.speaker)
-            }
-            perform(actions)
-            if let audio, let speaker {
-                recognitionQueue.async {
-                    do {
-                        try self.recognizer(for: speaker)?.feed(audio)
-                    } catch {
-                        self.logger.error("recognition failed", metadata: ["error": "\(error)"])
-                    }
-                }
-            }
-            if !capture.isRealTime { waitWhileBusy() }
+            publishLevel(level, pending: &pendingLevel)
+            process(frame, at: start, level: level, now: position)
+            if !isRealTime { waitWhileBusy(until: .distantFuture, unlessStopping: true) }
         }
+    }
+
+    private func process(_ frame: [Int16], at start: SampleTime, level: Levels, now: SampleTime) {
+        let (actions, audio, language) = shared.withLock { state -> ([ConversationMachine.Action], [Int16]?, String?) in
+            var actions = state.handle(.clock(now: now))
+            guard state.machine.acceptsAudio else { return (actions, nil, nil) }
+            let wasInSpeech = state.endpointer.isInSpeech
+            var audio: [Int16]?
+            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB) {
+            case .started(let at, let preroll)?:
+                actions += state.handle(.speechStarted(at: at))
+                audio = preroll
+            case .ended(let end, _)?:
+                actions += state.handle(.speechEnded(at: end))
+            case .discarded?:
+                actions += state.handle(.speechDiscarded)
+            case nil:
+                if wasInSpeech { audio = frame }
+            }
+            return (actions, audio, state.utteranceLanguage)
+        }
+        perform(actions)
+        if let audio, let language {
+            recognitionQueue.async {
+                do {
+                    try self.engines.recognizer(language)?.feed(audio)
+                } catch {
+                    self.report("recognition failed: \(error)")
+                }
+            }
+        }
+    }
+
+    /// Levels go out at about 25 Hz: two 20 ms periods per event.
+    private func publishLevel(_ level: Levels, pending: inout Levels?) {
+        guard let first = pending else {
+            pending = level
+            return
+        }
+        pending = nil
+        guard events.hasSubscribers else { return }
+        let power = (pow(10, first.rmsDB / 10) + pow(10, level.rmsDB / 10)) / 2
+        events.publish(EventType.level, LevelEvent(rmsDB: max(Levels.silenceDB, 10 * log10(power)), peakDB: max(first.peakDB, level.peakDB)))
     }
 
     /// Asks the capture loop to end after the period it is reading.
     public func stop() {
         stopping.store(true, ordering: .relaxed)
-        pacing.lock()
-        pacing.broadcast()
-        pacing.unlock()
+        wake()
     }
 
     /// At the end of a recording an utterance in progress is still processed; on stop it is
@@ -175,19 +288,17 @@ public final class Interpreter: @unchecked Sendable {
     /// its history write waited for.
     private func finishInput(at position: SampleTime) {
         let stopped = stopping.load(ordering: .relaxed)
-        let endOfSpeech = clock.now
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
-            guard case .hearing(let speaker, _) = state.machine.state else { return [] }
+            guard case .hearing = state.machine.state else { return [] }
             if stopped {
                 state.endpointer.reset()
                 return state.handle(.speechDiscarded)
             }
-            state.draft = TurnDraft(speaker: speaker, endOfSpeech: endOfSpeech)
             _ = state.endpointer.forceEnd(at: position)
             return state.handle(.speechEnded(at: position))
         }
         perform(actions)
-        waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Self.stopTimeout) : .distantFuture)
+        waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Self.stopTimeout) : .distantFuture, unlessStopping: false)
         recognitionQueue.sync {}
         speechQueue.sync {}
         pendingWrites.wait()
@@ -196,22 +307,210 @@ public final class Interpreter: @unchecked Sendable {
     /// How long a stop waits for the turn in flight.
     static let stopTimeout: TimeInterval = 10
 
-    /// A recording waits here while a turn is in flight; a live microphone never does.
-    private func waitWhileBusy() {
-        pacing.lock()
-        defer { pacing.unlock() }
-        while shared.withLock({ $0.machine.isBusy }) && !stopping.load(ordering: .relaxed) {
-            _ = pacing.wait(until: Date(timeIntervalSinceNow: 1))
+    /// Waits while a turn is in flight: a recording does so after every period (unless a stop
+    /// was asked for); a stop does so once, up to a deadline.
+    private func waitWhileBusy(until deadline: Date, unlessStopping: Bool) {
+        signal.lock()
+        defer { signal.unlock() }
+        while shared.withLock({ $0.machine.isBusy }) && Date() < deadline {
+            if unlessStopping && stopping.load(ordering: .relaxed) { return }
+            _ = signal.wait(until: min(deadline, Date(timeIntervalSinceNow: 1)))
         }
     }
 
-    /// Waits for the turn in flight to finish, whether or not a stop was asked for.
-    private func waitWhileBusy(until deadline: Date) {
-        pacing.lock()
-        defer { pacing.unlock() }
-        while shared.withLock({ $0.machine.isBusy }) && Date() < deadline {
-            _ = pacing.wait(until: min(deadline, Date(timeIntervalSinceNow: 1)))
+    private func waitForSignal(seconds: TimeInterval) {
+        signal.lock()
+        defer { signal.unlock() }
+        if !stopping.load(ordering: .relaxed) {
+            _ = signal.wait(until: Date(timeIntervalSinceNow: seconds))
         }
+    }
+
+    private func wake() {
+        signal.lock()
+        signal.broadcast()
+        signal.unlock()
+    }
+
+    private func deviceLost(_ error: AudioError) {
+        let (actions, first) = shared.withLock { state -> ([ConversationMachine.Action], Bool) in
+            guard !state.deviceLost else { return ([], false) }
+            state.deviceLost = true
+            return (state.userPaused ? [] : state.handle(.pause), true)
+        }
+        if first {
+            report("microphone lost, retrying: \(error)")
+            publishState()
+        }
+        perform(actions)
+    }
+
+    private func deviceRestored() {
+        let (actions, wasLost) = shared.withLock { state -> ([ConversationMachine.Action], Bool) in
+            guard state.deviceLost else { return ([], false) }
+            state.deviceLost = false
+            return (state.userPaused ? [] : state.handle(.resume), true)
+        }
+        if wasLost {
+            logger.notice("microphone is back")
+            publishState()
+        }
+        perform(actions)
+    }
+
+    // MARK: - Commands
+
+    /// Push-to-talk: `speaker` speaks next.
+    public func listen(_ speaker: Speaker) throws(ConversationRefusal) {
+        guard isHearable(speaker) else {
+            throw ConversationRefusal("speaker \(speaker.rawValue) cannot be heard (no speech model); they can type with `parley say`")
+        }
+        perform(shared.withLock { $0.handle(.listen(speaker)) })
+    }
+
+    /// Ends the utterance being heard, or cuts the speech being played.
+    public func stopTurn() {
+        perform(shared.withLock { $0.handle(.stop) })
+    }
+
+    /// Releases the microphone; a turn in flight finishes first.
+    public func pause() {
+        perform(shared.withLock { state in
+            state.userPaused = true
+            return state.deviceLost ? [] : state.handle(.pause)
+        })
+        wake()
+    }
+
+    /// Takes the microphone back.
+    public func resume() {
+        perform(shared.withLock { state in
+            state.userPaused = false
+            return state.deviceLost ? [] : state.handle(.resume)
+        })
+        wake()
+    }
+
+    /// A typed turn: translated, spoken and logged. Returns once the turn is committed.
+    public func say(_ speaker: Speaker, text: String) async throws -> TurnRecord {
+        let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !words.isEmpty else { throw ConversationRefusal("the text is empty; give the words to translate") }
+        let now = clock.now
+        return try await withCheckedThrowingContinuation { continuation in
+            let actions = shared.withLock { state -> [ConversationMachine.Action] in
+                let actions = state.handle(.typed(speaker, text: words))
+                guard !actions.isEmpty else { return [] }
+                state.draft = TurnDraft(
+                    speaker: speaker, sourceLang: state.settings.language(of: speaker),
+                    targetLang: state.settings.language(of: speaker.other), endOfSpeech: now,
+                    recognition: Recognition(text: words, confidence: nil),
+                    completion: { continuation.resume(with: $0) })
+                return actions
+            }
+            guard !actions.isEmpty else {
+                continuation.resume(throwing: ConversationRefusal("busy with a turn (\(snapshot.state)); try again when Parley is listening"))
+                return
+            }
+            perform(actions)
+        }
+    }
+
+    /// What `set` can change; nil fields stay as they are.
+    public struct Change: Sendable {
+        public var speakerA: String?
+        public var speakerB: String?
+        public var mode: ConversationMode?
+        public var silenceMs: Int?
+        public var echoTailMs: Int?
+        public var minConfidence: Double?
+
+        public init(
+            speakerA: String? = nil, speakerB: String? = nil, mode: ConversationMode? = nil, silenceMs: Int? = nil,
+            echoTailMs: Int? = nil, minConfidence: Double? = nil
+        ) {
+            self.speakerA = speakerA
+            self.speakerB = speakerB
+            self.mode = mode
+            self.silenceMs = silenceMs
+            self.echoTailMs = echoTailMs
+            self.minConfidence = minConfidence
+        }
+    }
+
+    /// Changes settings; languages and mode apply from the next turn. Throws, changing nothing,
+    /// when a language cannot be spoken or translated.
+    @discardableResult
+    public func apply(_ change: Change) throws(ConversationRefusal) -> RuntimeSettings {
+        var next = snapshot.settings
+        next.speakerA = change.speakerA ?? next.speakerA
+        next.speakerB = change.speakerB ?? next.speakerB
+        next.mode = change.mode ?? next.mode
+        next.silenceMs = change.silenceMs ?? next.silenceMs
+        next.echoTailMs = change.echoTailMs ?? next.echoTailMs
+        next.minConfidence = change.minConfidence ?? next.minConfidence
+        try check(next)
+        return commit(next)
+    }
+
+    /// Exchanges the two speakers' languages, from the next turn.
+    @discardableResult
+    public func swapLanguages() -> RuntimeSettings {
+        var next = snapshot.settings
+        swap(&next.speakerA, &next.speakerB)
+        return commit(next)
+    }
+
+    private func check(_ settings: RuntimeSettings) throws(ConversationRefusal) {
+        for (key, language) in [("speaker_a", settings.speakerA), ("speaker_b", settings.speakerB)] {
+            guard language.count == 2, language.allSatisfy({ $0.isASCII && $0.isLowercase }) else {
+                throw ConversationRefusal("\(key) \"\(language)\" is not a two-letter ISO 639-1 code such as \"en\"")
+            }
+            guard engines.synthesizer.hasVoice(for: language) else {
+                throw ConversationRefusal("\(key): espeak-ng has no voice for \"\(language)\"; see `espeak-ng --voices`")
+            }
+        }
+        guard settings.speakerA != settings.speakerB else {
+            throw ConversationRefusal("speaker_a and speaker_b are both \"\(settings.speakerA)\"; give them different languages")
+        }
+        for pair in [LanguagePair(settings.speakerA, settings.speakerB), LanguagePair(settings.speakerB, settings.speakerA)]
+        where !engines.translator.supports(pair) {
+            throw ConversationRefusal("no installed translation for \(pair); install the Apertium pair (e.g. apertium-\(pair.source)-\(pair.target))")
+        }
+        guard (50...10_000).contains(settings.silenceMs) else { throw ConversationRefusal("silence_ms must be from 50 to 10000") }
+        guard (0...10_000).contains(settings.echoTailMs) else { throw ConversationRefusal("echo_tail_ms must be from 0 to 10000") }
+        guard (0...1).contains(settings.minConfidence) else { throw ConversationRefusal("min_confidence must be from 0 to 1") }
+    }
+
+    private func commit(_ settings: RuntimeSettings) -> RuntimeSettings {
+        let hearable = Self.hearable(settings, engines.canHear)
+        let actions = shared.withLock { state -> [ConversationMachine.Action] in
+            state.settings = settings
+            state.endpointer.settings.silenceMs = settings.silenceMs
+            state.machine.settings.mode = settings.mode
+            state.machine.settings.echoTail = samples(ms: settings.echoTailMs)
+            state.machine.settings.hearable = hearable
+            // Nobody was listening (manual, or no side could be heard) and now someone can.
+            if case .idle = state.machine.state, settings.mode != .manual,
+                let first = hearable.contains(.a) ? Speaker.a : hearable.first
+            {
+                return state.handle(.listen(first))
+            }
+            return []
+        }
+        perform(actions)
+        // Keep the new languages' engines warm before their first turn.
+        for language in [settings.speakerA, settings.speakerB] {
+            recognitionQueue.async { _ = self.engines.recognizer(language) }
+        }
+        let translator = engines.translator
+        Task {
+            for pair in [LanguagePair(settings.speakerA, settings.speakerB), LanguagePair(settings.speakerB, settings.speakerA)] {
+                try? await translator.prepare(pair)
+            }
+        }
+        logger.notice("settings changed", metadata: ["a": "\(settings.speakerA)", "b": "\(settings.speakerB)", "mode": "\(settings.mode.rawValue)"])
+        publishState()
+        return settings
     }
 
     // MARK: - Performing actions
@@ -219,37 +518,55 @@ public final class Interpreter: @unchecked Sendable {
     private func perform(_ actions: [ConversationMachine.Action]) {
         for action in actions {
             switch action {
-            case .startRecognition(let speaker):
+            case .startRecognition:
+                let language = shared.withLock { $0.utteranceLanguage }
                 recognitionQueue.async {
+                    guard let language else { return }
                     do {
-                        try self.recognizer(for: speaker)?.startUtterance()
+                        try self.engines.recognizer(language)?.startUtterance()
                     } catch {
-                        self.logger.error("recognition failed", metadata: ["error": "\(error)"])
+                        self.report("recognition failed: \(error)")
                     }
                 }
             case .finishRecognition(let speaker):
-                recognitionQueue.async { self.finishRecognition(speaker) }
+                let now = clock.now
+                let language = shared.withLock { state in
+                    state.draft = TurnDraft(
+                        speaker: speaker, sourceLang: state.utteranceLanguage ?? state.settings.language(of: speaker),
+                        targetLang: state.settings.language(of: speaker.other), endOfSpeech: now)
+                    return state.draft?.sourceLang
+                }
+                publish(EventType.speechEnd, speaker: speaker)
+                recognitionQueue.async { self.finishRecognition(speaker, language: language) }
             case .cancelRecognition:
-                recognitionQueue.async { self.engines.recognizers.values.forEach { $0.cancelUtterance() } }
+                let language = shared.withLock { $0.utteranceLanguage }
+                recognitionQueue.async {
+                    guard let language else { return }
+                    self.engines.recognizer(language)?.cancelUtterance()
+                }
             case .translate(let speaker, let text):
                 Task { await self.translate(text, spokenBy: speaker) }
             case .speak(let speaker, let text):
-                speechQueue.async { self.speak(text, translationOf: speaker) }
+                speechQueue.async { self.speak(text, for: speaker, prompt: false) }
+            case .askToRepeat(let speaker):
+                let language = shared.withLock { $0.draft?.sourceLang ?? $0.settings.language(of: speaker) }
+                speechQueue.async { self.speak(RepeatPrompt.text(for: language), for: speaker, prompt: true) }
+            case .stopSpeaking:
+                abortSpeech.store(true, ordering: .relaxed)
             case .reportNoSpeech(let speaker):
                 logger.info("nothing recognized; still listening", metadata: ["speaker": "\(speaker.rawValue)"])
+                publish(EventType.noSpeech, speaker: speaker)
             case .stateChanged(let state):
                 logger.debug("state", metadata: ["state": "\(state.name)", "speaker": "\(state.speaker?.rawValue ?? "-")"])
-                pacing.lock()
-                pacing.broadcast()
-                pacing.unlock()
+                if case .hearing(let speaker, _) = state { publish(EventType.speechStart, speaker: speaker) }
+                publishState()
+                wake()
+            case .releaseCapture, .reopenCapture:
+                wake()  // the capture loop follows `userPaused`
             case .resetEndpointer:
                 break  // applied inside `Shared.handle`
             }
         }
-    }
-
-    private func recognizer(for speaker: Speaker) -> (any SpeechRecognizer)? {
-        engines.recognizers[config.language(of: speaker)]
     }
 
     private func milliseconds(since instant: ContinuousClock.Instant) -> Int {
@@ -258,32 +575,45 @@ public final class Interpreter: @unchecked Sendable {
     }
 
     /// On `recognitionQueue`.
-    private func finishRecognition(_ speaker: Speaker) {
+    private func finishRecognition(_ speaker: Speaker, language: String?) {
         var recognition = Recognition(text: "", confidence: nil)
-        if let recognizer = recognizer(for: speaker) {
+        if let language, let recognizer = engines.recognizer(language) {
             do {
                 recognition = try recognizer.finishUtterance()
             } catch {
-                logger.error("recognition failed", metadata: ["error": "\(error)"])
+                report("recognition failed: \(error)")
             }
         }
         let finished = recognition
-        let actions = shared.withLock { state in
+        let (actions, minimum) = shared.withLock { state -> ([ConversationMachine.Action], Double) in
+            let confident = (finished.confidence ?? 1) >= state.settings.minConfidence
             if let end = state.draft?.endOfSpeech {
                 state.draft?.asrMs = milliseconds(since: end)
             }
             state.draft?.recognition = finished
-            return state.handle(.recognized(text: finished.text))
+            state.draft?.lowConfidence = !finished.text.isEmpty && !confident
+            return (state.handle(.recognized(text: finished.text, confident: confident)), state.settings.minConfidence)
         }
         if !finished.text.isEmpty {
             logger.info("heard", metadata: ["speaker": "\(speaker.rawValue)", "text": "\(finished.text)"])
+            events.publish(
+                EventType.transcript,
+                TextEvent(speaker: speaker.rawValue, language: language ?? "", text: finished.text, confidence: finished.confidence))
+            if (finished.confidence ?? 1) < minimum {
+                shared.withLock { $0.draft?.error = "low confidence (\(finished.confidence ?? 0) < \(minimum))" }
+            }
         }
         perform(actions)
+        // A doubtful utterance answered with "please repeat" is not translated.
+        if actions.contains(.askToRepeat(speaker)) {
+            shared.withLock { $0.draft?.error = "low confidence; the speaker was asked to repeat" }
+        }
     }
 
     private func translate(_ text: String, spokenBy speaker: Speaker) async {
-        let source = config.language(of: speaker)
-        let target = config.language(of: speaker.other)
+        let (source, target) = shared.withLock { state in
+            (state.draft?.sourceLang ?? state.settings.language(of: speaker), state.draft?.targetLang ?? state.settings.language(of: speaker.other))
+        }
         let started = clock.now
         do {
             let translation = try await engines.translator.translate(text, from: source, to: target)
@@ -296,9 +626,10 @@ public final class Interpreter: @unchecked Sendable {
                 state.draft?.mtMs = elapsed
                 return state.handle(.translated(text: translation))
             }
+            events.publish(EventType.translation, TextEvent(speaker: speaker.rawValue, language: target, text: translation))
             perform(actions)
         } catch {
-            logger.error("translation failed; the turn is kept untranslated", metadata: ["error": "\(error)"])
+            report("translation failed; the turn is kept untranslated: \(error)")
             let (actions, draft) = shared.withLock { state in
                 state.draft?.error = "\(error)"
                 state.draft?.mtMs = milliseconds(since: started)
@@ -312,32 +643,47 @@ public final class Interpreter: @unchecked Sendable {
         }
     }
 
-    /// On `speechQueue`.
-    private func speak(_ text: String, translationOf speaker: Speaker) {
-        let target = config.language(of: speaker.other)
+    private struct Aborted: Error {}
+
+    /// On `speechQueue`. Speaks the translation of `speaker`'s turn to the other side, or a
+    /// prompt to `speaker` in their own language.
+    private func speak(_ text: String, for speaker: Speaker, prompt: Bool) {
+        let language = shared.withLock { state in
+            prompt ? (state.draft?.sourceLang ?? state.settings.language(of: speaker)) : (state.draft?.targetLang ?? state.settings.language(of: speaker.other))
+        }
+        let listener = prompt ? speaker : speaker.other
+        abortSpeech.store(false, ordering: .relaxed)
         let started = clock.now
         var first = true
         var produced = 0
         do {
-            produced = try engines.synthesizer.synthesize(text, language: target) { chunk in
+            produced = try engines.synthesizer.synthesize(text, language: language) { chunk in
+                if abortSpeech.load(ordering: .relaxed) { throw Aborted() }
                 if first {
                     first = false
                     let actions = shared.withLock { state in
                         state.draft?.ttsMs = milliseconds(since: started)
-                        if let end = state.draft?.endOfSpeech {
+                        if let end = state.draft?.endOfSpeech, !prompt {
                             state.draft?.responseMs = milliseconds(since: end)
                         }
                         return state.handle(.speakingStarted)
                     }
+                    publish(EventType.speakingStart, speaker: listener, language: language)
                     perform(actions)
                 }
                 try engines.playback.write(chunk)
             }
             try engines.playback.drain()
         } catch {
-            logger.error("speech output failed", metadata: ["error": "\(error)"])
-            shared.withLock { $0.draft?.error = "\(error)" }
+            if abortSpeech.load(ordering: .relaxed) {
+                engines.playback.discard()
+                logger.info("speech stopped")
+            } else {
+                report("speech output failed: \(error)")
+                shared.withLock { $0.draft?.error = "\(error)" }
+            }
         }
+        publish(EventType.speakingEnd, speaker: listener, language: language)
         let played = SampleTime(produced) * SampleTime(captureSampleRate) / SampleTime(engines.synthesizer.sampleRate)
         let (actions, draft) = shared.withLock { state in
             let actions = state.handle(.speakingFinished(playedSamples: played))
@@ -348,26 +694,67 @@ public final class Interpreter: @unchecked Sendable {
         perform(actions)
     }
 
-    // MARK: - History
+    // MARK: - Events and history
+
+    private func publish(_ type: String, speaker: Speaker, language: String? = nil) {
+        let language = language ?? snapshot.settings.language(of: speaker)
+        events.publish(type, SpeakerEvent(speaker: speaker.rawValue, language: language))
+    }
+
+    private func publishState() {
+        let snapshot = self.snapshot
+        events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue))
+    }
+
+    /// Logs a failure and tells subscribers; the conversation goes on.
+    private func report(_ message: String) {
+        logger.error("\(message)")
+        events.publish(EventType.error, ErrorEvent(message: message))
+    }
 
     private func record(_ draft: TurnDraft) {
-        guard let recognition = draft.recognition else { return }
+        guard let recognition = draft.recognition else {
+            draft.completion?(.failure(ConversationRefusal("the turn was abandoned")))
+            return
+        }
         let turn = TurnRecord(
-            sessionID: sessionID, speaker: draft.speaker.rawValue,
-            sourceLang: config.language(of: draft.speaker), targetLang: config.language(of: draft.speaker.other),
+            sessionID: sessionID, speaker: draft.speaker.rawValue, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
             sourceText: recognition.text, translatedText: draft.translation, confidence: recognition.confidence,
-            status: draft.translation == nil ? .untranslated : .translated, error: draft.error, createdAt: Date(),
-            asrMs: draft.asrMs, mtMs: draft.mtMs, ttsMs: draft.ttsMs, responseMs: draft.responseMs)
+            status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
+            lowConfidence: draft.lowConfidence, createdAt: Date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
+            ttsMs: draft.ttsMs, responseMs: draft.responseMs)
         pendingWrites.enter()
         Task {
             defer { pendingWrites.leave() }
             do {
                 let stored = try await history.insert(turn)
                 shared.withLock { $0.turnCount += 1 }
-                onTurn(stored)
+                logger.info("turn", metadata: ["id": "\(stored.id ?? 0)", "speaker": "\(stored.speaker)", "response_ms": "\(stored.responseMs ?? -1)"])
+                events.publish(EventType.turn, stored.info)
+                draft.completion?(.success(stored))
             } catch {
-                logger.error("could not store the turn in history", metadata: ["error": "\(error)"])
+                report("could not store the turn in history: \(error)")
+                draft.completion?(.failure(error))
             }
         }
+    }
+}
+
+/// "Please say that again", in the speaker's own language.
+enum RepeatPrompt {
+    static let texts: [String: String] = [
+        "en": "Sorry, please say that again.",
+        "es": "Perdón, ¿puede repetirlo, por favor?",
+        "fr": "Pardon, pouvez-vous répéter, s'il vous plaît ?",
+        "de": "Entschuldigung, bitte wiederholen Sie das.",
+        "it": "Scusi, può ripetere, per favore?",
+        "pt": "Desculpe, pode repetir, por favor?",
+        "ca": "Perdó, pot repetir-ho, si us plau?",
+        "gl": "Perdón, pode repetilo, por favor?",
+        "eo": "Pardonu, bonvolu ripeti.",
+    ]
+
+    static func text(for language: String) -> String {
+        texts[language] ?? texts["en", default: "Please repeat."]
     }
 }

@@ -48,7 +48,8 @@ public typealias SampleTimeValue = Int64
 public struct Endpointer: Sendable {
     public enum Phase: Sendable, Equatable { case silence, onset, speech }
 
-    public let settings: EndpointSettings
+    /// May change at any time (`parley set silence_ms`); it applies from the next period.
+    public var settings: EndpointSettings
     public let sampleRate: Int
     public private(set) var phase: Phase = .silence
     /// The current estimate of the background level, in dBFS.

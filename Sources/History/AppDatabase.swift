@@ -76,6 +76,11 @@ public struct AppDatabase: Sendable {
                 t.column("response_ms", .integer)
             }
         }
+        migrator.registerMigration("v2: low-confidence flag") { db in
+            try db.alter(table: "turns") { t in
+                t.add(column: "low_confidence", .boolean).notNull().defaults(to: false)
+            }
+        }
         return migrator
     }
 }

@@ -52,6 +52,8 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var status: Status
     public var error: String?
     public var favorite: Bool
+    /// Recognized with less confidence than `[conversation] min_confidence`.
+    public var lowConfidence: Bool
     public var createdAt: Date
     public var asrMs: Int?
     public var mtMs: Int?
@@ -61,7 +63,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public init(
         id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, status: Status, error: String? = nil,
-        favorite: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
+        favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
         responseMs: Int? = nil
     ) {
         self.id = id
@@ -76,6 +78,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.status = status
         self.error = error
         self.favorite = favorite
+        self.lowConfidence = lowConfidence
         self.createdAt = createdAt
         self.asrMs = asrMs
         self.mtMs = mtMs
@@ -91,6 +94,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         case sourceText = "source_text"
         case translatedText = "translated_text"
         case createdAt = "created_at"
+        case lowConfidence = "low_confidence"
         case asrMs = "asr_ms"
         case mtMs = "mt_ms"
         case ttsMs = "tts_ms"

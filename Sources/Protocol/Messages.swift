@@ -147,6 +147,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     public var translatedText: String?
     public var confidence: Double?
     public var favorite: Bool
+    public var lowConfidence: Bool
     public var status: String
     public var error: String?
     /// ISO 8601, UTC.
@@ -155,7 +156,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
 
     public init(
         id: Int64, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
-        translatedText: String?, confidence: Double?, favorite: Bool, status: String, error: String?,
+        translatedText: String?, confidence: Double?, favorite: Bool, lowConfidence: Bool = false, status: String, error: String?,
         createdAt: String, timings: Timings
     ) {
         self.id = id
@@ -167,6 +168,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         self.translatedText = translatedText
         self.confidence = confidence
         self.favorite = favorite
+        self.lowConfidence = lowConfidence
         self.status = status
         self.error = error
         self.createdAt = createdAt
@@ -181,6 +183,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         case sourceText = "source_text"
         case translatedText = "translated_text"
         case createdAt = "created_at"
+        case lowConfidence = "low_confidence"
     }
 }
 

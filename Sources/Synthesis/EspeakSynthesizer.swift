@@ -20,17 +20,39 @@ public final class EspeakSynthesizer: SpeechSynthesizer {
             throw SynthesisError("espeak-ng could not start (its data was not found); install espeak-ng-data")
         }
         espeak_SetSynthCallback(espeakCallback)
-        let created = EspeakSynthesizer(sampleRate: Int(rate))
+        let created = EspeakSynthesizer(sampleRate: Int(rate), languages: installedLanguages())
         instance = created
         return created
     }
 
-    private init(sampleRate: Int) {
+    /// Every language an installed voice speaks ("es", "en-us", ...), read once at start-up so
+    /// the question can be answered from any thread.
+    public let languages: Set<String>
+
+    private init(sampleRate: Int, languages: Set<String>) {
         self.sampleRate = sampleRate
+        self.languages = languages
     }
 
     public func hasVoice(for language: String) -> Bool {
-        select(language)
+        languages.contains(language)
+    }
+
+    /// espeak-ng lists each voice's languages as (priority byte, NUL-terminated name) pairs.
+    private static func installedLanguages() -> Set<String> {
+        var found = Set<String>()
+        guard let voices = espeak_ListVoices(nil) else { return found }
+        var index = 0
+        while let voice = voices[index] {
+            index += 1
+            guard var cursor = voice.pointee.languages else { continue }
+            while cursor.pointee != 0 {
+                let name = String(cString: cursor + 1)
+                found.insert(name)
+                cursor += 2 + name.utf8.count
+            }
+        }
+        return found
     }
 
     @discardableResult

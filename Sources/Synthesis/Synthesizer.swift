@@ -11,7 +11,7 @@ public struct SynthesisError: Error, CustomStringConvertible, Sendable {
 public protocol SpeechSynthesizer: AnyObject {
     /// The rate of the samples it produces.
     var sampleRate: Int { get }
-    /// True when a voice exists for the ISO 639-1 `language`.
+    /// True when a voice exists for the ISO 639-1 `language`. Safe from any thread.
     func hasVoice(for language: String) -> Bool
     /// Speaks `text` in `language`, handing audio to `chunk` as it is produced. Returns the number
     /// of samples produced.

@@ -13,21 +13,18 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     // All mutable state is confined to `queue`.
     private let queue = DispatchQueue(label: "parley.apertium")
     private var pipelines: [LanguagePair: Pipeline] = [:]
-    private let commands: [LanguagePair: String]
+    private var commands: [LanguagePair: String] = [:]
+    private let modesDirectory: String
     private let timeoutMs: Int
-    public let pairs: [LanguagePair]
 
-    /// Finds the modes for `pairs` in `modesDirectory` and starts their pipelines.
+    /// Starts pipelines for `pairs` now; other installed pairs start on first use.
     public init(pairs wanted: [LanguagePair], modesDirectory: String, timeoutMs: Int = 5_000) throws(TranslationError) {
-        var commands: [LanguagePair: String] = [:]
-        for pair in wanted {
-            commands[pair] = try Self.pipelineCommand(for: pair, modesDirectory: modesDirectory)
-        }
-        self.commands = commands
-        self.pairs = wanted
+        self.modesDirectory = modesDirectory
         self.timeoutMs = timeoutMs
         for pair in wanted {
-            pipelines[pair] = try Pipeline(command: commands[pair] ?? "", pair: pair)
+            let command = try Self.pipelineCommand(for: pair, modesDirectory: modesDirectory)
+            commands[pair] = command
+            pipelines[pair] = try Pipeline(command: command, pair: pair)
         }
     }
 
@@ -35,23 +32,41 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         for pipeline in pipelines.values { pipeline.stop() }
     }
 
+    public func supports(_ pair: LanguagePair) -> Bool {
+        Self.modeFile(for: pair, modesDirectory: modesDirectory) != nil
+    }
+
+    public func prepare(_ pair: LanguagePair) async throws(TranslationError) {
+        try await onQueue { () throws(TranslationError) in
+            if self.pipelines[pair] == nil {
+                self.pipelines[pair] = try Pipeline(command: try self.command(for: pair), pair: pair)
+            }
+        }
+    }
+
     public func translate(_ text: String, from source: String, to target: String) async throws(TranslationError) -> String {
         let pair = LanguagePair(source, target)
-        let result: Result<String, TranslationError> = await withCheckedContinuation { continuation in
-            queue.async {
-                continuation.resume(returning: Result { () throws(TranslationError) -> String in
-                    try self.translateNow(text, pair: pair)
-                })
-            }
+        return try await onQueue { () throws(TranslationError) in try self.translateNow(text, pair: pair) }
+    }
+
+    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws(TranslationError) -> T) async throws(TranslationError) -> T {
+        let result: Result<T, TranslationError> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Result { () throws(TranslationError) -> T in try work() }) }
         }
         return try result.get()
     }
 
     /// Runs on `queue`.
+    private func command(for pair: LanguagePair) throws(TranslationError) -> String {
+        if let command = commands[pair] { return command }
+        let command = try Self.pipelineCommand(for: pair, modesDirectory: modesDirectory)
+        commands[pair] = command
+        return command
+    }
+
+    /// Runs on `queue`.
     private func translateNow(_ text: String, pair: LanguagePair) throws(TranslationError) -> String {
-        guard let command = commands[pair] else {
-            throw TranslationError("no Apertium pipeline for \(pair); install the apertium package for the pair")
-        }
+        let command = try command(for: pair)
         let input = Self.escape(text)
         guard !input.isEmpty else { return "" }
         do {
@@ -69,15 +84,20 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
 
     // MARK: - Modes
 
+    /// The installed mode file for `pair`, named with three- or two-letter codes.
+    static func modeFile(for pair: LanguagePair, modesDirectory: String) -> String? {
+        guard let source = LanguageCodes.apertium(pair.source), let target = LanguageCodes.apertium(pair.target) else { return nil }
+        return ["\(source)-\(target)", "\(pair.source)-\(pair.target)"].map { "\(modesDirectory)/\($0).mode" }
+            .first { FileManager.default.fileExists(atPath: $0) }
+    }
+
     static func pipelineCommand(for pair: LanguagePair, modesDirectory: String) throws(TranslationError) -> String {
         guard let source = LanguageCodes.apertium(pair.source), let target = LanguageCodes.apertium(pair.target) else {
             throw TranslationError("Apertium has no code for \(pair); use ISO 639-1 codes such as en, es, ca")
         }
-        let candidates = ["\(source)-\(target)", "\(pair.source)-\(pair.target)"]
-        guard let mode = candidates.map({ "\(modesDirectory)/\($0).mode" }).first(where: { FileManager.default.fileExists(atPath: $0) })
-        else {
+        guard let mode = modeFile(for: pair, modesDirectory: modesDirectory) else {
             throw TranslationError(
-                "no Apertium mode \(candidates[0]) in \(modesDirectory); install it, e.g. `apt-get install apertium-\(source)-\(target)` "
+                "no Apertium mode \(source)-\(target) in \(modesDirectory); install it, e.g. `apt-get install apertium-\(source)-\(target)` "
                     + "(or the package for the reverse pair)")
         }
         // apertium-wblank-mode rewrites the mode with -z on every stage and word-bound blanks handled.

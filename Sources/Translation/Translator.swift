@@ -6,8 +6,10 @@ public struct TranslationError: Error, CustomStringConvertible, Sendable, Equata
 
 /// Translates text between two languages named by ISO 639-1 codes.
 public protocol Translator: Sendable {
-    /// The pairs it can translate, as (source, target).
-    var pairs: [LanguagePair] { get }
+    /// Whether the pair is installed; says nothing about whether it is started.
+    func supports(_ pair: LanguagePair) -> Bool
+    /// Starts what the pair needs, so its first sentence is fast.
+    func prepare(_ pair: LanguagePair) async throws(TranslationError)
     func translate(_ text: String, from source: String, to target: String) async throws(TranslationError) -> String
 }
 

@@ -10,7 +10,10 @@ struct Parley: ParsableCommand {
         abstract: "Control and inspect a running parleyd.",
         discussion: "Exit codes: 0 ok, 1 the daemon answered with an error, 2 usage, 3 cannot connect.",
         version: ParleyVersion.string,
-        subcommands: [Status.self, HistoryCommand.self, Version.self])
+        subcommands: [
+            Status.self, Say.self, Listen.self, Stop.self, Pause.self, Resume.self, Swap.self, SetCommand.self,
+            ConfigCommand.self, HistoryCommand.self, Watch.self, Version.self,
+        ])
 
     /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
     static func main() {
@@ -66,6 +69,13 @@ struct ClientOptions: ParsableArguments {
             printError("parley: unexpected reply from parleyd: \(String(decoding: line.prefix(200), as: UTF8.self))")
             throw ExitCode(1)
         }
+    }
+
+    /// Sends a command whose result is the daemon's status, and prints it.
+    func statusCommand(_ request: Request) throws {
+        let status = try call(request, as: StatusInfo.self)
+        if json { return try printJSON(status) }
+        print("state \(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")")
     }
 
     func printJSON(_ value: some Encodable) throws {
@@ -143,5 +153,189 @@ struct Version: ParsableCommand {
         let version = try options.call(Request(type: "version"), as: VersionInfo.self)
         if options.json { return try options.printJSON(version) }
         print("parleyd \(version.version), protocol \(version.protocolVersion); parley \(ParleyVersion.string)")
+    }
+}
+
+/// "a" or "b".
+enum SpeakerArgument: String, ExpressibleByArgument, CaseIterable {
+    case a, b
+}
+
+struct Say: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Type a turn: it is translated, spoken to the other side and logged.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Option(name: .long, help: "Who is typing: a or b.")
+    var speaker: SpeakerArgument
+
+    @Argument(help: "The words to translate.")
+    var text: [String]
+
+    func validate() throws {
+        if text.joined(separator: " ").trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("give the words to translate")
+        }
+    }
+
+    func run() throws {
+        let turn = try options.call(
+            Request(type: "say", data: ["speaker": .string(speaker.rawValue), "text": .string(text.joined(separator: " "))]),
+            as: TurnInfo.self)
+        if options.json { return try options.printJSON(turn) }
+        print("\(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
+        print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "(untranslated: \(turn.error ?? "error"))")")
+    }
+}
+
+struct Listen: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Push-to-talk: listen to speaker a or b next.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "a or b.")
+    var speaker: SpeakerArgument
+
+    func run() throws {
+        try options.statusCommand(Request(type: "listen", data: ["speaker": .string(speaker.rawValue)]))
+    }
+}
+
+struct Stop: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "End the utterance being heard now, or cut the speech being played.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws { try options.statusCommand(Request(type: "stop")) }
+}
+
+struct Pause: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Release the microphone (a turn in flight finishes first).")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws { try options.statusCommand(Request(type: "pause")) }
+}
+
+struct Resume: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Take the microphone back.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws { try options.statusCommand(Request(type: "resume")) }
+}
+
+/// The runtime settings as the daemon reports them.
+struct Settings: Codable, Sendable {
+    var speakerA: String
+    var speakerB: String
+    var mode: String
+    var silenceMs: Int
+    var echoTailMs: Int
+    var minConfidence: Double
+
+    enum CodingKeys: String, CodingKey {
+        case mode
+        case speakerA = "speaker_a", speakerB = "speaker_b", silenceMs = "silence_ms", echoTailMs = "echo_tail_ms"
+        case minConfidence = "min_confidence"
+    }
+
+    func show() {
+        print("a \(speakerA), b \(speakerB), mode \(mode), silence \(silenceMs) ms, echo tail \(echoTailMs) ms, min confidence \(minConfidence)")
+    }
+}
+
+struct Swap: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Exchange the two speakers' languages, from the next turn.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let settings = try options.call(Request(type: "swap"), as: Settings.self)
+        if options.json { return try options.printJSON(settings) }
+        settings.show()
+    }
+}
+
+struct SetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Change settings while running; languages and mode apply from the next turn.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Option(name: .customLong("speaker-a"), help: "Speaker A's language (ISO 639-1).")
+    var speakerA: String?
+
+    @Option(name: .customLong("speaker-b"), help: "Speaker B's language (ISO 639-1).")
+    var speakerB: String?
+
+    @Option(name: .long, help: "alternate, one-way or manual.")
+    var mode: String?
+
+    @Option(name: .customLong("silence-ms"), help: "Silence that ends an utterance (50-10000).")
+    var silenceMs: Int?
+
+    @Option(name: .customLong("echo-tail-ms"), help: "Audio ignored after Parley speaks (0-10000).")
+    var echoTailMs: Int?
+
+    @Option(name: .customLong("min-confidence"), help: "Flag utterances recognized with less confidence (0-1).")
+    var minConfidence: Double?
+
+    func validate() throws {
+        if speakerA == nil && speakerB == nil && mode == nil && silenceMs == nil && echoTailMs == nil && minConfidence == nil {
+            throw ValidationError("give at least one setting to change, e.g. --silence-ms 900")
+        }
+    }
+
+    func run() throws {
+        var data: [String: JSONValue] = [:]
+        if let speakerA { data["speaker_a"] = .string(speakerA) }
+        if let speakerB { data["speaker_b"] = .string(speakerB) }
+        if let mode { data["mode"] = .string(mode) }
+        if let silenceMs { data["silence_ms"] = .number(Double(silenceMs)) }
+        if let echoTailMs { data["echo_tail_ms"] = .number(Double(echoTailMs)) }
+        if let minConfidence { data["min_confidence"] = .number(minConfidence) }
+        let settings = try options.call(Request(type: "set", data: data), as: Settings.self)
+        if options.json { return try options.printJSON(settings) }
+        settings.show()
+    }
+}
+
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "config", abstract: "Show the settings in force.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let config = try options.call(Request(type: "config"), as: JSONValue.self)
+        try options.printJSON(config)
+    }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow the daemon's events (levels, speech, transcripts, turns) as lines.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Flag(name: .long, help: "Leave out the level events.")
+    var quiet = false
+
+    func run() throws {
+        let client: ControlClient
+        do {
+            client = try ControlClient(path: options.socketPath)
+            _ = try client.call(Request(type: "subscribe"))
+        } catch {
+            printError("parley: \(error)")
+            throw ExitCode(error.isConnectionFailure ? 3 : 1)
+        }
+        while let line = try? client.readLine() {
+            let text = String(decoding: line, as: UTF8.self)
+            if quiet && text.contains(#""type":"level""#) { continue }
+            print(text)
+            fflush(nil)
+        }
     }
 }

@@ -129,7 +129,7 @@ struct ConversationMachineTests {
         var machine = Machine(settings: .init(echoTail: tail))
         _ = machine.handle(.speechStarted(at: 0))
         _ = machine.handle(.speechEnded(at: 16_000))
-        #expect(machine.handle(.recognized(text: "  ")) == [.stateChanged(.listening(.a)), .reportNoSpeech(.a), .resetEndpointer])
+        #expect(machine.handle(.recognized(text: "  ")) == [.stateChanged(.listening(.a)), .resetEndpointer, .reportNoSpeech(.a)])
     }
 
     @Test func discardedSpeechCancelsRecognition() {
@@ -167,5 +167,163 @@ struct ConversationMachineTests {
         _ = machine.handle(.clock(now: 5_000))
         _ = machine.handle(.clock(now: 1_000))
         #expect(machine.now == 5_000)
+    }
+
+    // MARK: - Stop
+
+    @Test func stopWhileHearingEndsTheUtteranceNow() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        #expect(machine.handle(.stop) == [.stateChanged(.recognizing(.a)), .finishRecognition(.a), .resetEndpointer])
+    }
+
+    @Test func stopWhileSpeakingCutsThePlayback() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        _ = machine.handle(.recognized(text: "hello"))
+        _ = machine.handle(.translated(text: "hola"))
+        #expect(machine.handle(.stop) == [.stopSpeaking])
+        #expect(machine.state == .speaking(.a))
+        #expect(machine.handle(.speakingFinished(playedSamples: 100)) == [.stateChanged(.echoGuard(next: .b, until: 100 + tail))])
+    }
+
+    @Test func stopWhileListeningDoesNothing() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        #expect(machine.handle(.stop) == [])
+        #expect(machine.state == .listening(.a))
+    }
+
+    // MARK: - Pause and resume
+
+    @Test func pauseWhileListeningReleasesTheMicrophone() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        #expect(machine.handle(.pause) == [.stateChanged(.paused(next: .a)), .releaseCapture, .resetEndpointer])
+        #expect(!machine.acceptsAudio)
+        #expect(machine.handle(.speechStarted(at: 0)) == [])
+        #expect(machine.handle(.resume) == [.stateChanged(.listening(.a)), .reopenCapture, .resetEndpointer])
+        #expect(machine.acceptsAudio)
+    }
+
+    @Test func pauseMidUtteranceAbandonsIt() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        #expect(machine.handle(.pause) == [.stateChanged(.paused(next: .a)), .cancelRecognition, .releaseCapture, .resetEndpointer])
+    }
+
+    @Test func pauseDuringATurnWaitsForItToEnd() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        #expect(machine.handle(.pause) == [])
+        #expect(machine.pauseRequested)
+        _ = machine.handle(.recognized(text: "hello"))
+        _ = machine.handle(.translated(text: "hola"))
+        #expect(machine.handle(.speakingFinished(playedSamples: 100)) == [.stateChanged(.paused(next: .b)), .releaseCapture])
+        #expect(machine.handle(.resume) == [.stateChanged(.listening(.b)), .reopenCapture, .resetEndpointer])
+    }
+
+    @Test func resumeBeforeTheTurnEndsCancelsThePause() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        _ = machine.handle(.pause)
+        _ = machine.handle(.resume)
+        _ = machine.handle(.recognized(text: "hello"))
+        _ = machine.handle(.translated(text: "hola"))
+        #expect(machine.handle(.speakingFinished(playedSamples: 100)) == [.stateChanged(.echoGuard(next: .b, until: 100 + tail))])
+    }
+
+    @Test func pauseWhenNothingWasRecognizedTakesEffectThen() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        _ = machine.handle(.pause)
+        #expect(machine.handle(.recognized(text: "")) == [.stateChanged(.paused(next: .a)), .releaseCapture, .reportNoSpeech(.a)])
+    }
+
+    @Test func pauseDuringTheEchoGuardKeepsTheNextSpeaker() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        turn(&machine, by: .a, at: 0, played: 1_000)
+        #expect(machine.handle(.pause) == [.stateChanged(.paused(next: .b)), .releaseCapture, .resetEndpointer])
+    }
+
+    @Test func pausedInManualModeResumesIdle() {
+        var machine = Machine(settings: .init(mode: .manual, echoTail: tail))
+        #expect(machine.handle(.pause) == [.stateChanged(.paused(next: nil)), .releaseCapture])
+        #expect(machine.handle(.resume) == [.stateChanged(.idle), .reopenCapture, .resetEndpointer])
+    }
+
+    @Test func listenWhilePausedChoosesWhoListensAfterResume() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.pause)
+        #expect(machine.handle(.listen(.b)) == [.stateChanged(.paused(next: .b))])
+    }
+
+    // MARK: - Typed turns
+
+    @Test func aTypedTurnIsTranslatedAndSpokenThenTheOtherSideListens() {
+        var machine = Machine(settings: .init(echoTail: tail, hearable: [.a]))
+        #expect(machine.handle(.typed(.b, text: " hola ")) == [.stateChanged(.translating(.b)), .translate(.b, text: "hola")])
+        _ = machine.handle(.translated(text: "hello"))
+        #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
+    }
+
+    @Test func anEmptyTypedTurnIsIgnored() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        #expect(machine.handle(.typed(.a, text: "   ")) == [])
+    }
+
+    @Test func typingIsRefusedWhileSomeoneSpeaks() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        #expect(machine.handle(.typed(.b, text: "hola")) == [])
+        #expect(machine.state == .hearing(.a, since: 0))
+    }
+
+    @Test func aTypedTurnWhilePausedReturnsToPause() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.pause)
+        _ = machine.handle(.typed(.b, text: "hola"))
+        _ = machine.handle(.translated(text: "hello"))
+        #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.paused(next: .a)), .releaseCapture])
+    }
+
+    // MARK: - Doubtful speech
+
+    @Test func lowConfidenceAsksTheSameSpeakerToRepeatWhenConfigured() {
+        var machine = Machine(settings: .init(echoTail: tail, repeatPrompt: true))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        #expect(machine.handle(.recognized(text: "mumble", confident: false)) == [.stateChanged(.speaking(.a)), .askToRepeat(.a)])
+        // No clock event was sent: the timeline stands at 0, so the guard is the prompt plus the tail.
+        #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
+    }
+
+    @Test func lowConfidenceIsTranslatedAnywayWithoutAPrompt() {
+        var machine = Machine(settings: .init(echoTail: tail, repeatPrompt: false))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        #expect(machine.handle(.recognized(text: "mumble", confident: false)) == [.stateChanged(.translating(.a)), .translate(.a, text: "mumble")])
+    }
+
+    // MARK: - Runtime changes
+
+    @Test func aModeChangeAppliesFromTheNextTurn() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        machine.settings.mode = .oneWay
+        _ = machine.handle(.speechEnded(at: 16_000))
+        _ = machine.handle(.recognized(text: "hello"))
+        _ = machine.handle(.translated(text: "hola"))
+        #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
+    }
+
+    @Test func everyStateHasAName() {
+        let states: [Machine.State] = [
+            .idle, .listening(.a), .hearing(.a, since: 0), .recognizing(.a), .translating(.a), .speaking(.a),
+            .echoGuard(next: .b, until: 0), .paused(next: nil),
+        ]
+        #expect(Set(states.map(\.name)).count == states.count)
     }
 }

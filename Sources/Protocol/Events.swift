@@ -1,0 +1,88 @@
+/// Events the daemon sends to subscribers: `{"type": EVENT, "data": {...}}`.
+public struct EventMessage<Payload: Encodable & Sendable>: Encodable, Sendable {
+    public var type: String
+    public var data: Payload
+
+    public init(type: String, data: Payload) {
+        self.type = type
+        self.data = data
+    }
+}
+
+/// Event names.
+public enum EventType {
+    public static let level = "level"
+    public static let speechStart = "speech_start"
+    public static let speechEnd = "speech_end"
+    public static let partial = "partial"
+    public static let transcript = "transcript"
+    public static let translation = "translation"
+    public static let speakingStart = "speaking_start"
+    public static let speakingEnd = "speaking_end"
+    public static let turn = "turn"
+    public static let state = "state"
+    public static let noSpeech = "no_speech"
+    public static let error = "error"
+    public static let lagged = "lagged"
+}
+
+/// `level`: the microphone's loudness, about 25 times a second.
+public struct LevelEvent: Codable, Sendable, Equatable {
+    public var rmsDB: Float
+    public var peakDB: Float
+
+    public init(rmsDB: Float, peakDB: Float) {
+        self.rmsDB = rmsDB
+        self.peakDB = peakDB
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rmsDB = "rms_db", peakDB = "peak_db"
+    }
+}
+
+/// `speech_start`, `speech_end`, `speaking_start`, `speaking_end`, `no_speech`.
+public struct SpeakerEvent: Codable, Sendable, Equatable {
+    public var speaker: String
+    public var language: String
+
+    public init(speaker: String, language: String) {
+        self.speaker = speaker
+        self.language = language
+    }
+}
+
+/// `transcript`, `translation`, `partial`.
+public struct TextEvent: Codable, Sendable, Equatable {
+    public var speaker: String
+    public var language: String
+    public var text: String
+    public var confidence: Double?
+
+    public init(speaker: String, language: String, text: String, confidence: Double? = nil) {
+        self.speaker = speaker
+        self.language = language
+        self.text = text
+        self.confidence = confidence
+    }
+}
+
+/// `state`.
+public struct StateEvent: Codable, Sendable, Equatable {
+    public var state: String
+    public var speaker: String?
+
+    public init(state: String, speaker: String?) {
+        self.state = state
+        self.speaker = speaker
+    }
+}
+
+/// `error`.
+public struct ErrorEvent: Codable, Sendable, Equatable {
+    public var message: String
+
+    public init(message: String) {
+        self.message = message
+    }
+}
