@@ -170,7 +170,8 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
             cleaned.append(character)
             atWordStart = character.isWhitespace
         }
-        return cleaned.trimmingCharacters(in: .whitespacesAndNewlines)
+        // A dropped word (an auxiliary Apertium leaves out) leaves two spaces behind.
+        return cleaned.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 }
 

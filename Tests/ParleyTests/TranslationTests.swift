@@ -29,6 +29,7 @@ struct ApertiumTranslatorTests {
     @Test func unknownWordMarksAreCleaned() {
         #expect(ApertiumTranslator.clean("Hola *Parley y #casa") == "Hola Parley y casa")
         #expect(ApertiumTranslator.clean(#"precio \$5"#) == "precio $5")
+        #expect(ApertiumTranslator.clean("Va a algún lugar y  algo\n") == "Va a algún lugar y algo")
     }
 
     @Test func missingPairSaysWhatToInstall() {

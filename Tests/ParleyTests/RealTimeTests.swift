@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import ParleyProtocol
+
+/// parleyd live and in real time, through ALSA's pulse plugin and a private PulseAudio server:
+/// real recordings spoken into a virtual microphone, Parley's speech looped back into it.
+@Suite("Real time through PulseAudio", .serialized)
+struct RealTimeTests {
+    /// A running parleyd and a way to ask it things.
+    struct Daemon {
+        let process: Process
+        let socket: String
+        let log: URL
+
+        func call<Payload: Codable & Sendable>(_ type: String, _ data: [String: JSONValue]? = nil, as _: Payload.Type) throws -> Payload {
+            let line = try ControlClient(path: socket).call(Request(type: type, data: data))
+            return try JSONDecoder().decode(ResultReply<Payload>.self, from: line).data
+        }
+
+        func status() throws -> StatusInfo { try call("status", as: StatusInfo.self) }
+
+        /// Polls until `condition` holds for the status, or fails after `timeout` seconds.
+        func waitFor(_ what: String, timeout: TimeInterval = 30, _ condition: (StatusInfo) -> Bool) async throws {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while Date() < deadline {
+                if let status = try? status(), condition(status) { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let last = (try? status()).map { "\($0.state) \($0.speaker ?? "-") turns \($0.turns)" } ?? "no answer"
+            Issue.record("timed out waiting for \(what); last status: \(last); log: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            throw CancellationError()
+        }
+    }
+
+    private func startDaemon(in dir: URL, rig: PulseAudioRig) throws -> Daemon {
+        let english = "/usr/share/pocketsphinx/model/en-us"
+        // Speaker B borrows the English model (Debian has no Spanish one): this is about turn-taking.
+        let config = try EndToEnd.writeConfig(
+            in: dir,
+            extra: """
+                [audio]
+                capture_device = "pmic"
+                playback_device = "pspk"
+                [recognizer.es]
+                acoustic_model = "\(english)/en-us"
+                language_model = "\(english)/en-us.lm.bin"
+                dictionary = "\(english)/cmudict-en-us.dict"
+                """)
+        let (process, _, log) = try EndToEnd.start(
+            try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: rig.environment, tag: "parleyd")
+        return Daemon(process: process, socket: dir.appendingPathComponent("control.sock").path, log: log)
+    }
+
+    @Test func aConversationAlternatesAndParleyNeverHearsItself() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rig = PulseAudioRig(directory: dir)
+        try rig.start(echo: true)
+        defer { rig.stop() }
+        let daemon = try startDaemon(in: dir, rig: rig)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        try await daemon.waitFor("listening to a") { $0.state == "listening" && $0.speaker == "a" }
+
+        // Events, through the CLI, for the whole conversation.
+        let (watcher, events, _) = try EndToEnd.start(
+            try EndToEnd.binary("parley"), ["watch", "--quiet", "--socket", daemon.socket], in: dir, tag: "watch")
+        defer { watcher.terminate() }
+
+        let data = EndToEnd.testData
+        for (index, clip) in ["goforward", "numbers", "something"].enumerated() {
+            try rig.say("\(data)/\(clip).raw")
+            let next = index % 2 == 0 ? "b" : "a"
+            try await daemon.waitFor("turn \(index + 1), then listening to \(next)") {
+                $0.turns == index + 1 && $0.state == "listening" && $0.speaker == next
+            }
+        }
+        // Parley's own speech went back into the microphone; none of it became a turn.
+        try await Task.sleep(for: .seconds(2))
+        let turns = try daemon.call("history", as: [TurnInfo].self).reversed()
+        #expect(turns.map(\.speaker) == ["a", "b", "a"])
+        #expect(turns.first?.sourceText.contains("go forward") == true)
+        #expect(turns.allSatisfy { $0.translatedText?.isEmpty == false })
+        #expect(turns.allSatisfy { ($0.timings.responseMs ?? .max) < 5_000 })
+
+        let lines = (try? String(contentsOf: events, encoding: .utf8)) ?? ""
+        for event in ["speech_start", "speech_end", "transcript", "translation", "speaking_start", "speaking_end", "turn", "state"] {
+            #expect(lines.contains("\"type\":\"\(event)\""), "no \(event) event")
+        }
+
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(EndToEnd.wait(daemon.process, timeout: 20))
+        #expect(daemon.process.terminationStatus == 0)
+    }
+
+    @Test func pauseReleasesTheMicrophoneAndALostDeviceComesBack() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rig = PulseAudioRig(directory: dir)
+        try rig.start(echo: false)
+        defer { rig.stop() }
+        let daemon = try startDaemon(in: dir, rig: rig)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        try await daemon.waitFor("listening") { $0.state == "listening" }
+        #expect(try rig.waitForRecordingStreams(1) == 1)
+
+        // Pause: the capture stream is closed, so others can use the microphone.
+        let paused = try EndToEnd.run(try EndToEnd.binary("parley"), ["pause", "--socket", daemon.socket], in: dir)
+        #expect(paused.status == 0)
+        try await daemon.waitFor("paused") { $0.state == "paused" }
+        #expect(try rig.waitForRecordingStreams(0) == 0)
+
+        // A typed turn still works while paused, and is acknowledged once stored.
+        let typed = try EndToEnd.run(try EndToEnd.binary("parley"), ["say", "--speaker", "b", "--json", "--socket", daemon.socket, "el perro es grande"], in: dir)
+        #expect(typed.status == 0, "\(typed.stderr)")
+        let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(typed.stdout.utf8))
+        #expect(turn.speaker == "b" && turn.sourceLang == "es")
+        #expect(turn.translatedText?.lowercased().contains("dog") == true)
+        #expect(try daemon.status().state == "paused")
+
+        _ = try EndToEnd.run(try EndToEnd.binary("parley"), ["resume", "--socket", daemon.socket], in: dir)
+        try await daemon.waitFor("listening after resume") { $0.state == "listening" }
+        #expect(try rig.waitForRecordingStreams(1) == 1)
+
+        // The sound server dies: the daemon says device_lost, keeps serving, and recovers.
+        rig.stop()
+        try await daemon.waitFor("device_lost") { $0.state == "device_lost" }
+        #expect(daemon.process.isRunning)
+        try rig.start(echo: false)
+        try await daemon.waitFor("listening again", timeout: 40) { $0.state == "listening" }
+        try rig.say("\(EndToEnd.testData)/goforward.raw")
+        try await daemon.waitFor("a turn after recovery") { $0.turns == 2 }
+
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(EndToEnd.wait(daemon.process, timeout: 20))
+        #expect(daemon.process.terminationStatus == 0)
+    }
+}
