@@ -14,7 +14,10 @@ enum ALSADevice {
     ) throws(AudioError) -> (pcm: OpaquePointer, periodFrames: Int) {
         let role = stream == SND_PCM_STREAM_CAPTURE ? "capture" : "playback"
         var handle: OpaquePointer?
-        let openResult = snd_pcm_open(&handle, name, stream, 0)
+        // Opened non-blocking so a device held by another program answers -EBUSY at once
+        // instead of hanging the caller; reads and writes block as usual afterwards.
+        let openResult = snd_pcm_open(&handle, name, stream, SND_PCM_NONBLOCK)
+        if openResult == 0, let pcm = handle { snd_pcm_nonblock(pcm, 0) }
         guard openResult >= 0, let pcm = handle else {
             throw AudioError(
                 .open,
@@ -118,6 +121,7 @@ public final class ALSACapture: AudioCapture {
     }
 
     public func read() throws(AudioError) -> [Int16] {
+        guard !closed else { throw AudioError(.io, "capture device \"\(name)\" is closed") }
         var buffer = [Int16](repeating: 0, count: periodFrames)
         try buffer.withUnsafeMutableBufferPointer { pointer throws(AudioError) in
             guard let base = pointer.baseAddress else { return }
@@ -154,6 +158,7 @@ public final class ALSAPlayback: AudioPlayback {
     }
 
     public func write(_ samples: [Int16]) throws(AudioError) {
+        guard !closed else { throw AudioError(.io, "playback device \"\(name)\" is closed") }
         try samples.withUnsafeBufferPointer { pointer throws(AudioError) in
             guard let base = pointer.baseAddress else { return }
             try ALSADevice.transfer(pcm, count: pointer.count, role: "playback", name: name) { offset, remaining in
@@ -163,6 +168,7 @@ public final class ALSAPlayback: AudioPlayback {
     }
 
     public func drain() throws(AudioError) {
+        guard !closed else { throw AudioError(.io, "playback device \"\(name)\" is closed") }
         let result = snd_pcm_drain(pcm)
         // After a drain the PCM is stopped; prepare it for the next utterance.
         let prepared = snd_pcm_prepare(pcm)
@@ -175,6 +181,7 @@ public final class ALSAPlayback: AudioPlayback {
     }
 
     public func discard() {
+        guard !closed else { return }
         snd_pcm_drop(pcm)
         snd_pcm_prepare(pcm)
     }

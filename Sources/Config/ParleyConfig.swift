@@ -205,6 +205,10 @@ extension ParleyConfig {
         if let section = try file.section("control") {
             try section.allowOnly(["socket"])
             config.controlSocket = try section.path("socket") ?? config.controlSocket
+            if config.controlSocket.utf8.count > maxSocketPathBytes {
+                throw section.error(
+                    "socket", "is \(config.controlSocket.utf8.count) bytes long; Unix sockets allow \(maxSocketPathBytes), so choose a shorter path")
+            }
         }
         if let section = try file.section("log") {
             try section.allowOnly(["level"])
@@ -219,6 +223,9 @@ extension ParleyConfig {
         return config
     }
 }
+
+/// The longest path a Unix socket address holds (sun_path, less its terminating NUL).
+public let maxSocketPathBytes = 107
 
 /// One table of the config file, read strictly: every key known, every value of its type.
 private struct Section {

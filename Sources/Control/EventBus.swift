@@ -50,6 +50,8 @@ public final class Subscription: Sendable {
         var missed = 0
         var waiter: CheckedContinuation<Data?, Never>?
         var closed = false
+        /// No more events come; what is queued is still delivered.
+        var finished = false
     }
 
     private let state = Mutex(State())
@@ -91,6 +93,7 @@ public final class Subscription: Sendable {
                         return .some(Self.lagged(missed))
                     }
                     if !state.queue.isEmpty { return .some(state.queue.removeFirst().line) }
+                    if state.finished { return .some(nil) }
                     state.waiter = continuation
                     return .none
                 }
@@ -99,6 +102,18 @@ public final class Subscription: Sendable {
         } onCancel: {
             cancel()
         }
+    }
+
+    /// Ends the subscription once what is queued has been read.
+    public func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<Data?, Never>? in
+            state.finished = true
+            guard state.queue.isEmpty else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+        onCancel()
     }
 
     /// Ends the subscription; a waiting `next()` returns nil.

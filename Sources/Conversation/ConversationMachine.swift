@@ -291,6 +291,32 @@ public struct ConversationMachine: Sendable {
         }
     }
 
+    /// Applies new settings. A turn in flight finishes as it began; whoever waits to be heard
+    /// next must be someone who can be heard, so a change of languages or mode never leaves
+    /// the conversation listening to a side that has no speech model.
+    public mutating func reconfigure(_ new: Settings) -> [Action] {
+        settings = new
+        let first = Self.firstHearable(preferring: .a, in: new.hearable)
+        func retarget(_ speaker: Speaker?) -> Speaker? {
+            guard let speaker else { return new.mode == .manual ? nil : first }
+            return new.hearable.contains(speaker) ? speaker : Self.firstHearable(preferring: speaker.other, in: new.hearable)
+        }
+        switch state {
+        case .idle:
+            guard new.mode != .manual, let first else { return [] }
+            return transition(to: .listening(first)) + [.resetEndpointer]
+        case .listening(let speaker):
+            guard let target = retarget(speaker) else { return transition(to: .idle) }
+            return transition(to: .listening(target)) + (target == speaker ? [] : [.resetEndpointer])
+        case .echoGuard(let next, let until):
+            return transition(to: .echoGuard(next: retarget(next), until: until))
+        case .paused(let next):
+            return transition(to: .paused(next: retarget(next)))
+        case .hearing, .recognizing, .translating, .speaking:
+            return []
+        }
+    }
+
     /// Ends a turn that produced nothing to speak: the same speaker goes on (or the pause asked
     /// for meanwhile begins).
     private mutating func settle(listeningTo speaker: Speaker) -> [Action] {

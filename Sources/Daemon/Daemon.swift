@@ -76,7 +76,11 @@ public enum Daemon {
                 source = CaptureSource(first: try ALSACapture(device: device)) { () throws(AudioError) in
                     try ALSACapture(device: device)
                 }
-                playback = try ALSAPlayback(device: config.playbackDevice, sampleRate: synthesizer.sampleRate)
+                let output = config.playbackDevice
+                let rate = synthesizer.sampleRate
+                playback = ReopeningPlayback(device: try ALSAPlayback(device: output, sampleRate: rate)) { () throws(AudioError) in
+                    try ALSAPlayback(device: output, sampleRate: rate)
+                }
             }
         } catch {
             let code: DaemonFailure.Code = error.kind == .format || options.input != nil ? .runtime : .audioDevice
@@ -110,17 +114,16 @@ public enum Daemon {
         }
 
         if fileMode {
+            let subscription = events.subscribe()
             let printer = Task {
-                let subscription = events.subscribe()
                 while let line = await subscription.next() {
                     printTurn(line)
                 }
             }
-            defer { printer.cancel() }
-            // The printer must be subscribed before the first turn.
-            await Task.yield()
+            defer { subscription.finish() }
             try await runCaptureThread(interpreter, source)
-            try? await Task.sleep(for: .milliseconds(50))
+            subscription.finish()
+            await printer.value
         } else {
             let control = DaemonControl(
                 interpreter: interpreter, config: config, history: history, events: events, sessionID: sessionID,
@@ -324,9 +327,15 @@ struct ConversationService: Service {
 
     func run() async throws {
         let interpreter = self.interpreter
-        try await withGracefulShutdownHandler {
-            try await Daemon.runCaptureThread(interpreter, source)
-        } onGracefulShutdown: {
+        // Graceful shutdown (SIGTERM) and cancellation (another service failed) both end the
+        // capture loop; the thread cannot see task cancellation by itself.
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await Daemon.runCaptureThread(interpreter, source)
+            } onGracefulShutdown: {
+                interpreter.stop()
+            }
+        } onCancel: {
             interpreter.stop()
         }
     }

@@ -80,6 +80,9 @@ public final class Interpreter: @unchecked Sendable {
     private let signal = NSCondition()
     private let stopping = Atomic<Bool>(false)
     private let abortSpeech = Atomic<Bool>(false)
+    /// Set once the capture loop has ended: late translations and speech are dropped, so
+    /// nothing touches a device after it is closed.
+    private let closing = Atomic<Bool>(false)
     private let recognitionQueue = DispatchQueue(label: "parley.recognition")
     private let speechQueue = DispatchQueue(label: "parley.speech")
     private let pendingWrites = DispatchGroup()
@@ -107,6 +110,14 @@ public final class Interpreter: @unchecked Sendable {
                 }
             }
             return actions.filter { $0 != .resetEndpointer }
+        }
+
+        /// Takes the turn in flight to be recorded. The write is registered with `writes` under
+        /// the same lock as the state change, so whoever sees the turn end also waits for it.
+        mutating func takeDraftForRecording(_ writes: DispatchGroup) -> TurnDraft? {
+            defer { draft = nil }
+            if draft != nil { writes.enter() }
+            return draft
         }
 
         /// What clients see as the state.
@@ -299,9 +310,15 @@ public final class Interpreter: @unchecked Sendable {
         }
         perform(actions)
         waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Self.stopTimeout) : .distantFuture, unlessStopping: false)
-        recognitionQueue.sync {}
-        speechQueue.sync {}
-        pendingWrites.wait()
+        closing.store(true, ordering: .relaxed)
+        for queue in [recognitionQueue, speechQueue] {
+            let drained = DispatchSemaphore(value: 0)
+            queue.async { drained.signal() }
+            if drained.wait(timeout: .now() + Self.stopTimeout) == .timedOut {
+                logger.warning("an engine did not finish in time; exiting anyway", metadata: ["queue": "\(queue.label)"])
+            }
+        }
+        _ = pendingWrites.wait(timeout: .now() + Self.stopTimeout)
     }
 
     /// How long a stop waits for the turn in flight.
@@ -486,16 +503,13 @@ public final class Interpreter: @unchecked Sendable {
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
             state.settings = settings
             state.endpointer.settings.silenceMs = settings.silenceMs
-            state.machine.settings.mode = settings.mode
-            state.machine.settings.echoTail = samples(ms: settings.echoTailMs)
-            state.machine.settings.hearable = hearable
-            // Nobody was listening (manual, or no side could be heard) and now someone can.
-            if case .idle = state.machine.state, settings.mode != .manual,
-                let first = hearable.contains(.a) ? Speaker.a : hearable.first
-            {
-                return state.handle(.listen(first))
-            }
-            return []
+            var machineSettings = state.machine.settings
+            machineSettings.mode = settings.mode
+            machineSettings.echoTail = samples(ms: settings.echoTailMs)
+            machineSettings.hearable = hearable
+            let actions = state.machine.reconfigure(machineSettings)
+            if actions.contains(.resetEndpointer) { state.endpointer.reset() }
+            return actions.filter { $0 != .resetEndpointer }
         }
         perform(actions)
         // Keep the new languages' engines warm before their first turn.
@@ -545,11 +559,17 @@ public final class Interpreter: @unchecked Sendable {
                     self.engines.recognizer(language)?.cancelUtterance()
                 }
             case .translate(let speaker, let text):
+                guard !closing.load(ordering: .relaxed) else { continue }
                 Task { await self.translate(text, spokenBy: speaker) }
             case .speak(let speaker, let text):
+                guard !closing.load(ordering: .relaxed) else { continue }
+                // Cleared here, not on the speech queue, so a stop that comes meanwhile is kept.
+                abortSpeech.store(false, ordering: .relaxed)
                 speechQueue.async { self.speak(text, for: speaker, prompt: false) }
             case .askToRepeat(let speaker):
+                guard !closing.load(ordering: .relaxed) else { continue }
                 let language = shared.withLock { $0.draft?.sourceLang ?? $0.settings.language(of: speaker) }
+                abortSpeech.store(false, ordering: .relaxed)
                 speechQueue.async { self.speak(RepeatPrompt.text(for: language), for: speaker, prompt: true) }
             case .stopSpeaking:
                 abortSpeech.store(true, ordering: .relaxed)
@@ -585,29 +605,28 @@ public final class Interpreter: @unchecked Sendable {
             }
         }
         let finished = recognition
-        let (actions, minimum) = shared.withLock { state -> ([ConversationMachine.Action], Double) in
+        let actions = shared.withLock { state -> [ConversationMachine.Action] in
             let confident = (finished.confidence ?? 1) >= state.settings.minConfidence
             if let end = state.draft?.endOfSpeech {
                 state.draft?.asrMs = milliseconds(since: end)
             }
             state.draft?.recognition = finished
             state.draft?.lowConfidence = !finished.text.isEmpty && !confident
-            return (state.handle(.recognized(text: finished.text, confident: confident)), state.settings.minConfidence)
+            let actions = state.handle(.recognized(text: finished.text, confident: confident))
+            if actions.contains(.askToRepeat(speaker)) {
+                state.draft?.error = "low confidence; the speaker was asked to repeat"
+            } else if state.draft?.lowConfidence == true {
+                state.draft?.error = "low confidence (\(finished.confidence ?? 0) < \(state.settings.minConfidence))"
+            }
+            return actions
         }
         if !finished.text.isEmpty {
             logger.info("heard", metadata: ["speaker": "\(speaker.rawValue)", "text": "\(finished.text)"])
             events.publish(
                 EventType.transcript,
                 TextEvent(speaker: speaker.rawValue, language: language ?? "", text: finished.text, confidence: finished.confidence))
-            if (finished.confidence ?? 1) < minimum {
-                shared.withLock { $0.draft?.error = "low confidence (\(finished.confidence ?? 0) < \(minimum))" }
-            }
         }
         perform(actions)
-        // A doubtful utterance answered with "please repeat" is not translated.
-        if actions.contains(.askToRepeat(speaker)) {
-            shared.withLock { $0.draft?.error = "low confidence; the speaker was asked to repeat" }
-        }
     }
 
     private func translate(_ text: String, spokenBy speaker: Speaker) async {
@@ -633,11 +652,8 @@ public final class Interpreter: @unchecked Sendable {
             let (actions, draft) = shared.withLock { state in
                 state.draft?.error = "\(error)"
                 state.draft?.mtMs = milliseconds(since: started)
-                let actions = state.handle(.translationFailed)
-                defer { state.draft = nil }
-                return (actions, state.draft)
+                return (state.handle(.translationFailed), state.takeDraftForRecording(pendingWrites))
             }
-            // Recorded before the state change is announced, so whoever waits for it also waits for the write.
             if let draft { record(draft) }
             perform(actions)
         }
@@ -652,7 +668,7 @@ public final class Interpreter: @unchecked Sendable {
             prompt ? (state.draft?.sourceLang ?? state.settings.language(of: speaker)) : (state.draft?.targetLang ?? state.settings.language(of: speaker.other))
         }
         let listener = prompt ? speaker : speaker.other
-        abortSpeech.store(false, ordering: .relaxed)
+        guard !closing.load(ordering: .relaxed) else { return }
         let started = clock.now
         var first = true
         var produced = 0
@@ -686,9 +702,7 @@ public final class Interpreter: @unchecked Sendable {
         publish(EventType.speakingEnd, speaker: listener, language: language)
         let played = SampleTime(produced) * SampleTime(captureSampleRate) / SampleTime(engines.synthesizer.sampleRate)
         let (actions, draft) = shared.withLock { state in
-            let actions = state.handle(.speakingFinished(playedSamples: played))
-            defer { state.draft = nil }
-            return (actions, state.draft)
+            (state.handle(.speakingFinished(playedSamples: played)), state.takeDraftForRecording(pendingWrites))
         }
         if let draft { record(draft) }
         perform(actions)
@@ -712,9 +726,11 @@ public final class Interpreter: @unchecked Sendable {
         events.publish(EventType.error, ErrorEvent(message: message))
     }
 
+    /// Stores a turn taken with `takeDraftForRecording` (which entered `pendingWrites`).
     private func record(_ draft: TurnDraft) {
         guard let recognition = draft.recognition else {
             draft.completion?(.failure(ConversationRefusal("the turn was abandoned")))
+            pendingWrites.leave()
             return
         }
         let turn = TurnRecord(
@@ -723,7 +739,6 @@ public final class Interpreter: @unchecked Sendable {
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: Date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
             ttsMs: draft.ttsMs, responseMs: draft.responseMs)
-        pendingWrites.enter()
         Task {
             defer { pendingWrites.leave() }
             do {

@@ -49,6 +49,11 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         return try await onQueue { () throws(TranslationError) in try self.translateNow(text, pair: pair) }
     }
 
+    /// The process group of a pair's running pipeline (for tests that kill it).
+    func processGroup(of pair: LanguagePair) async -> Int32? {
+        try? await onQueue { () throws(TranslationError) -> Int32? in self.pipelines[pair]?.processGroup }
+    }
+
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws(TranslationError) -> T) async throws(TranslationError) -> T {
         let result: Result<T, TranslationError> = await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: Result { () throws(TranslationError) -> T in try work() }) }
@@ -187,8 +192,10 @@ private final class Pipeline {
         self.pair = pair
         let stdinPipe = Pipe()
         let stdoutPipe = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
+        // setsid makes the pipeline a process group of its own, so stop() ends every stage,
+        // even one that froze (the reason for a restart).
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        process.arguments = ["/bin/sh", "-c", command]
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = FileHandle.nullDevice
@@ -236,8 +243,12 @@ private final class Pipeline {
         }
     }
 
+    var processGroup: Int32 { process.processIdentifier }
+
     func stop() {
         try? input.close()
-        if process.isRunning { process.terminate() }
+        if process.isRunning {
+            kill(-process.processIdentifier, SIGKILL)
+        }
     }
 }

@@ -6,8 +6,12 @@ private typealias Machine = ConversationMachine
 /// Drives a machine through one whole turn by `speaker`, starting from listening, and returns
 /// the actions of the final `speakingFinished`.
 @discardableResult
-private func turn(_ machine: inout Machine, by speaker: Speaker, at start: CaptureTime = 16_000, played: CaptureTime = 32_000) -> [Machine.Action] {
+private func turn(
+    _ machine: inout Machine, by speaker: Speaker, at start: CaptureTime = 16_000, played: CaptureTime = 32_000,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> [Machine.Action] {
     _ = machine.handle(.clock(now: start))
+    #expect(machine.state == .listening(speaker), "the turn should be \(speaker)'s", sourceLocation: sourceLocation)
     _ = machine.handle(.speechStarted(at: start))
     _ = machine.handle(.speechEnded(at: start + 16_000))
     _ = machine.handle(.clock(now: start + 16_000))
@@ -326,4 +330,60 @@ struct ConversationMachineTests {
         ]
         #expect(Set(states.map(\.name)).count == states.count)
     }
+
+    // MARK: - Reconfiguring
+
+    @Test func swappingToAnUnhearableSideListensToTheOtherOne() {
+        var machine = Machine(settings: .init(echoTail: tail, hearable: [.a]))
+        var settings = machine.settings
+        settings.hearable = [.b]  // the languages were swapped: English is now B's
+        #expect(machine.reconfigure(settings) == [.stateChanged(.listening(.b)), .resetEndpointer])
+    }
+
+    @Test func reconfiguringKeepsAHearableListener() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        var settings = machine.settings
+        settings.silenceless()
+        #expect(machine.reconfigure(settings) == [])
+        #expect(machine.state == .listening(.a))
+    }
+
+    @Test func nobodyHearableAfterAChangeMeansIdle() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        var settings = machine.settings
+        settings.hearable = []
+        #expect(machine.reconfigure(settings) == [.stateChanged(.idle)])
+    }
+
+    @Test func leavingManualModeStartsListening() {
+        var machine = Machine(settings: .init(mode: .manual, echoTail: tail))
+        var settings = machine.settings
+        settings.mode = .alternate
+        #expect(machine.reconfigure(settings) == [.stateChanged(.listening(.a)), .resetEndpointer])
+    }
+
+    @Test func theGuardAndThePauseAreRetargeted() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        turn(&machine, by: .a, at: 0, played: 1_000)
+        var settings = machine.settings
+        settings.hearable = [.a]
+        #expect(machine.reconfigure(settings) == [.stateChanged(.echoGuard(next: .a, until: 16_000 + 1_000 + tail))])
+        _ = machine.handle(.pause)
+        settings.hearable = [.b]
+        #expect(machine.reconfigure(settings) == [.stateChanged(.paused(next: .b))])
+    }
+
+    @Test func aTurnInFlightIsNotDisturbed() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 0))
+        var settings = machine.settings
+        settings.hearable = [.b]
+        #expect(machine.reconfigure(settings) == [])
+        #expect(machine.state == .hearing(.a, since: 0))
+    }
+}
+
+private extension ConversationMachine.Settings {
+    /// A change that touches nothing about who can be heard.
+    mutating func silenceless() { echoTail += 1 }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ParleyTranslation
 
@@ -32,9 +33,28 @@ struct ApertiumTranslatorTests {
         #expect(ApertiumTranslator.clean("Va a algún lugar y  algo\n") == "Va a algún lugar y algo")
     }
 
-    @Test func missingPairSaysWhatToInstall() {
-        #expect(throws: TranslationError.self) {
-            _ = try ApertiumTranslator(pairs: [LanguagePair("en", "xx")], modesDirectory: modes)
+    @Test func missingPairSaysWhatToInstall() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-modes-\(UUID())")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        do {
+            _ = try ApertiumTranslator(pairs: [LanguagePair("en", "ca")], modesDirectory: empty.path)
+            Issue.record("a missing pair must be an error")
+        } catch {
+            #expect(error.description.contains("apt-get install apertium-eng-cat"))
         }
+        let translator = try ApertiumTranslator(pairs: [], modesDirectory: modes)
+        #expect(translator.supports(LanguagePair("en", "es")))
+        #expect(!translator.supports(LanguagePair("en", "xx")))
+    }
+
+    @Test func aKilledPipelineIsRestartedAndTheSentenceTranslated() async throws {
+        let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: modes)
+        #expect(try await translator.translate("the house is red", from: "en", to: "es").contains("casa"))
+        // The whole pipeline dies mid-conversation.
+        let group = try #require(await translator.processGroup(of: LanguagePair("en", "es")))
+        #expect(kill(-group, SIGKILL) == 0)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(try await translator.translate("the dog is big", from: "en", to: "es").lowercased().contains("perro"))
     }
 }
