@@ -11,6 +11,7 @@ import ParleyRecognition
 import ParleySynthesis
 import ParleyTranslation
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 #if canImport(Glibc)
@@ -89,7 +90,7 @@ public enum Daemon {
         defer { playback.close() }
         let recognizers = try RecognizerPool(config: config, logger: logger)
         let engines = Engines(
-            recognizer: recognizers.recognizer(for:), canHear: { [config] in RecognizerPool.canHear(config, $0) },
+            recognizer: recognizers.recognizer(for:), canHear: recognizers.canHear,
             translator: try makeTranslator(config), synthesizer: synthesizer, playback: playback)
         let history = try openHistory(config)
         let session: SessionRecord
@@ -260,7 +261,8 @@ final class CaptureSource: @unchecked Sendable {
 final class RecognizerPool: @unchecked Sendable {
     // `cache` is touched only on the recognition queue (and in init).
     private var cache: [String: any SpeechRecognizer] = [:]
-    private var failed: Set<String> = []
+    /// Languages whose model would not load; asked about from any thread.
+    private let failed = Mutex<Set<String>>([])
     private let config: ParleyConfig
     private let logger: Logger
 
@@ -277,6 +279,11 @@ final class RecognizerPool: @unchecked Sendable {
         }
     }
 
+    /// Whether `language` can be heard: a model exists and did not fail to load.
+    @Sendable func canHear(_ language: String) -> Bool {
+        Self.canHear(config, language) && !failed.withLock { $0.contains(language) }
+    }
+
     /// Whether `language` has a model whose files exist.
     static func canHear(_ config: ParleyConfig, _ language: String) -> Bool {
         guard let model = config.recognizerModel(for: language) else { return false }
@@ -285,13 +292,13 @@ final class RecognizerPool: @unchecked Sendable {
 
     func recognizer(for language: String) -> (any SpeechRecognizer)? {
         if let warm = cache[language] { return warm }
-        guard Self.canHear(config, language), !failed.contains(language) else { return nil }
+        guard canHear(language) else { return nil }
         do {
             let loaded = try load(language)
             cache[language] = loaded
             return loaded
         } catch {
-            failed.insert(language)
+            _ = failed.withLock { $0.insert(language) }
             logger.error("cannot load the \(language) speech model: \(error)")
             return nil
         }

@@ -67,6 +67,11 @@ public final class ControlClient {
         try writeAll(line)
     }
 
+    /// Sends bytes as they are (for tests of what the daemon does with malformed input).
+    public func sendRaw(_ bytes: Data) throws(ClientError) {
+        try writeAll(bytes)
+    }
+
     /// Reads the next line the daemon sends; nil when it closed the connection.
     public func readLine() throws(ClientError) -> Data? {
         while true {
