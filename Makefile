@@ -12,7 +12,7 @@ DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsph
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release run demo test clean
+.PHONY: all deps build release run demo test bench clean
 
 all: build
 
@@ -50,6 +50,10 @@ demo: release
 test: deps
 	$(SWIFT) build --build-tests
 	PARLEY_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build
+
+## bench: measurements for docs/benchmarks.md, on a release build
+bench: release
+	bench/idle-cpu.sh $$($(SWIFT) build -c release --show-bin-path) 20
 
 clean:
 	rm -rf .build out
