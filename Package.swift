@@ -53,7 +53,9 @@ let package = Package(
         .target(
             name: "ParleyConfig", dependencies: ["TOMLKit"], path: "Sources/Config",
             swiftSettings: swiftSettings),
-        .target(name: "ParleyProtocol", path: "Sources/Protocol", swiftSettings: swiftSettings),
+        .target(
+            name: "ParleyProtocol", dependencies: ["ParleyConversation"], path: "Sources/Protocol",
+            swiftSettings: swiftSettings),
         .target(
             name: "ParleyControl",
             dependencies: [
@@ -87,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyProtocol",
+                "ParleyProtocol", "ParleyConversation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/parley", swiftSettings: swiftSettings),

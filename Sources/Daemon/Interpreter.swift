@@ -35,24 +35,6 @@ public struct Engines {
     }
 }
 
-/// The settings that can change while the daemon runs (`parley set`, `parley swap`).
-public struct RuntimeSettings: Sendable, Equatable, Codable {
-    public var speakerA: String
-    public var speakerB: String
-    public var mode: ConversationMode
-    public var silenceMs: Int
-    public var echoTailMs: Int
-    public var minConfidence: Double
-
-    enum CodingKeys: String, CodingKey {
-        case mode
-        case speakerA = "speaker_a", speakerB = "speaker_b", silenceMs = "silence_ms", echoTailMs = "echo_tail_ms"
-        case minConfidence = "min_confidence"
-    }
-
-    public func language(of speaker: Speaker) -> String { speaker == .a ? speakerA : speakerB }
-}
-
 /// A request the conversation cannot take now, with what to do instead.
 public struct ConversationRefusal: Error, CustomStringConvertible, Sendable {
     public let description: String

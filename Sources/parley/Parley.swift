@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ParleyConversation
 import ParleyProtocol
 
 /// parley: the command-line client for parleyd's control socket.
@@ -226,23 +227,9 @@ struct Resume: ParsableCommand {
     func run() throws { try options.statusCommand(Request(type: "resume")) }
 }
 
-/// The runtime settings as the daemon reports them.
-struct Settings: Codable, Sendable {
-    var speakerA: String
-    var speakerB: String
-    var mode: String
-    var silenceMs: Int
-    var echoTailMs: Int
-    var minConfidence: Double
-
-    enum CodingKeys: String, CodingKey {
-        case mode
-        case speakerA = "speaker_a", speakerB = "speaker_b", silenceMs = "silence_ms", echoTailMs = "echo_tail_ms"
-        case minConfidence = "min_confidence"
-    }
-
+extension RuntimeSettings {
     func show() {
-        print("a \(speakerA), b \(speakerB), mode \(mode), silence \(silenceMs) ms, echo tail \(echoTailMs) ms, min confidence \(minConfidence)")
+        print("a \(speakerA), b \(speakerB), mode \(mode.rawValue), silence \(silenceMs) ms, echo tail \(echoTailMs) ms, min confidence \(minConfidence)")
     }
 }
 
@@ -252,7 +239,7 @@ struct Swap: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let settings = try options.call(Request(type: "swap"), as: Settings.self)
+        let settings = try options.call(Request(type: "swap"), as: RuntimeSettings.self)
         if options.json { return try options.printJSON(settings) }
         settings.show()
     }
@@ -296,7 +283,7 @@ struct SetCommand: ParsableCommand {
         if let silenceMs { data["silence_ms"] = .number(Double(silenceMs)) }
         if let echoTailMs { data["echo_tail_ms"] = .number(Double(echoTailMs)) }
         if let minConfidence { data["min_confidence"] = .number(minConfidence) }
-        let settings = try options.call(Request(type: "set", data: data), as: Settings.self)
+        let settings = try options.call(Request(type: "set", data: data), as: RuntimeSettings.self)
         if options.json { return try options.printJSON(settings) }
         settings.show()
     }

@@ -10,18 +10,8 @@ struct ControlAbuseTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let silence = dir.appendingPathComponent("silence.raw")
         try Data(count: 32_000).write(to: silence)
-        let asoundrc = """
-            pcm.parleyin { type file; slave.pcm "null"; infile "\(silence.path)"; file "/dev/null"; format "raw" }
-            pcm.parleyout { type file; slave.pcm "null"; file "/dev/null"; format "raw" }
-            """
-        try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
-        let config = try EndToEnd.writeConfig(in: dir, extra: "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\"")
-        let socket = dir.appendingPathComponent("control.sock").path
-        let (daemon, _, _) = try EndToEnd.start(
-            try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: ["HOME": dir.path], tag: "parleyd")
+        let (daemon, _, socket) = try await EndToEnd.startLiveDaemon(in: dir, infile: silence.path, played: "/dev/null")
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
-        let deadline = Date(timeIntervalSinceNow: 30)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
 
         struct Answer: Equatable {
             var type: String

@@ -89,6 +89,25 @@ enum EndToEnd {
         return url
     }
 
+    /// Starts parleyd live on ALSA's file plugin: `infile` is the microphone (read faster than
+    /// real time, then zeros) and `played` receives what is played. Waits for the socket.
+    static func startLiveDaemon(in dir: URL, infile: String, played: String) async throws -> (process: Process, log: URL, socket: String) {
+        let asoundrc = """
+            pcm.parleyin { type file; slave.pcm "null"; infile "\(infile)"; file "/dev/null"; format "raw" }
+            pcm.parleyout { type file; slave.pcm "null"; file "\(played)"; format "raw" }
+            """
+        try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
+        let config = try writeConfig(in: dir, extra: "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\"")
+        let socket = dir.appendingPathComponent("control.sock").path
+        let (process, _, log) = try start(
+            try binary("parleyd"), ["--config", config.path], in: dir, environment: ["HOME": dir.path], tag: "parleyd")
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline && process.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return (process, log, socket)
+    }
+
     /// Reads 16-bit mono samples from a WAV file.
     static func wavSamples(_ url: URL) throws -> (samples: [Int16], rate: Int) {
         try WAV.decode(try Data(contentsOf: url), path: url.path)

@@ -10,15 +10,8 @@ struct LiveALSATests {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let played = dir.appendingPathComponent("played.raw")
-        let asoundrc = """
-            pcm.parleyin { type file; slave.pcm "null"; infile "\(EndToEnd.testData)/goforward.raw"; file "/dev/null"; format "raw" }
-            pcm.parleyout { type file; slave.pcm "null"; file "\(played.path)"; format "raw" }
-            """
-        try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
-        let config = try EndToEnd.writeConfig(in: dir, extra: "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\"")
-        let socket = dir.appendingPathComponent("control.sock").path
-        let (daemon, _, daemonErr) = try EndToEnd.start(
-            try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: ["HOME": dir.path], tag: "parleyd")
+        let (daemon, daemonErr, socket) = try await EndToEnd.startLiveDaemon(
+            in: dir, infile: "\(EndToEnd.testData)/goforward.raw", played: played.path)
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
 
         // Ask the daemon, through the CLI, until the turn is in its history.

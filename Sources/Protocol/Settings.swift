@@ -1,0 +1,30 @@
+import ParleyConversation
+
+/// The settings that can change while the daemon runs (`parley set`, `parley swap`); the
+/// result of `set`, `swap`, and part of `config`.
+public struct RuntimeSettings: Sendable, Equatable, Codable {
+    public var speakerA: String
+    public var speakerB: String
+    public var mode: ConversationMode
+    public var silenceMs: Int
+    public var echoTailMs: Int
+    public var minConfidence: Double
+
+    enum CodingKeys: String, CodingKey {
+        case mode
+        case speakerA = "speaker_a", speakerB = "speaker_b", silenceMs = "silence_ms", echoTailMs = "echo_tail_ms"
+        case minConfidence = "min_confidence"
+    }
+
+    public init(speakerA: String, speakerB: String, mode: ConversationMode, silenceMs: Int, echoTailMs: Int, minConfidence: Double) {
+        self.speakerA = speakerA
+        self.speakerB = speakerB
+        self.mode = mode
+        self.silenceMs = silenceMs
+        self.echoTailMs = echoTailMs
+        self.minConfidence = minConfidence
+    }
+
+    public func language(of speaker: Speaker) -> String { speaker == .a ? speakerA : speakerB }
+}
+
