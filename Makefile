@@ -54,6 +54,7 @@ test: deps
 ## bench: measurements for docs/benchmarks.md, on a release build
 bench: release
 	bench/idle-cpu.sh $$($(SWIFT) build -c release --show-bin-path) 20
+	bench/latency.py $$($(SWIFT) build -c release --show-bin-path)
 
 clean:
 	rm -rf .build out

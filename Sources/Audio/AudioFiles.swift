@@ -9,10 +9,15 @@ public final class FileCapture: AudioCapture {
     private let samples: [Int16]
     private var position = 0
     private let periodFrames: Int
+    private let pace: Bool
+    private var clockStart: ContinuousClock.Instant?
     public let sampleRate: Int
-    public var isRealTime: Bool { false }
+    /// A paced recording behaves like a microphone; an unpaced one is read as fast as it goes.
+    public var isRealTime: Bool { pace }
 
-    public init(path: String, periodMs: Int = 20) throws(AudioError) {
+    /// `pace` delivers each period when a microphone would (for measuring latency).
+    public init(path: String, periodMs: Int = 20, pace: Bool = false) throws(AudioError) {
+        self.pace = pace
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
@@ -39,6 +44,15 @@ public final class FileCapture: AudioCapture {
     public func read() throws(AudioError) -> [Int16] {
         guard position < samples.count else { return [] }
         let end = min(samples.count, position + periodFrames)
+        if pace {
+            let clock = ContinuousClock()
+            let start = clockStart ?? clock.now
+            clockStart = start
+            let wait = start + .nanoseconds(Int64(end) * 1_000_000_000 / Int64(sampleRate)) - clock.now
+            if wait > .zero {
+                Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18)
+            }
+        }
         defer { position = end }
         return Array(samples[position..<end])
     }

@@ -56,6 +56,8 @@ public struct ParleyConfig: Sendable, Equatable {
     public var endpoint = EndpointSettings()
     // [recognizer.<lang>]: explicitly configured models; see `recognizerModel(for:)`.
     public var recognizers: [String: RecognizerModel] = [:]
+    /// PocketSphinx's second passes (fwdflat, bestpath) after the first; see docs/benchmarks.md.
+    public var secondPass = false
     // [translator]
     public var apertiumModesDirectory = "/usr/share/apertium/modes"
     public var translationTimeoutMs = 5_000
@@ -168,7 +170,8 @@ extension ParleyConfig {
             config.endpoint = endpoint
         }
         if let section = try file.section("recognizer") {
-            for language in section.table.keys.sorted() {
+            config.secondPass = try section.bool("second_pass") ?? config.secondPass
+            for language in section.table.keys.sorted() where language != "second_pass" {
                 guard let model = try section.section(language) else {
                     throw section.error(language, "must be a table [recognizer.\(language)] with acoustic_model, language_model and dictionary")
                 }

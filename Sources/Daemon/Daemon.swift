@@ -42,11 +42,14 @@ public struct DaemonOptions: Sendable {
     public var input: String?
     /// File mode: where to write what would have been played.
     public var output: String?
+    /// File mode: read the recording at the speed of a microphone (for measuring latency).
+    public var pace: Bool
 
-    public init(configPath: String?, input: String? = nil, output: String? = nil) {
+    public init(configPath: String?, input: String? = nil, output: String? = nil, pace: Bool = false) {
         self.configPath = configPath
         self.input = input
         self.output = output
+        self.pace = pace
     }
 }
 
@@ -68,7 +71,7 @@ public enum Daemon {
         let source: CaptureSource
         do {
             if let input = options.input, let output = options.output {
-                source = CaptureSource(first: try FileCapture(path: input)) { () throws(AudioError) in
+                source = CaptureSource(first: try FileCapture(path: input, pace: options.pace)) { () throws(AudioError) in
                     throw AudioError(.io, "the recording \(input) cannot be reopened")
                 }
                 playback = try WAVRecorder(path: output, sampleRate: synthesizer.sampleRate)
@@ -308,7 +311,7 @@ final class RecognizerPool: @unchecked Sendable {
         guard let model = config.recognizerModel(for: language) else { throw RecognizerError("no model for \(language)") }
         return try PocketSphinxRecognizer(
             language: language, acousticModel: model.acousticModel, languageModel: model.languageModel,
-            dictionary: model.dictionary)
+            dictionary: model.dictionary, options: config.secondPass ? [:] : ["fwdflat": "no", "bestpath": "no"])
     }
 }
 

@@ -69,6 +69,14 @@ public final class Interpreter: @unchecked Sendable {
     private let speechQueue = DispatchQueue(label: "parley.speech")
     private let pendingWrites = DispatchGroup()
     private let clock = ContinuousClock()
+    // Partial hypotheses; touched only on `recognitionQueue`.
+    private var samplesSincePartial = 0
+    private var lastPartial: String?
+    /// CPU the recognizer used, and the speech it was given; touched only on `recognitionQueue`.
+    private var recognitionCPU: Duration = .zero
+    private var recognizedSamples = 0
+    /// How much audio passes between two `partial` events (about 200 ms).
+    static let partialInterval = captureSampleRate / 5
 
     struct Shared {
         var machine: ConversationMachine
@@ -248,14 +256,28 @@ public final class Interpreter: @unchecked Sendable {
         }
         perform(actions)
         if let audio, let language {
+            let speaker = shared.withLock { $0.machine.state.speaker }
             recognitionQueue.async {
                 do {
-                    try self.engines.recognizer(language)?.feed(audio)
+                    guard let recognizer = self.engines.recognizer(language) else { return }
+                    try self.measuringCPU { try recognizer.feed(audio) }
+                    self.recognizedSamples += audio.count
+                    self.publishPartial(from: recognizer, speaker: speaker, language: language, fed: audio.count)
                 } catch {
                     self.report("recognition failed: \(error)")
                 }
             }
         }
+    }
+
+    /// On `recognitionQueue`: the words so far, when they changed, every `partialInterval`.
+    private func publishPartial(from recognizer: any SpeechRecognizer, speaker: Speaker?, language: String, fed: Int) {
+        samplesSincePartial += fed
+        guard samplesSincePartial >= Self.partialInterval, events.hasSubscribers, let speaker else { return }
+        samplesSincePartial = 0
+        guard let words = recognizer.partial(), words != lastPartial else { return }
+        lastPartial = words
+        events.publish(EventType.partial, TextEvent(speaker: speaker.rawValue, language: language, text: words))
     }
 
     /// Levels go out at about 25 Hz: two 20 ms periods per event.
@@ -301,6 +323,25 @@ public final class Interpreter: @unchecked Sendable {
             }
         }
         _ = pendingWrites.wait(timeout: .now() + Self.stopTimeout)
+        recognitionQueue.sync {
+            guard recognizedSamples > 0 else { return }
+            let cpu = Double(recognitionCPU.components.seconds) + Double(recognitionCPU.components.attoseconds) / 1e18
+            let speech = Double(recognizedSamples) / Double(captureSampleRate)
+            logger.notice(
+                "recognition used \(String(format: "%.3f", cpu)) s of CPU for \(String(format: "%.2f", speech)) s of speech (\(String(format: "%.3f", cpu / speech)) of a core)")
+        }
+    }
+
+    /// On `recognitionQueue`: runs `work`, adding the CPU time this thread spent to `recognitionCPU`.
+    private func measuringCPU<T>(_ work: () throws -> T) rethrows -> T {
+        func now() -> Duration {
+            var time = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+        }
+        let start = now()
+        defer { recognitionCPU += now() - start }
+        return try work()
     }
 
     /// How long a stop waits for the turn in flight.
@@ -518,6 +559,8 @@ public final class Interpreter: @unchecked Sendable {
                 let language = shared.withLock { $0.utteranceLanguage }
                 recognitionQueue.async {
                     guard let language else { return }
+                    self.samplesSincePartial = 0
+                    self.lastPartial = nil
                     do {
                         try self.engines.recognizer(language)?.startUtterance()
                     } catch {
@@ -581,7 +624,7 @@ public final class Interpreter: @unchecked Sendable {
         var recognition = Recognition(text: "", confidence: nil)
         if let language, let recognizer = engines.recognizer(language) {
             do {
-                recognition = try recognizer.finishUtterance()
+                recognition = try measuringCPU { try recognizer.finishUtterance() }
             } catch {
                 report("recognition failed: \(error)")
             }

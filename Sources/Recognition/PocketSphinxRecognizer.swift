@@ -60,6 +60,14 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
         guard result >= 0 else { throw RecognizerError("PocketSphinx failed to decode audio") }
     }
 
+    public func partial() -> String? {
+        guard inUtterance else { return nil }
+        var score: Int32 = 0
+        guard let hypothesis = ps_get_hyp(decoder, &score) else { return nil }
+        let text = String(cString: hypothesis).trimmingCharacters(in: .whitespaces)
+        return text.isEmpty ? nil : text
+    }
+
     public func finishUtterance() throws(RecognizerError) -> Recognition {
         guard inUtterance else { return Recognition(text: "", confidence: nil) }
         inUtterance = false

@@ -28,6 +28,8 @@ public protocol SpeechRecognizer: AnyObject {
     func startUtterance() throws(RecognizerError)
     /// Decodes more 16 kHz mono samples of the open utterance.
     func feed(_ samples: [Int16]) throws(RecognizerError)
+    /// The best hypothesis so far in the open utterance (for live captions), if any.
+    func partial() -> String?
     /// Closes the utterance and returns the best hypothesis.
     func finishUtterance() throws(RecognizerError) -> Recognition
     /// Closes the utterance and forgets it.

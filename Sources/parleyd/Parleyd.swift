@@ -26,6 +26,9 @@ struct Parleyd: AsyncParsableCommand {
     @Option(name: .long, help: "File mode: the .wav file that receives what would have been played.")
     var output: String?
 
+    @Flag(name: .long, help: "File mode: read the recording at the speed of a live microphone (for measuring latency).")
+    var pace = false
+
     func validate() throws {
         if (input == nil) != (output == nil) {
             throw ValidationError("--input and --output go together: give both to run a recording, or neither to use the sound devices")
@@ -36,7 +39,7 @@ struct Parleyd: AsyncParsableCommand {
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         let logger = Logger(label: "parleyd")
         do {
-            try await Daemon.run(DaemonOptions(configPath: config, input: input, output: output), logger: logger)
+            try await Daemon.run(DaemonOptions(configPath: config, input: input, output: output, pace: pace), logger: logger)
         } catch let failure as DaemonFailure {
             FileHandle.standardError.write(Data("parleyd: \(failure.description)\n".utf8))
             throw ExitCode(failure.code.rawValue)
