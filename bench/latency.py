@@ -54,12 +54,12 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def run_parley(bin_dir, work, second_pass):
+def run_parley(bin_dir, work, fwdflat):
     """Runs every clip through parleyd; returns per-turn timings, transcripts and costs."""
-    config = f"{work}/parley-{second_pass}.toml"
+    config = f"{work}/parley-{fwdflat}.toml"
     with open(config, "w") as f:
-        f.write(f'[recognizer]\nsecond_pass = {"true" if second_pass else "false"}\n'
-                f'[history]\npath = "{work}/history-{second_pass}.sqlite"\n[log]\nlevel = "notice"\n')
+        f.write(f'[recognizer]\nfwdflat = {"true" if fwdflat else "false"}\n'
+                f'[history]\npath = "{work}/history-{fwdflat}.sqlite"\n[log]\nlevel = "notice"\n')
     # Start-up cost: a second of silence.
     silence = f"{work}/silence.raw"
     with open(silence, "wb") as f:
@@ -76,7 +76,7 @@ def run_parley(bin_dir, work, second_pass):
         raw_input = ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1"] if original.endswith(".raw") else []
         subprocess.run(["sox", *raw_input, original, "-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", path,
                         "pad", "0", "1.5"], check=True)
-        db = f"{work}/history-{second_pass}.sqlite"
+        db = f"{work}/history-{fwdflat}.sqlite"
         before = children_cpu()
         log = subprocess.run([f"{bin_dir}/parleyd", "--config", config, "--input", path, "--output", f"{work}/o.wav", "--pace"],
                              check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr
@@ -128,11 +128,11 @@ def main():
         print("| recognizer | response median | response p95 | recognition finalize median | translation median | TTS first sample median | recognition CPU per second of speech | parleyd CPU per second of audio | WER |")
         print("|---|---|---|---|---|---|---|---|---|")
         medians = {}
-        for second_pass in (False, True):
+        for fwdflat in (False, True):
             before_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-            response, asr, mt, tts, word_error, cpu, recognition = summary(run_parley(bin_dir, work, second_pass))
-            medians[second_pass] = statistics.median(response)
-            name = "first pass + fwdflat + bestpath" if second_pass else "first pass only (default)"
+            response, asr, mt, tts, word_error, cpu, recognition = summary(run_parley(bin_dir, work, fwdflat))
+            medians[fwdflat] = statistics.median(response)
+            name = "first pass + fwdflat + bestpath" if fwdflat else "first pass + bestpath (default)"
             print(f"| {name} | {statistics.median(response):.0f} ms | {p95(response):.0f} ms | {statistics.median(asr):.0f} ms "
                   f"| {statistics.median(mt):.0f} ms | {statistics.median(tts):.0f} ms | {recognition:.3f} core | {cpu:.3f} core | {100 * word_error:.1f} % |")
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

@@ -56,8 +56,10 @@ public struct ParleyConfig: Sendable, Equatable {
     public var endpoint = EndpointSettings()
     // [recognizer.<lang>]: explicitly configured models; see `recognizerModel(for:)`.
     public var recognizers: [String: RecognizerModel] = [:]
-    /// PocketSphinx's second passes (fwdflat, bestpath) after the first; see docs/benchmarks.md.
-    public var secondPass = false
+    /// PocketSphinx's flat-lexicon second search. Off: it costs about 150 ms at every endpoint
+    /// and bought no accuracy (docs/benchmarks.md). The lattice pass (bestpath) always runs: the
+    /// turn's confidence is its posterior.
+    public var fwdflat = false
     // [translator]
     public var apertiumModesDirectory = "/usr/share/apertium/modes"
     public var translationTimeoutMs = 5_000
@@ -170,8 +172,8 @@ extension ParleyConfig {
             config.endpoint = endpoint
         }
         if let section = try file.section("recognizer") {
-            config.secondPass = try section.bool("second_pass") ?? config.secondPass
-            for language in section.table.keys.sorted() where language != "second_pass" {
+            config.fwdflat = try section.bool("fwdflat") ?? config.fwdflat
+            for language in section.table.keys.sorted() where language != "fwdflat" {
                 guard let model = try section.section(language) else {
                     throw section.error(language, "must be a table [recognizer.\(language)] with acoustic_model, language_model and dictionary")
                 }

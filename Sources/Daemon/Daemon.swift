@@ -311,7 +311,7 @@ final class RecognizerPool: @unchecked Sendable {
         guard let model = config.recognizerModel(for: language) else { throw RecognizerError("no model for \(language)") }
         return try PocketSphinxRecognizer(
             language: language, acousticModel: model.acousticModel, languageModel: model.languageModel,
-            dictionary: model.dictionary, options: config.secondPass ? [:] : ["fwdflat": "no", "bestpath": "no"])
+            dictionary: model.dictionary, options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes"])
     }
 }
 

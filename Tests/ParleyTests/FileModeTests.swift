@@ -25,6 +25,9 @@ struct FileModeTests {
         #expect(!translation.isEmpty)
         #expect(turn.status == .translated)
         #expect(turn.responseMs != nil && turn.asrMs != nil && turn.mtMs != nil)
+        // The decoder's lattice posterior, not a constant.
+        let confidence = try #require(turn.confidence)
+        #expect(confidence > 0 && confidence < 1)
 
         let (samples, rate) = try EndToEnd.wavSamples(output)
         EndToEnd.expectSpeechLike(samples, rate: rate)
