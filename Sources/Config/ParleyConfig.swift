@@ -38,6 +38,16 @@ public struct RecognizerModel: Sendable, Equatable {
     }
 }
 
+/// How one language is spoken: an espeak-ng voice, words per minute, pitch (0-100), volume (0-200).
+public struct VoiceConfig: Sendable, Equatable {
+    public var voice: String?
+    public var rate = 175
+    public var pitch = 50
+    public var volume = 100
+
+    public init() {}
+}
+
 /// Everything parleyd reads from its TOML file (config/parley.toml documents every key).
 public struct ParleyConfig: Sendable, Equatable {
     // [conversation]
@@ -60,6 +70,8 @@ public struct ParleyConfig: Sendable, Equatable {
     /// and bought no accuracy (docs/benchmarks.md). The lattice pass (bestpath) always runs: the
     /// turn's confidence is its posterior.
     public var fwdflat = false
+    // [voice.<lang>]: how each language is spoken (espeak-ng)
+    public var voices: [String: VoiceConfig] = [:]
     // [translator]
     public var apertiumModesDirectory = "/usr/share/apertium/modes"
     public var translationTimeoutMs = 5_000
@@ -133,7 +145,7 @@ extension ParleyConfig {
         }
         var config = ParleyConfig(environment: environment)
         let file = Section(table: root, name: nil, source: source, baseDirectory: baseDirectory)
-        try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "translator", "history", "control", "log"])
+        try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "voice", "translator", "history", "control", "log"])
 
         if let section = try file.section("conversation") {
             try section.allowOnly(["speaker_a", "speaker_b", "mode", "echo_tail_ms", "min_confidence", "repeat_prompt"])
@@ -195,6 +207,20 @@ extension ParleyConfig {
                     throw model.error(missing.key, "names \(missing.path), which does not exist; install the model or fix the path")
                 }
                 config.recognizers[language] = resolved
+            }
+        }
+        if let section = try file.section("voice") {
+            for language in section.table.keys.sorted() {
+                guard Section.isLanguageCode(language), let table = try section.section(language) else {
+                    throw section.error(language, "must be a table named after a language, as in [voice.es] with voice, rate, pitch, volume")
+                }
+                try table.allowOnly(["voice", "rate", "pitch", "volume"])
+                var voice = VoiceConfig()
+                voice.voice = try table.string("voice")
+                voice.rate = try table.int("rate", in: 80...450) ?? voice.rate
+                voice.pitch = try table.int("pitch", in: 0...100) ?? voice.pitch
+                voice.volume = try table.int("volume", in: 0...200) ?? voice.volume
+                config.voices[language] = voice
             }
         }
         if let section = try file.section("translator") {

@@ -182,6 +182,14 @@ public enum Daemon {
         } catch {
             throw DaemonFailure(.runtime, error.description)
         }
+        synthesizer.voices = config.voices.mapValues {
+            VoiceSettings(voice: $0.voice, rate: $0.rate, pitch: $0.pitch, volume: $0.volume)
+        }
+        for (language, voice) in config.voices {
+            if let name = voice.voice, !synthesizer.canLoad(voice: name) {
+                throw DaemonFailure(.config, "[voice.\(language)] voice \"\(name)\" is not installed; pick one from `espeak-ng --voices`")
+            }
+        }
         for language in [config.speakerA, config.speakerB] where !synthesizer.hasVoice(for: language) {
             throw DaemonFailure(
                 .config, "[conversation]: espeak-ng has no voice for \"\(language)\"; pick a language from `espeak-ng --voices`")
@@ -231,6 +239,7 @@ public enum Daemon {
         let confidence = turn.confidence.map { String(format: "%.2f", $0) } ?? "-"
         print("[\(turn.speaker) \(turn.sourceLang)] \(turn.sourceText)")
         print("[\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang)] \(translated)")
+        if let ipa = turn.ipa { print("  /\(ipa)/") }
         print("  confidence \(confidence), recognition \(turn.timings.asrMs ?? -1) ms, translation \(turn.timings.mtMs ?? -1) ms, response \(turn.timings.responseMs ?? -1) ms")
         fflush(nil)
     }

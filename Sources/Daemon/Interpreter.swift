@@ -125,6 +125,8 @@ public final class Interpreter: @unchecked Sendable {
         var endOfSpeech: ContinuousClock.Instant
         var recognition: Recognition?
         var translation: String?
+        /// The translation's pronunciation, in IPA.
+        var ipa: String?
         var error: String?
         var lowConfidence = false
         var asrMs: Int?
@@ -715,6 +717,10 @@ public final class Interpreter: @unchecked Sendable {
                 try engines.playback.write(chunk)
             }
             try engines.playback.drain()
+            // After the audio is out, so it costs the listener nothing.
+            if !prompt, let ipa = engines.synthesizer.ipa(text, language: language) {
+                shared.withLock { $0.draft?.ipa = ipa }
+            }
         } catch {
             if abortSpeech.load(ordering: .relaxed) {
                 engines.playback.discard()
@@ -760,7 +766,7 @@ public final class Interpreter: @unchecked Sendable {
         }
         let turn = TurnRecord(
             sessionID: sessionID, speaker: draft.speaker.rawValue, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
-            sourceText: recognition.text, translatedText: draft.translation, confidence: recognition.confidence,
+            sourceText: recognition.text, translatedText: draft.translation, ipa: draft.ipa, confidence: recognition.confidence,
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: Date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
             ttsMs: draft.ttsMs, responseMs: draft.responseMs)

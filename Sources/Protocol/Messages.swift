@@ -145,6 +145,8 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     public var targetLang: String
     public var sourceText: String
     public var translatedText: String?
+    /// The translation's pronunciation in IPA.
+    public var ipa: String?
     public var confidence: Double?
     public var favorite: Bool
     public var lowConfidence: Bool
@@ -156,7 +158,8 @@ public struct TurnInfo: Sendable, Codable, Equatable {
 
     public init(
         id: Int64, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
-        translatedText: String?, confidence: Double?, favorite: Bool, lowConfidence: Bool = false, status: String, error: String?,
+        translatedText: String?, ipa: String? = nil, confidence: Double?, favorite: Bool, lowConfidence: Bool = false, status: String,
+        error: String?,
         createdAt: String, timings: Timings
     ) {
         self.id = id
@@ -166,6 +169,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         self.targetLang = targetLang
         self.sourceText = sourceText
         self.translatedText = translatedText
+        self.ipa = ipa
         self.confidence = confidence
         self.favorite = favorite
         self.lowConfidence = lowConfidence
@@ -176,7 +180,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, speaker, confidence, favorite, status, error, timings
+        case id, speaker, ipa, confidence, favorite, status, error, timings
         case sessionID = "session_id"
         case sourceLang = "source_lang"
         case targetLang = "target_lang"

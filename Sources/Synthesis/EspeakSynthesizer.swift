@@ -1,4 +1,5 @@
 import CEspeakNG
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -9,6 +10,10 @@ import Glibc
 public final class EspeakSynthesizer: SpeechSynthesizer {
     public let sampleRate: Int
     private var currentVoice: String?
+    /// Per-language voice, rate, pitch and volume; languages not listed use the defaults.
+    public var voices: [String: VoiceSettings] = [:] {
+        didSet { currentVoice = nil }
+    }
 
     private nonisolated(unsafe) static var instance: EspeakSynthesizer?
 
@@ -20,7 +25,8 @@ public final class EspeakSynthesizer: SpeechSynthesizer {
             throw SynthesisError("espeak-ng could not start (its data was not found); install espeak-ng-data")
         }
         espeak_SetSynthCallback(espeakCallback)
-        let created = EspeakSynthesizer(sampleRate: Int(rate), languages: installedLanguages())
+        let installed = installedVoices()
+        let created = EspeakSynthesizer(sampleRate: Int(rate), languages: installed.languages, voiceNames: installed.names)
         instance = created
         return created
     }
@@ -28,10 +34,13 @@ public final class EspeakSynthesizer: SpeechSynthesizer {
     /// Every language an installed voice speaks ("es", "en-us", ...), read once at start-up so
     /// the question can be answered from any thread.
     public let languages: Set<String>
+    /// Every installed voice's name and identifier, lowercased ("spanish", "roa/es", "es").
+    private let voiceNames: Set<String>
 
-    private init(sampleRate: Int, languages: Set<String>) {
+    private init(sampleRate: Int, languages: Set<String>, voiceNames: Set<String>) {
         self.sampleRate = sampleRate
         self.languages = languages
+        self.voiceNames = voiceNames
     }
 
     public func hasVoice(for language: String) -> Bool {
@@ -39,28 +48,59 @@ public final class EspeakSynthesizer: SpeechSynthesizer {
     }
 
     /// espeak-ng lists each voice's languages as (priority byte, NUL-terminated name) pairs.
-    private static func installedLanguages() -> Set<String> {
-        var found = Set<String>()
-        guard let voices = espeak_ListVoices(nil) else { return found }
+    private static func installedVoices() -> (languages: Set<String>, names: Set<String>) {
+        var languages = Set<String>()
+        var names = Set<String>()
+        guard let voices = espeak_ListVoices(nil) else { return (languages, names) }
         var index = 0
         while let voice = voices[index] {
             index += 1
+            if let name = voice.pointee.name { names.insert(String(cString: name).lowercased()) }
+            if let identifier = voice.pointee.identifier {
+                let path = String(cString: identifier).lowercased()
+                names.insert(path)
+                names.insert(String(path.split(separator: "/").last ?? Substring(path)))
+            }
             guard var cursor = voice.pointee.languages else { continue }
             while cursor.pointee != 0 {
                 let name = String(cString: cursor + 1)
-                found.insert(name)
+                languages.insert(name)
                 cursor += 2 + name.utf8.count
             }
         }
-        return found
+        return (languages, names.union(languages))
     }
 
     @discardableResult
     private func select(_ language: String) -> Bool {
         if currentVoice == language { return true }
-        guard espeak_SetVoiceByName(language) == EE_OK else { return false }
+        let settings = voices[language] ?? VoiceSettings()
+        guard espeak_SetVoiceByName(settings.voice ?? language) == EE_OK else { return false }
+        espeak_SetParameter(espeakRATE, Int32(settings.rate), 0)
+        espeak_SetParameter(espeakPITCH, Int32(settings.pitch), 0)
+        espeak_SetParameter(espeakVOLUME, Int32(settings.volume), 0)
         currentVoice = language
         return true
+    }
+
+    /// Whether a voice called `name` is installed (espeak-ng itself would silently fall back).
+    public func canLoad(voice name: String) -> Bool {
+        voiceNames.contains(name.lowercased())
+    }
+
+    public func ipa(_ text: String, language: String) -> String? {
+        guard select(language) else { return nil }
+        var clauses: [String] = []
+        text.withCString { start in
+            // espeak-ng moves the pointer clause by clause and sets it to nil at the end.
+            var cursor: UnsafeRawPointer? = UnsafeRawPointer(start)
+            while cursor != nil {
+                guard let phonemes = espeak_TextToPhonemes(&cursor, Int32(espeakCHARS_UTF8), Int32(espeakPHONEMES_IPA)) else { break }
+                let clause = String(cString: phonemes).trimmingCharacters(in: .whitespaces)
+                if !clause.isEmpty { clauses.append(clause) }
+            }
+        }
+        return clauses.isEmpty ? nil : clauses.joined(separator: " ")
     }
 
     @discardableResult

@@ -4,6 +4,25 @@ public struct SynthesisError: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) { self.description = description }
 }
 
+/// How one language is spoken.
+public struct VoiceSettings: Sendable, Equatable {
+    /// The espeak-ng voice name; nil uses the language code.
+    public var voice: String?
+    /// Words per minute (80-450).
+    public var rate: Int = 175
+    /// Base pitch (0-100).
+    public var pitch: Int = 50
+    /// Loudness (0-200, 100 is normal).
+    public var volume: Int = 100
+
+    public init(voice: String? = nil, rate: Int = 175, pitch: Int = 50, volume: Int = 100) {
+        self.voice = voice
+        self.rate = rate
+        self.pitch = pitch
+        self.volume = volume
+    }
+}
+
 /// Turns text into 16-bit mono speech.
 ///
 /// Synthesis streams: `chunk` receives audio as it is produced, so playback can start before
@@ -17,4 +36,6 @@ public protocol SpeechSynthesizer: AnyObject {
     /// of samples produced.
     @discardableResult
     func synthesize(_ text: String, language: String, chunk: ([Int16]) throws -> Void) throws(SynthesisError) -> Int
+    /// The pronunciation of `text` in IPA, when the engine can tell.
+    func ipa(_ text: String, language: String) -> String?
 }

@@ -114,6 +114,13 @@ struct ConfigTests {
         #expect(error("[recognizer.es]\nacoustic_model = \"/usr\"")?.contains("[recognizer.es] language_model is missing") == true)
     }
 
+    @Test func voicesAreReadAndChecked() throws {
+        let config = try parse("[voice.es]\nvoice = \"es\"\nrate = 200\npitch = 40\nvolume = 120")
+        #expect(config.voices["es"]?.rate == 200 && config.voices["es"]?.pitch == 40 && config.voices["es"]?.volume == 120)
+        #expect(error("[voice.es]\nrate = 1000")?.contains("[voice.es] rate") == true)
+        #expect(error("[voice.es]\nspeed = 2")?.contains("speed") == true)
+    }
+
     @Test func syntaxErrorsGiveTheLine() {
         #expect(error("[audio]\ncapture_device = ")?.contains("line 2") == true)
     }

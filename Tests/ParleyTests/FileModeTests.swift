@@ -137,3 +137,40 @@ struct FileModeTests {
         #expect(result.stderr.contains("--input and --output go together"))
     }
 }
+
+/// `[voice.<lang>]` and the IPA of each translation, end to end.
+@Suite("Speech output settings, end to end", .serialized)
+struct SpeechOutputTests {
+    @Test func aFasterRateSpeaksTheSameWordsInLessTimeAndTheIPAIsKept() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = try EndToEnd.writeConfig(in: dir, extra: "[voice.es]\nrate = 350")
+        let output = dir.appendingPathComponent("out.wav")
+        let result = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"),
+            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", output.path], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let turn = try #require(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 1).first)
+        let translation = try #require(turn.translatedText)
+        // Twice the default 175 words per minute: well under espeak-ng's default rendering.
+        let played = EndToEnd.trimmingSilence(try EndToEnd.wavSamples(output).samples)
+        let reference = EndToEnd.trimmingSilence(try EndToEnd.espeakReference(translation, voice: "es", in: dir))
+        let ratio = Double(played.count) / Double(reference.count)
+        #expect(ratio > 0.35 && ratio < 0.75, "rate 350 played \(played.count) samples against \(reference.count) at 175")
+        // The pronunciation is espeak-ng's own IPA for the translation.
+        let ipa = try #require(turn.ipa)
+        let expected = try EndToEnd.run("/usr/bin/espeak-ng", ["-q", "--ipa", "-v", "es", translation], in: dir).stdout
+        #expect(ipa.filter { !$0.isWhitespace } == expected.filter { !$0.isWhitespace })
+    }
+
+    @Test func anUnknownVoiceStopsStartUp() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = try EndToEnd.writeConfig(in: dir, extra: "[voice.es]\nvoice = \"no-such-voice\"")
+        let result = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"),
+            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("no-such-voice"))
+    }
+}
