@@ -12,7 +12,7 @@ DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsph
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release run demo test bench clean
+.PHONY: all deps build release run demo test bench man completions clean
 
 all: build
 
@@ -50,6 +50,16 @@ demo: release
 test: deps
 	$(SWIFT) build --build-tests
 	PARLEY_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build
+
+## man, completions: generated from the argument parser into out/man and out/completions
+man: build
+	$(SWIFT) build --product generate-manual
+	@mkdir -p out/man
+	bin=$$($(SWIFT) build --show-bin-path); $$bin/generate-manual $$bin/parley -o out/man && $$bin/generate-manual $$bin/parleyd -o out/man
+
+completions: build
+	@mkdir -p out/completions
+	bin=$$($(SWIFT) build --show-bin-path); for shell in bash zsh fish; do $$bin/parley --generate-completion-script $$shell > out/completions/parley.$$shell; done
 
 ## bench: measurements for docs/benchmarks.md, on a release build
 bench: release

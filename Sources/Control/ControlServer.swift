@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ParleyProtocol
+import Synchronization
 
 /// What a request gets back.
 public enum ControlReply: Sendable {
@@ -12,9 +13,26 @@ public enum ControlReply: Sendable {
     case subscribe(Data, Subscription)
 }
 
+/// Who is on the other end of a connection (SO_PEERCRED).
+public struct Peer: Sendable, CustomStringConvertible {
+    public var pid: Int32
+    public var uid: UInt32
+    public var gid: UInt32
+
+    public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
+}
+
+/// Linux's `struct ucred` (pid_t, uid_t, gid_t), which Swift's Glibc module does not export.
+struct PeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+}
+
 /// Answers control requests. Implementations never throw: every failure is an error reply.
 public protocol ControlHandler: Sendable {
-    func reply(to request: Request) async -> ControlReply
+    /// `peer` is nil when the kernel would not say who connected.
+    func reply(to request: Request, from peer: Peer?) async -> ControlReply
 }
 
 /// Encodes replies the same way everywhere.
@@ -43,6 +61,9 @@ public final class ControlServer: Sendable {
     public let path: String
     private let handler: any ControlHandler
     private let logger: Logger
+    private let connected = Atomic<Int>(0)
+    /// Connections served at once; the next one is answered `too_many_clients` and closed.
+    public static let maxClients = 64
 
     public init(path: String, handler: any ControlHandler, logger: Logger) {
         self.path = path
@@ -56,10 +77,16 @@ public final class ControlServer: Sendable {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                channel.eventLoop.makeCompletedFuture {
+                let credentials: EventLoopFuture<Peer?> =
+                    (channel as? any SocketOptionProvider)?
+                    .unsafeGetSocketOption(level: .socket, name: .init(rawValue: SO_PEERCRED))
+                    .map { (value: PeerCredentials) -> Peer? in Peer(pid: value.pid, uid: value.uid, gid: value.gid) }
+                    .recover { _ in nil }
+                    ?? channel.eventLoop.makeSucceededFuture(nil)
+                return credentials.flatMapThrowing { peer in
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineDecoder(maxLength: maxLineBytes)))
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    return (try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel), peer)
                 }
             }
         chmod(path, 0o660)
@@ -67,14 +94,24 @@ public final class ControlServer: Sendable {
         defer { unlink(path) }
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
-                for try await connection in connections {
-                    group.addTask { await self.serve(connection) }
+                for try await (connection, peer) in connections {
+                    group.addTask { await self.serve(connection, peer: peer) }
                 }
             }
         }
     }
 
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: Peer?) async {
+        let count = connected.add(1, ordering: .relaxed).newValue
+        defer { connected.subtract(1, ordering: .relaxed) }
+        guard count <= Self.maxClients else {
+            logger.warning("control connection refused: too many clients", metadata: ["peer": "\(peer?.description ?? "unknown")"])
+            try? await connection.executeThenClose { _, outbound in
+                try await outbound.write(
+                    Self.frame(Replies.error(.tooManyClients, "\(Self.maxClients) clients are connected already; close one and try again", id: nil)))
+            }
+            return
+        }
         do {
             try await connection.executeThenClose { inbound, outbound in
                 // Replies and events share the writer; a client that does not read holds up
@@ -84,7 +121,7 @@ public final class ControlServer: Sendable {
                     defer { subscription?.cancel() }
                     do {
                         for try await line in inbound {
-                            switch await self.reply(to: line) {
+                            switch await self.reply(to: line, from: peer) {
                             case .line(let reply):
                                 try await outbound.write(Self.frame(reply))
                             case .subscribe(let reply, let events):
@@ -121,7 +158,7 @@ public final class ControlServer: Sendable {
         return buffer
     }
 
-    private func reply(to line: ByteBuffer) async -> ControlReply {
+    private func reply(to line: ByteBuffer, from peer: Peer?) async -> ControlReply {
         let bytes = Data(line.readableBytesView)
         let request: Request
         do {
@@ -131,7 +168,7 @@ public final class ControlServer: Sendable {
                 Replies.error(
                     .badRequest, #"not a request: send one JSON object per line, like {"type":"status"}"#, id: nil))
         }
-        return await handler.reply(to: request)
+        return await handler.reply(to: request, from: peer)
     }
 
     /// Creates the socket's folder (0750) when it does not exist.

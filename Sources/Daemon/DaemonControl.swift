@@ -21,8 +21,14 @@ struct DaemonControl: ControlHandler {
         "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config",
     ]
 
-    func reply(to request: Request) async -> ControlReply {
+    /// Commands that change what the daemon does; they are logged with who sent them.
+    static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set"]
+
+    func reply(to request: Request, from peer: Peer?) async -> ControlReply {
         let id = request.id
+        if Self.changing.contains(request.type) {
+            logger.notice("control command", metadata: ["command": "\(request.type)", "peer": "\(peer?.description ?? "unknown")"])
+        }
         do {
             let fields = Fields(data: request.data ?? [:])
             switch request.type {
@@ -43,7 +49,6 @@ struct DaemonControl: ControlHandler {
                 guard let text = try fields.string("text"), !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
                     throw FieldError("data.text must be the words to translate, and not empty")
                 }
-                logger.notice("say", metadata: ["speaker": "\(speaker.rawValue)"])
                 let turn = try await interpreter.say(speaker, text: text)
                 return .line(Replies.result(turn.info, id: id))
             case "listen":
@@ -55,11 +60,9 @@ struct DaemonControl: ControlHandler {
                 return .line(Replies.result(status(), id: id))
             case "pause":
                 interpreter.pause()
-                logger.notice("paused by a client")
                 return .line(Replies.result(status(), id: id))
             case "resume":
                 interpreter.resume()
-                logger.notice("resumed by a client")
                 return .line(Replies.result(status(), id: id))
             case "swap":
                 return .line(Replies.result(interpreter.swapLanguages(), id: id))

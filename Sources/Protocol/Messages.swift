@@ -52,6 +52,7 @@ public enum ErrorCode: String, Sendable, Codable {
     case invalidField = "invalid_field"
     case lineTooLong = "line_too_long"
     case unavailable
+    case tooManyClients = "too_many_clients"
     case internalError = "internal"
 }
 

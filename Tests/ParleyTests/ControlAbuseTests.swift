@@ -10,7 +10,7 @@ struct ControlAbuseTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let silence = dir.appendingPathComponent("silence.raw")
         try Data(count: 32_000).write(to: silence)
-        let (daemon, _, socket) = try await EndToEnd.startLiveDaemon(in: dir, infile: silence.path, played: "/dev/null")
+        let (daemon, log, socket) = try await EndToEnd.startLiveDaemon(in: dir, infile: silence.path, played: "/dev/null")
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
 
         struct Answer: Equatable {
@@ -60,6 +60,27 @@ struct ControlAbuseTests {
         let status = try JSONDecoder().decode(ResultReply<StatusInfo>.self, from: line).data
         #expect(status.speaker == "b")
         #expect(status.b.hearable && !status.a.hearable)
+
+        // State-changing commands are logged with who sent them.
+        let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(logged.contains("command=set") && logged.contains("uid \(getuid())"))
+
+        // 64 idle clients take every place; the next is told so and closed.
+        var idle: [ControlClient] = []
+        for _ in 0..<64 { idle.append(try ControlClient(path: socket)) }
+        try await Task.sleep(for: .milliseconds(300))
+        let extra = try ControlClient(path: socket)
+        let refusedLine = try #require(try extra.readLine())
+        #expect(String(decoding: refusedLine, as: UTF8.self).contains("too_many_clients"))
+        #expect(try extra.readLine() == nil)
+        // One leaves: a new client is served again.
+        idle.removeLast()
+        try await Task.sleep(for: .milliseconds(300))
+        let started = Date()
+        let answer = try ControlClient(path: socket).call(Request(type: "status"))
+        #expect(try JSONDecoder().decode(Envelope.self, from: answer).type == "result")
+        #expect(Date().timeIntervalSince(started) < 0.5)
+        idle.removeAll()
 
         kill(daemon.processIdentifier, SIGTERM)
         #expect(EndToEnd.wait(daemon, timeout: 20))

@@ -60,6 +60,18 @@ struct LiveALSATests {
         #expect(result.stderr.contains("Is parleyd running?"))
     }
 
+    @Test func shellCompletionsKnowEverySubcommand() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try EndToEnd.run(try EndToEnd.binary("parley"), ["--generate-completion-script", shell], in: dir)
+            #expect(script.status == 0)
+            for command in ["status", "say", "listen", "pause", "resume", "swap", "set", "history", "watch"] {
+                #expect(script.stdout.contains(command), "\(shell) completion lacks \(command)")
+            }
+        }
+    }
+
     @Test func theCLIRejectsBadUsageWithExitCode2() throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
