@@ -95,6 +95,28 @@ public final class ControlClient {
         }
     }
 
+    /// The socket, for waiting on it with poll(2).
+    public var fileDescriptor: Int32 { fd }
+
+    /// Reads once (the caller knows data is waiting) and returns the complete lines; nil when
+    /// the daemon closed the connection.
+    public func readAvailableLines() throws(ClientError) -> [Data]? {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 {
+            if errno == EINTR || errno == EAGAIN { return [] }
+            throw .protocolFailure(String(cString: strerror(errno)))
+        }
+        if count == 0 { return nil }
+        pending.append(contentsOf: buffer[0..<count])
+        var lines: [Data] = []
+        while let newline = pending.firstIndex(of: 0x0A) {
+            lines.append(Data(pending[pending.startIndex..<newline]))
+            pending.removeSubrange(pending.startIndex...newline)
+        }
+        return lines
+    }
+
     /// Sends a request and returns the reply line (a result or an error).
     public func call(_ request: Request) throws(ClientError) -> Data {
         try send(request)

@@ -302,27 +302,193 @@ struct ConfigCommand: ParsableCommand {
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Follow the daemon's events (levels, speech, transcripts, turns) as lines.")
+        abstract: "A live view: mic level, who speaks, the words so far, the last turns.",
+        discussion: "On a terminal it redraws 10 times a second (q or Ctrl-C quits); otherwise it prints one plain line per event.")
 
     @OptionGroup var options: ClientOptions
 
-    @Flag(name: .long, help: "Leave out the level events.")
+    @Flag(name: .long, help: "Leave out the level events (plain and JSON output).")
     var quiet = false
 
     func run() throws {
         let client: ControlClient
+        let view = LiveView()
         do {
+            if let status = try? options.call(Request(type: "status"), as: StatusInfo.self) { view.apply(status: status) }
+            if let turns = try? options.call(Request(type: "history", data: ["limit": .number(3)]), as: [TurnInfo].self) {
+                view.turns = turns
+            }
             client = try ControlClient(path: options.socketPath)
             _ = try client.call(Request(type: "subscribe"))
         } catch {
             printError("parley: \(error)")
             throw ExitCode(error.isConnectionFailure ? 3 : 1)
         }
+        if options.json || isatty(STDOUT_FILENO) == 0 {
+            try follow(client, view: view)
+        } else {
+            try LiveView.Terminal.run(client: client, view: view)
+        }
+    }
+
+    /// Plain lines (or the raw JSON events) for pipes, logs and dumb terminals.
+    private func follow(_ client: ControlClient, view: LiveView) throws {
         while let line = try? client.readLine() {
-            let text = String(decoding: line, as: UTF8.self)
-            if quiet && text.contains(#""type":"level""#) { continue }
-            print(text)
+            let type = (try? JSONDecoder().decode(Envelope.self, from: line))?.type ?? ""
+            if quiet && type == EventType.level { continue }
+            if options.json {
+                print(String(decoding: line, as: UTF8.self))
+            } else if let text = view.apply(event: line) {
+                print(text)
+            }
             fflush(nil)
         }
     }
+}
+
+/// What `parley watch` shows, updated from events.
+final class LiveView {
+    var state = "?"
+    var speaker: String?
+    var languages: [String: String] = [:]
+    var levels: [Float] = []
+    var lastLevel: Float = -96
+    var partial = ""
+    var turns: [TurnInfo] = []
+
+    func apply(status: StatusInfo) {
+        state = status.state
+        speaker = status.speaker
+        languages = ["a": status.a.language, "b": status.b.language]
+    }
+
+    /// Updates the view; returns a plain line describing the event, if it is worth one.
+    func apply(event line: Data) -> String? {
+        let decoder = JSONDecoder()
+        guard let type = (try? decoder.decode(Envelope.self, from: line))?.type else { return nil }
+        struct Event<Payload: Decodable>: Decodable { var data: Payload }
+        switch type {
+        case EventType.level:
+            guard let level = try? decoder.decode(Event<LevelEvent>.self, from: line).data else { return nil }
+            lastLevel = level.rmsDB
+            levels.append(level.rmsDB)
+            if levels.count > 400 { levels.removeFirst(levels.count - 400) }
+            return String(format: "level %.1f dB (peak %.1f)", level.rmsDB, level.peakDB)
+        case EventType.state:
+            guard let event = try? decoder.decode(Event<StateEvent>.self, from: line).data else { return nil }
+            state = event.state
+            speaker = event.speaker
+            if event.state == "listening" { partial = "" }
+            return "state \(event.state)\(event.speaker.map { " (\($0))" } ?? "")"
+        case EventType.partial:
+            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
+            partial = event.text
+            return "partial \(event.speaker): \(event.text)"
+        case EventType.transcript:
+            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
+            partial = event.text
+            return "heard \(event.speaker) (\(event.language)): \(event.text)"
+        case EventType.translation:
+            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
+            return "translated (\(event.language)): \(event.text)"
+        case EventType.turn:
+            guard let turn = try? decoder.decode(Event<TurnInfo>.self, from: line).data else { return nil }
+            turns.insert(turn, at: 0)
+            turns = Array(turns.prefix(3))
+            partial = ""
+            return "turn #\(turn.id) \(turn.speaker) \(turn.sourceLang): \(turn.sourceText) -> \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")"
+        case EventType.noSpeech:
+            partial = ""
+            return "nothing recognized"
+        case EventType.speechStart, EventType.speechEnd, EventType.speakingStart, EventType.speakingEnd:
+            guard let event = try? decoder.decode(Event<SpeakerEvent>.self, from: line).data else { return nil }
+            return "\(type.replacingOccurrences(of: "_", with: " ")) \(event.speaker) (\(event.language))"
+        case EventType.error:
+            guard let event = try? decoder.decode(Event<ErrorEvent>.self, from: line).data else { return nil }
+            return "error: \(event.message)"
+        case EventType.lagged:
+            struct Lagged: Decodable { var missed: Int }
+            guard let event = try? decoder.decode(Event<Lagged>.self, from: line).data else { return nil }
+            return "(missed \(event.missed) events)"
+        default:
+            return nil
+        }
+    }
+
+    /// The screen, `width` columns wide.
+    func render(width: Int) -> [String] {
+        let bars: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+        let columns = max(10, width - 12)
+        let wave = String(levels.suffix(columns).map { level -> Character in
+            guard level > -60 else { return " " }
+            return bars[min(bars.count - 1, Int((level + 60) / 60 * Float(bars.count)))]
+        })
+        let who = speaker.map { "speaker \($0) (\(languages[$0] ?? "?"))" } ?? "nobody"
+        var lines = [
+            "\u{1B}[1mParley\u{1B}[0m  \(state.replacingOccurrences(of: "_", with: " ")): \(who)" + String(repeating: " ", count: 4) + "q quits",
+            String(format: "%6.1f dB ", lastLevel) + wave,
+            "",
+            partial.isEmpty ? "" : "\u{1B}[1m  \(partial)\u{1B}[0m",
+            "",
+        ]
+        for turn in turns {
+            let other = turn.speaker == "a" ? "b" : "a"
+            lines.append("#\(turn.id)  \(turn.speaker) \(turn.sourceLang):  \u{1B}[1m\(turn.sourceText)\u{1B}[0m")
+            lines.append("     \(other) \(turn.targetLang):  \u{1B}[1m\(turn.translatedText ?? "(untranslated)")\u{1B}[0m")
+            lines.append("")
+        }
+        return lines
+    }
+
+    /// The interactive terminal: raw keys, redraws at 10 Hz, restores the terminal on the way out.
+    enum Terminal {
+        static func run(client: ControlClient, view: LiveView) throws {
+            tcgetattr(STDIN_FILENO, &savedTerminal)
+            var raw = savedTerminal
+            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+            signal(SIGINT, restoreTerminalAndExit)
+            defer {
+                tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+                print("\u{1B}[?25h", terminator: "")
+            }
+            print("\u{1B}[?25l", terminator: "")
+            var descriptors = [
+                pollfd(fd: client.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+            ]
+            var lastDraw = Date.distantPast
+            while true {
+                _ = poll(&descriptors, 2, 50)
+                if descriptors[0].revents != 0 {
+                    guard let lines = try client.readAvailableLines() else { return }
+                    for line in lines { _ = view.apply(event: line) }
+                }
+                if descriptors[1].revents != 0 {
+                    var key: UInt8 = 0
+                    if read(STDIN_FILENO, &key, 1) == 1 && (key == UInt8(ascii: "q") || key == UInt8(ascii: "Q")) { return }
+                }
+                if Date().timeIntervalSince(lastDraw) >= 0.1 {
+                    lastDraw = Date()
+                    var size = winsize()
+                    _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size)
+                    let width = size.ws_col > 0 ? Int(size.ws_col) : 80
+                    let screen = view.render(width: width).map { "\u{1B}[2K" + $0 }.joined(separator: "\n")
+                    print("\u{1B}[H\u{1B}[J" + screen, terminator: "")
+                    fflush(nil)
+                }
+            }
+        }
+    }
+}
+
+/// The terminal settings `parley watch` found, restored on the way out.
+nonisolated(unsafe) var savedTerminal = termios()
+
+/// SIGINT during `parley watch`: give the terminal back as it was, then exit.
+func restoreTerminalAndExit(_: Int32) {
+    tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+    let reset = "\u{1B}[?25h\n"
+    _ = reset.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
+    _exit(0)
 }

@@ -63,8 +63,12 @@ struct RealTimeTests {
 
         // Events, through the CLI, for the whole conversation.
         let (watcher, events, _) = try EndToEnd.start(
-            try EndToEnd.binary("parley"), ["watch", "--quiet", "--socket", daemon.socket], in: dir, tag: "watch")
+            try EndToEnd.binary("parley"), ["watch", "--quiet", "--json", "--socket", daemon.socket], in: dir, tag: "watch")
         defer { watcher.terminate() }
+        // Not a terminal: the live view falls back to plain lines.
+        let (plainWatcher, plain, _) = try EndToEnd.start(
+            try EndToEnd.binary("parley"), ["watch", "--quiet", "--socket", daemon.socket], in: dir, tag: "watch-plain")
+        defer { plainWatcher.terminate() }
 
         let data = EndToEnd.testData
         for (index, clip) in ["goforward", "numbers", "something"].enumerated() {
@@ -86,6 +90,10 @@ struct RealTimeTests {
         for event in ["speech_start", "speech_end", "transcript", "translation", "speaking_start", "speaking_end", "turn", "state"] {
             #expect(lines.contains("\"type\":\"\(event)\""), "no \(event) event")
         }
+        let plainLines = (try? String(contentsOf: plain, encoding: .utf8)) ?? ""
+        #expect(plainLines.contains("heard a (en): go forward"))
+        #expect(plainLines.contains("turn #1 a en: go forward"))
+        #expect(!plainLines.contains("{\"data\""))
 
         kill(daemon.process.processIdentifier, SIGTERM)
         #expect(EndToEnd.wait(daemon.process, timeout: 20))
