@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idle CPU of parleyd listening to silence in real time: a private PulseAudio server's null
 # sink is the microphone (its monitor delivers silence at the real rate), ALSA's pulse plugin
-# is the device. Prints the share of one core parleyd used over the measuring window.
+# is the device. Prints the start-up time until ready and the share of one core parleyd used
+# over the measuring window.
 # Usage: bench/idle-cpu.sh [BIN_DIR] [SECONDS]
 set -euo pipefail
 bin=${1:-$(swift build -c release --show-bin-path)}
@@ -30,9 +31,13 @@ socket = "$work/control.sock"
 [log]
 level = "warning"
 TOML
+launched=$(date +%s.%N)
 "$bin/parleyd" --config "$work/parley.toml" 2>"$work/parleyd.log" &
 daemon=$!
-for _ in $(seq 100); do [[ -S $work/control.sock ]] && break; sleep 0.1; done
+# Ready: the models are loaded, the microphone is open and the socket answers.
+until "$bin/parley" status --socket "$work/control.sock" >/dev/null 2>&1; do sleep 0.01; done
+ready=$(date +%s.%N)
+awk -v a="$launched" -v b="$ready" 'BEGIN { printf "start-up until ready: %.0f ms\n", 1000 * (b - a) }'
 sleep 2  # let start-up settle
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$daemon/stat"; }
