@@ -11,7 +11,7 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
 }
 
 /// The files one PocketSphinx model is made of.
-public struct RecognizerModel: Sendable, Equatable {
+public struct RecognizerModel: Sendable, Hashable {
     public var acousticModel: String
     public var languageModel: String
     public var dictionary: String

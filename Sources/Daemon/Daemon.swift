@@ -271,8 +271,10 @@ final class CaptureSource: @unchecked Sendable {
 
 /// Recognizers by language, loaded once and kept warm.
 final class RecognizerPool: @unchecked Sendable {
-    // `cache` is touched only on the recognition queue (and in init).
+    // `cache` and `loaded` are touched only on the recognition queue (and in init).
     private var cache: [String: any SpeechRecognizer] = [:]
+    /// Languages configured with the same model files share one decoder, loaded once.
+    private var loaded: [RecognizerModel: any SpeechRecognizer] = [:]
     /// Languages whose model would not load; asked about from any thread.
     private let failed = Mutex<Set<String>>([])
     private let config: ParleyConfig
@@ -318,9 +320,12 @@ final class RecognizerPool: @unchecked Sendable {
 
     private func load(_ language: String) throws(RecognizerError) -> any SpeechRecognizer {
         guard let model = config.recognizerModel(for: language) else { throw RecognizerError("no model for \(language)") }
-        return try PocketSphinxRecognizer(
+        if let shared = loaded[model] { return shared }
+        let recognizer = try PocketSphinxRecognizer(
             language: language, acousticModel: model.acousticModel, languageModel: model.languageModel,
             dictionary: model.dictionary, options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes"])
+        loaded[model] = recognizer
+        return recognizer
     }
 }
 
