@@ -320,11 +320,14 @@ public struct ConversationMachine: Sendable {
     /// Ends a turn that produced nothing to speak: the same speaker goes on (or the pause asked
     /// for meanwhile begins).
     private mutating func settle(listeningTo speaker: Speaker) -> [Action] {
+        // Someone who typed (and cannot be heard) does not get the microphone.
+        let next = Self.firstHearable(preferring: speaker, in: settings.hearable)
         if pauseRequested {
             pauseRequested = false
-            return transition(to: .paused(next: speaker)) + [.releaseCapture]
+            return transition(to: .paused(next: next)) + [.releaseCapture]
         }
-        return transition(to: .listening(speaker)) + [.resetEndpointer]
+        guard let next else { return transition(to: .idle) }
+        return transition(to: .listening(next)) + [.resetEndpointer]
     }
 
     /// Who listens after `speaker`'s turn.

@@ -90,7 +90,10 @@ public enum Daemon {
             let code: DaemonFailure.Code = error.kind == .format || options.input != nil ? .runtime : .audioDevice
             throw DaemonFailure(code, error.description)
         }
-        defer { playback.close() }
+        // Until the interpreter exists playback is ours to close; after that the interpreter
+        // closes it on its own queue, never while a write is in progress.
+        var closePlayback = true
+        defer { if closePlayback { playback.close() } }
         let recognizers = try RecognizerPool(config: config, logger: logger)
         let engines = Engines(
             recognizer: recognizers.recognizer(for:), canHear: recognizers.canHear,
@@ -111,6 +114,7 @@ public enum Daemon {
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
             endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: history,
             sessionID: sessionID, events: events, logger: logger)
+        closePlayback = false
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
                 "speaker \(speaker.rawValue) cannot be heard; they can still type with `parley say`",

@@ -69,6 +69,8 @@ public final class Interpreter: @unchecked Sendable {
     private let speechQueue = DispatchQueue(label: "parley.speech")
     private let pendingWrites = DispatchGroup()
     private let clock = ContinuousClock()
+    /// One settings change at a time, so two clients cannot undo each other's.
+    private let settingsChange = NSLock()
     // Partial hypotheses; touched only on `recognitionQueue`.
     private var samplesSincePartial = 0
     private var lastPartial: String?
@@ -88,6 +90,8 @@ public final class Interpreter: @unchecked Sendable {
         var turnCount = 0
         var userPaused = false
         var deviceLost = false
+        /// The language the utterance being heard will be translated into (fixed when it starts).
+        var utteranceTarget: String?
 
         /// Feeds the machine and applies what belongs to shared state right here.
         mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
@@ -95,7 +99,9 @@ public final class Interpreter: @unchecked Sendable {
             for action in actions {
                 switch action {
                 case .resetEndpointer: endpointer.reset()
-                case .startRecognition(let speaker): utteranceLanguage = settings.language(of: speaker)
+                case .startRecognition(let speaker):
+                    utteranceLanguage = settings.language(of: speaker)
+                    utteranceTarget = settings.language(of: speaker.other)
                 default: break
                 }
             }
@@ -208,7 +214,6 @@ public final class Interpreter: @unchecked Sendable {
             guard let current = capture else {
                 do {
                     capture = try openCapture()
-                    backoff = 0.5
                     deviceRestored()
                 } catch {
                     deviceLost(error)
@@ -220,11 +225,15 @@ public final class Interpreter: @unchecked Sendable {
             let frame: [Int16]
             do {
                 frame = try current.read()
+                backoff = 0.5
             } catch {
                 guard isRealTime else { throw error }
                 current.close()
                 capture = nil
                 deviceLost(error)
+                // A device that opens but cannot be read must not be retried in a tight loop.
+                waitForSignal(seconds: backoff)
+                backoff = min(backoff * 2, 10)
                 continue
             }
             if frame.isEmpty { break }
@@ -316,16 +325,30 @@ public final class Interpreter: @unchecked Sendable {
         }
         perform(actions)
         waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Self.stopTimeout) : .distantFuture, unlessStopping: false)
-        closing.store(true, ordering: .relaxed)
-        for queue in [recognitionQueue, speechQueue] {
-            let drained = DispatchSemaphore(value: 0)
-            queue.async { drained.signal() }
-            if drained.wait(timeout: .now() + Self.stopTimeout) == .timedOut {
-                logger.warning("an engine did not finish in time; exiting anyway", metadata: ["queue": "\(queue.label)"])
-            }
-        }
+        shared.withLock { _ in closing.store(true, ordering: .relaxed) }
         _ = pendingWrites.wait(timeout: .now() + Self.stopTimeout)
-        recognitionQueue.sync {
+        // Playback is closed on its own queue once that queue is idle; a queue that never
+        // drains (a hung device) is left alone rather than closed under its feet.
+        let speechDone = onQueue(speechQueue, within: Self.stopTimeout) { self.engines.playback.close() }
+        let recognitionDone = onQueue(recognitionQueue, within: Self.stopTimeout) { self.logRecognitionCost() }
+        if !speechDone || !recognitionDone {
+            logger.warning("an engine did not finish in time; exiting anyway")
+        }
+    }
+
+    /// Runs `work` on `queue` and waits for it at most `seconds`; false if it did not run in time.
+    private func onQueue(_ queue: DispatchQueue, within seconds: TimeInterval, _ work: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        queue.async {
+            work()
+            done.signal()
+        }
+        return done.wait(timeout: .now() + seconds) == .success
+    }
+
+    /// On `recognitionQueue`.
+    private func logRecognitionCost() {
+        do {
             guard recognizedSamples > 0 else { return }
             let cpu = Double(recognitionCPU.components.seconds) + Double(recognitionCPU.components.attoseconds) / 1e18
             let speech = Double(recognizedSamples) / Double(captureSampleRate)
@@ -440,6 +463,7 @@ public final class Interpreter: @unchecked Sendable {
         let now = clock.now
         return try await withCheckedThrowingContinuation { continuation in
             let actions = shared.withLock { state -> [ConversationMachine.Action] in
+                guard !closing.load(ordering: .relaxed) else { return [] }
                 let actions = state.handle(.typed(speaker, text: words))
                 guard !actions.isEmpty else { return [] }
                 state.draft = TurnDraft(
@@ -483,6 +507,8 @@ public final class Interpreter: @unchecked Sendable {
     /// when a language cannot be spoken or translated.
     @discardableResult
     public func apply(_ change: Change) throws(ConversationRefusal) -> RuntimeSettings {
+        settingsChange.lock()
+        defer { settingsChange.unlock() }
         var next = snapshot.settings
         next.speakerA = change.speakerA ?? next.speakerA
         next.speakerB = change.speakerB ?? next.speakerB
@@ -497,6 +523,8 @@ public final class Interpreter: @unchecked Sendable {
     /// Exchanges the two speakers' languages, from the next turn.
     @discardableResult
     public func swapLanguages() -> RuntimeSettings {
+        settingsChange.lock()
+        defer { settingsChange.unlock() }
         var next = snapshot.settings
         swap(&next.speakerA, &next.speakerB)
         return commit(next)
@@ -574,7 +602,7 @@ public final class Interpreter: @unchecked Sendable {
                 let language = shared.withLock { state in
                     state.draft = TurnDraft(
                         speaker: speaker, sourceLang: state.utteranceLanguage ?? state.settings.language(of: speaker),
-                        targetLang: state.settings.language(of: speaker.other), endOfSpeech: now)
+                        targetLang: state.utteranceTarget ?? state.settings.language(of: speaker.other), endOfSpeech: now)
                     return state.draft?.sourceLang
                 }
                 publish(EventType.speechEnd, speaker: speaker)
@@ -586,15 +614,15 @@ public final class Interpreter: @unchecked Sendable {
                     self.engines.recognizer(language)?.cancelUtterance()
                 }
             case .translate(let speaker, let text):
-                guard !closing.load(ordering: .relaxed) else { continue }
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
                 Task { await self.translate(text, spokenBy: speaker) }
             case .speak(let speaker, let text):
-                guard !closing.load(ordering: .relaxed) else { continue }
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
                 // Cleared here, not on the speech queue, so a stop that comes meanwhile is kept.
                 abortSpeech.store(false, ordering: .relaxed)
                 speechQueue.async { self.speak(text, for: speaker, prompt: false) }
             case .askToRepeat(let speaker):
-                guard !closing.load(ordering: .relaxed) else { continue }
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
                 let language = shared.withLock { $0.draft?.sourceLang ?? $0.settings.language(of: speaker) }
                 abortSpeech.store(false, ordering: .relaxed)
                 speechQueue.async { self.speak(RepeatPrompt.text(for: language), for: speaker, prompt: true) }
@@ -613,6 +641,14 @@ public final class Interpreter: @unchecked Sendable {
             case .resetEndpointer:
                 break  // applied inside `Shared.handle`
             }
+        }
+    }
+
+    /// Shutting down: the turn in flight is stored as it stands (untranslated or unspoken), and
+    /// whoever waits for it (`say`) is answered.
+    private func abandonTurn() {
+        if let draft = shared.withLock({ $0.takeDraftForRecording(pendingWrites) }) {
+            record(draft)
         }
     }
 
@@ -695,7 +731,10 @@ public final class Interpreter: @unchecked Sendable {
             prompt ? (state.draft?.sourceLang ?? state.settings.language(of: speaker)) : (state.draft?.targetLang ?? state.settings.language(of: speaker.other))
         }
         let listener = prompt ? speaker : speaker.other
-        guard !closing.load(ordering: .relaxed) else { return }
+        guard !closing.load(ordering: .relaxed) else {
+            abandonTurn()
+            return
+        }
         let started = clock.now
         var first = true
         var produced = 0

@@ -65,7 +65,7 @@ public final class EspeakSynthesizer: SpeechSynthesizer {
             while cursor.pointee != 0 {
                 let name = String(cString: cursor + 1)
                 languages.insert(name)
-                cursor += 2 + name.utf8.count
+                cursor += 2 + strlen(cursor + 1)
             }
         }
         return (languages, names.union(languages))

@@ -192,10 +192,10 @@ private final class Pipeline {
         self.pair = pair
         let stdinPipe = Pipe()
         let stdoutPipe = Pipe()
-        // setsid makes the pipeline a process group of its own, so stop() ends every stage,
-        // even one that froze (the reason for a restart).
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = ["/bin/sh", "-c", command]
+        // Foundation starts the child as the leader of a process group of its own, which every
+        // stage of the pipeline joins: stop() kills the group, even a stage that froze.
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = FileHandle.nullDevice

@@ -273,6 +273,12 @@ struct ConversationMachineTests {
         #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
     }
 
+    @Test func aFailedTypedTurnDoesNotGiveTheMicrophoneToWhoCannotBeHeard() {
+        var machine = Machine(settings: .init(echoTail: tail, hearable: [.a]))
+        _ = machine.handle(.typed(.b, text: "hola"))
+        #expect(machine.handle(.translationFailed) == [.stateChanged(.listening(.a)), .resetEndpointer])
+    }
+
     @Test func anEmptyTypedTurnIsIgnored() {
         var machine = Machine(settings: .init(echoTail: tail))
         #expect(machine.handle(.typed(.a, text: "   ")) == [])

@@ -53,8 +53,12 @@ struct ApertiumTranslatorTests {
         #expect(try await translator.translate("the house is red", from: "en", to: "es").contains("casa"))
         // The whole pipeline dies mid-conversation.
         let group = try #require(await translator.processGroup(of: LanguagePair("en", "es")))
+        #expect(getpgid(group) == group, "the pipeline must lead its own process group")
         #expect(kill(-group, SIGKILL) == 0)
         try await Task.sleep(for: .milliseconds(100))
         #expect(try await translator.translate("the dog is big", from: "en", to: "es").lowercased().contains("perro"))
+        // It was restarted: a new group runs the pair.
+        let restarted = try #require(await translator.processGroup(of: LanguagePair("en", "es")))
+        #expect(restarted != group)
     }
 }
