@@ -247,11 +247,11 @@ public final class Interpreter: @unchecked Sendable {
     }
 
     private func process(_ frame: [Int16], at start: SampleTime, level: Levels, now: SampleTime) {
-        let (actions, audio, language) = shared.withLock { state -> ([ConversationMachine.Action], [Int16]?, String?) in
+        var audio: [Int16]?
+        let actions = locked({ state -> [ConversationMachine.Action] in
             var actions = state.handle(.clock(now: now))
-            guard state.machine.acceptsAudio else { return (actions, nil, nil) }
+            guard state.machine.acceptsAudio else { return actions }
             let wasInSpeech = state.endpointer.isInSpeech
-            var audio: [Int16]?
             switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB) {
             case .started(let at, let preroll)?:
                 actions += state.handle(.speechStarted(at: at))
@@ -263,12 +263,12 @@ public final class Interpreter: @unchecked Sendable {
             case nil:
                 if wasInSpeech { audio = frame }
             }
-            return (actions, audio, state.utteranceLanguage)
-        }
-        perform(actions)
-        if let audio, let language {
-            let speaker = shared.withLock { $0.machine.state.speaker }
-            recognitionQueue.async {
+            return actions
+        }, then: { state in
+            // Queued after the utterance was opened, in the same lock.
+            guard let audio, let language = state.utteranceLanguage else { return }
+            let speaker = state.machine.state.speaker
+            self.recognitionQueue.async {
                 do {
                     guard let recognizer = self.engines.recognizer(language) else { return }
                     try self.measuringCPU { try recognizer.feed(audio) }
@@ -278,6 +278,50 @@ public final class Interpreter: @unchecked Sendable {
                     self.report("recognition failed: \(error)")
                 }
             }
+        })
+        perform(actions)
+    }
+
+    /// Runs `body` under the lock and queues the recognizer work its actions call for in that
+    /// same lock (then `then`), so the recognizer sees opens, audio, finishes and cancels in the
+    /// order the machine decided them, whichever thread decided.
+    private func locked(
+        _ body: (inout Shared) -> [ConversationMachine.Action], then: ((inout Shared) -> Void)? = nil
+    ) -> [ConversationMachine.Action] {
+        shared.withLock { state in
+            let actions = body(&state)
+            for action in actions {
+                switch action {
+                case .startRecognition:
+                    let language = state.utteranceLanguage
+                    recognitionQueue.async {
+                        guard let language else { return }
+                        self.samplesSincePartial = 0
+                        self.lastPartial = nil
+                        do {
+                            try self.engines.recognizer(language)?.startUtterance()
+                        } catch {
+                            self.report("recognition failed: \(error)")
+                        }
+                    }
+                case .finishRecognition(let speaker):
+                    state.draft = TurnDraft(
+                        speaker: speaker, sourceLang: state.utteranceLanguage ?? state.settings.language(of: speaker),
+                        targetLang: state.utteranceTarget ?? state.settings.language(of: speaker.other), endOfSpeech: clock.now)
+                    let language = state.draft?.sourceLang
+                    recognitionQueue.async { self.finishRecognition(speaker, language: language) }
+                case .cancelRecognition:
+                    let language = state.utteranceLanguage
+                    recognitionQueue.async {
+                        guard let language else { return }
+                        self.engines.recognizer(language)?.cancelUtterance()
+                    }
+                default:
+                    break
+                }
+            }
+            then?(&state)
+            return actions
         }
     }
 
@@ -314,7 +358,7 @@ public final class Interpreter: @unchecked Sendable {
     /// its history write waited for.
     private func finishInput(at position: SampleTime) {
         let stopped = stopping.load(ordering: .relaxed)
-        let actions = shared.withLock { state -> [ConversationMachine.Action] in
+        let actions = locked { state -> [ConversationMachine.Action] in
             guard case .hearing = state.machine.state else { return [] }
             if stopped {
                 state.endpointer.reset()
@@ -398,10 +442,12 @@ public final class Interpreter: @unchecked Sendable {
     }
 
     private func deviceLost(_ error: AudioError) {
-        let (actions, first) = shared.withLock { state -> ([ConversationMachine.Action], Bool) in
-            guard !state.deviceLost else { return ([], false) }
+        var first = false
+        let actions = locked { state -> [ConversationMachine.Action] in
+            guard !state.deviceLost else { return [] }
             state.deviceLost = true
-            return (state.userPaused ? [] : state.handle(.pause), true)
+            first = true
+            return state.userPaused ? [] : state.handle(.pause)
         }
         if first {
             report("microphone lost, retrying: \(error)")
@@ -435,12 +481,12 @@ public final class Interpreter: @unchecked Sendable {
 
     /// Ends the utterance being heard, or cuts the speech being played.
     public func stopTurn() {
-        perform(shared.withLock { $0.handle(.stop) })
+        perform(locked { $0.handle(.stop) })
     }
 
     /// Releases the microphone; a turn in flight finishes first.
     public func pause() {
-        perform(shared.withLock { state in
+        perform(locked { state in
             state.userPaused = true
             return state.deviceLost ? [] : state.handle(.pause)
         })
@@ -585,34 +631,10 @@ public final class Interpreter: @unchecked Sendable {
     private func perform(_ actions: [ConversationMachine.Action]) {
         for action in actions {
             switch action {
-            case .startRecognition:
-                let language = shared.withLock { $0.utteranceLanguage }
-                recognitionQueue.async {
-                    guard let language else { return }
-                    self.samplesSincePartial = 0
-                    self.lastPartial = nil
-                    do {
-                        try self.engines.recognizer(language)?.startUtterance()
-                    } catch {
-                        self.report("recognition failed: \(error)")
-                    }
-                }
+            case .startRecognition, .cancelRecognition:
+                break  // queued by `locked`
             case .finishRecognition(let speaker):
-                let now = clock.now
-                let language = shared.withLock { state in
-                    state.draft = TurnDraft(
-                        speaker: speaker, sourceLang: state.utteranceLanguage ?? state.settings.language(of: speaker),
-                        targetLang: state.utteranceTarget ?? state.settings.language(of: speaker.other), endOfSpeech: now)
-                    return state.draft?.sourceLang
-                }
-                publish(EventType.speechEnd, speaker: speaker)
-                recognitionQueue.async { self.finishRecognition(speaker, language: language) }
-            case .cancelRecognition:
-                let language = shared.withLock { $0.utteranceLanguage }
-                recognitionQueue.async {
-                    guard let language else { return }
-                    self.engines.recognizer(language)?.cancelUtterance()
-                }
+                publish(EventType.speechEnd, speaker: speaker)  // the work was queued by `locked`
             case .translate(let speaker, let text):
                 guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
                 Task { await self.translate(text, spokenBy: speaker) }
