@@ -11,9 +11,7 @@ struct DoubtfulSpeechTests {
         // No recognition is this sure, so every turn is doubtful.
         let config = try EndToEnd.writeConfig(in: dir, extra: "[conversation]\nmin_confidence = 0.999\nrepeat_prompt = true")
         let output = dir.appendingPathComponent("out.wav")
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", output.path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: "\(EndToEnd.testData)/goforward.raw", output: output.path, in: dir)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 10)
         let turn = try #require(turns.first)
@@ -31,9 +29,7 @@ struct DoubtfulSpeechTests {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = try EndToEnd.writeConfig(in: dir, extra: "[conversation]\nmin_confidence = 0.999")
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: "\(EndToEnd.testData)/goforward.raw", output: dir.appendingPathComponent("o.wav").path, in: dir)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let turn = try #require(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 1).first)
         #expect(turn.lowConfidence)

@@ -75,6 +75,11 @@ enum EndToEnd {
             stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
     }
 
+    /// Runs parleyd in file mode on `input`, writing what it would play to `output`.
+    static func runFileMode(config: URL, input: String, output: String, in directory: URL) throws -> Output {
+        try run(try binary("parleyd"), ["--config", config.path, "--input", input, "--output", output], in: directory)
+    }
+
     /// Writes a config file whose history and socket live in `directory`.
     static func writeConfig(in directory: URL, extra: String = "") throws -> URL {
         let url = directory.appendingPathComponent("parley.toml")

@@ -10,9 +10,7 @@ struct FileModeTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = try EndToEnd.writeConfig(in: dir)
         let output = dir.appendingPathComponent("out.wav")
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", output.path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: "\(EndToEnd.testData)/goforward.raw", output: output.path, in: dir)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("go forward"))
 
@@ -46,9 +44,7 @@ struct FileModeTests {
         let input = dir.appendingPathComponent("two.raw")
         try audio.write(to: input)
         let config = try EndToEnd.writeConfig(in: dir)
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", input.path, "--output", dir.appendingPathComponent("out.wav").path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 10)
         // Speaker B (Spanish) has no speech model, so both utterances are A's.
@@ -79,9 +75,7 @@ struct FileModeTests {
         }
         let input = dir.appendingPathComponent("conversation.raw")
         try audio.write(to: input)
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", input.path, "--output", dir.appendingPathComponent("out.wav").path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 10)
         let oldestFirst = Array(turns.reversed())
@@ -94,9 +88,7 @@ struct FileModeTests {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = try EndToEnd.writeConfig(in: dir, extra: "[audio]\ncapture_devise = \"hw:0\"")
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: "\(EndToEnd.testData)/goforward.raw", output: dir.appendingPathComponent("o.wav").path, in: dir)
         #expect(result.status == 2)
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1)
@@ -107,9 +99,7 @@ struct FileModeTests {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = try EndToEnd.writeConfig(in: dir, extra: "[recognizer.en]\ndictionary = \"/nonexistent/cmudict.dict\"")
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: "\(EndToEnd.testData)/goforward.raw", output: dir.appendingPathComponent("o.wav").path, in: dir)
         #expect(result.status == 2)
         #expect(result.stderr.contains("/nonexistent/cmudict.dict"))
     }
@@ -122,8 +112,7 @@ struct FileModeTests {
             "/usr/bin/sox", ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", "\(EndToEnd.testData)/goforward.raw", "-r", "8000", input.path], in: dir)
         try #require(sox.status == 0, "sox: \(sox.stderr)")
         let config = try EndToEnd.writeConfig(in: dir)
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"), ["--config", config.path, "--input", input.path, "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("o.wav").path, in: dir)
         #expect(result.status != 0)
         #expect(result.stderr.contains("sox"))
         #expect(result.stderr.contains("16000"))
@@ -146,9 +135,7 @@ struct SpeechOutputTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = try EndToEnd.writeConfig(in: dir, extra: "[voice.es]\nrate = 350")
         let output = dir.appendingPathComponent("out.wav")
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", output.path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: "\(EndToEnd.testData)/goforward.raw", output: output.path, in: dir)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let turn = try #require(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 1).first)
         let translation = try #require(turn.translatedText)
@@ -167,9 +154,7 @@ struct SpeechOutputTests {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = try EndToEnd.writeConfig(in: dir, extra: "[voice.es]\nvoice = \"no-such-voice\"")
-        let result = try EndToEnd.run(
-            try EndToEnd.binary("parleyd"),
-            ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", dir.appendingPathComponent("o.wav").path], in: dir)
+        let result = try EndToEnd.runFileMode(config: config, input: "\(EndToEnd.testData)/goforward.raw", output: dir.appendingPathComponent("o.wav").path, in: dir)
         #expect(result.status == 2)
         #expect(result.stderr.contains("no-such-voice"))
     }
