@@ -95,7 +95,12 @@ public final class Interpreter: @unchecked Sendable {
 
         /// Feeds the machine and applies what belongs to shared state right here.
         mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
-            let actions = machine.handle(event)
+            absorb(machine.handle(event))
+        }
+
+        /// Applies the machine's actions that concern shared state (endpointer resets, the
+        /// utterance's languages) and returns the rest for `perform`.
+        mutating func absorb(_ actions: [ConversationMachine.Action]) -> [ConversationMachine.Action] {
             for action in actions {
                 switch action {
                 case .resetEndpointer: endpointer.reset()
@@ -392,13 +397,11 @@ public final class Interpreter: @unchecked Sendable {
 
     /// On `recognitionQueue`.
     private func logRecognitionCost() {
-        do {
-            guard recognizedSamples > 0 else { return }
-            let cpu = Double(recognitionCPU.components.seconds) + Double(recognitionCPU.components.attoseconds) / 1e18
-            let speech = Double(recognizedSamples) / Double(captureSampleRate)
-            logger.notice(
-                "recognition used \(String(format: "%.3f", cpu)) s of CPU for \(String(format: "%.2f", speech)) s of speech (\(String(format: "%.3f", cpu / speech)) of a core)")
-        }
+        guard recognizedSamples > 0 else { return }
+        let cpu = Double(recognitionCPU.components.seconds) + Double(recognitionCPU.components.attoseconds) / 1e18
+        let speech = Double(recognizedSamples) / Double(captureSampleRate)
+        logger.notice(
+            "recognition used \(String(format: "%.3f", cpu)) s of CPU for \(String(format: "%.2f", speech)) s of speech (\(String(format: "%.3f", cpu / speech)) of a core)")
     }
 
     /// On `recognitionQueue`: runs `work`, adding the CPU time this thread spent to `recognitionCPU`.
@@ -606,9 +609,7 @@ public final class Interpreter: @unchecked Sendable {
             machineSettings.mode = settings.mode
             machineSettings.echoTail = samples(ms: settings.echoTailMs)
             machineSettings.hearable = hearable
-            let actions = state.machine.reconfigure(machineSettings)
-            if actions.contains(.resetEndpointer) { state.endpointer.reset() }
-            return actions.filter { $0 != .resetEndpointer }
+            return state.absorb(state.machine.reconfigure(machineSettings))
         }
         perform(actions)
         // Keep the new languages' engines warm before their first turn.
