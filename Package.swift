@@ -66,11 +66,14 @@ let package = Package(
             ],
             path: "Sources/Control", swiftSettings: swiftSettings),
         .target(
+            name: "ParleySystemd", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Sources/Systemd",
+            swiftSettings: swiftSettings),
+        .target(
             name: "ParleyDaemon",
             dependencies: [
                 "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
-                "ParleyProtocol", "ParleyControl",
+                "ParleyProtocol", "ParleyControl", "ParleySystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -81,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "parleyd",
             dependencies: [
-                "ParleyDaemon",
+                "ParleyDaemon", "ParleySystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -100,7 +103,7 @@ let package = Package(
             dependencies: [
                 "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
-                "ParleyProtocol", "ParleyControl", "ParleyDaemon",
+                "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd",
             ],
             path: "Tests/ParleyTests", swiftSettings: swiftSettings),
     ]

@@ -9,9 +9,13 @@ import Glibc
 /// Rate conversion is left to ALSA's plug layer (`set_rate_resample`), so a device that cannot
 /// take the rate natively still works through "default", "plughw:" or PulseAudio.
 enum ALSADevice {
+    /// alsa-lib's own stderr diagnostics are silenced once; Parley's errors say it all.
+    private static let quiet: Void = parley_alsa_quiet()
+
     static func open(
         name: String, stream: snd_pcm_stream_t, rate: Int, periodFrames: Int, bufferFrames: Int
     ) throws(AudioError) -> (pcm: OpaquePointer, periodFrames: Int) {
+        _ = quiet
         let role = stream == SND_PCM_STREAM_CAPTURE ? "capture" : "playback"
         var handle: OpaquePointer?
         // Opened non-blocking so a device held by another program answers -EBUSY at once

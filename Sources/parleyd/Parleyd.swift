@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ParleyDaemon
 import ParleyProtocol
+import ParleySystemd
 
 /// parleyd: the Parley daemon. Everything but argument parsing lives in ParleyDaemon.
 @main
@@ -36,15 +37,18 @@ struct Parleyd: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        // Under systemd each line carries its priority (<3> to <7>) for the journal.
+        let format = ParleyLogHandler.detectFormat()
+        LoggingSystem.bootstrap { label in ParleyLogHandler(label: label, format: format) }
         let logger = Logger(label: "parleyd")
         do {
             try await Daemon.run(DaemonOptions(configPath: config, input: input, output: output, pace: pace), logger: logger)
         } catch let failure as DaemonFailure {
-            FileHandle.standardError.write(Data("parleyd: \(failure.description)\n".utf8))
+            // One line that says what to do; under systemd a <3> journal entry.
+            logger.critical("\(failure.description)")
             throw ExitCode(failure.code.rawValue)
         } catch {
-            FileHandle.standardError.write(Data("parleyd: \(error)\n".utf8))
+            logger.critical("\(error)")
             throw ExitCode(DaemonFailure.Code.runtime.rawValue)
         }
     }
