@@ -80,6 +80,8 @@ public struct ParleyConfig: Sendable, Equatable {
     public var historyPath: String
     // [control]
     public var controlSocket: String
+    /// The group the control socket belongs to (mode 0660); its members may use `parley`.
+    public var controlGroup = "parley"
     // [log]
     public var logLevel = "info"
 
@@ -234,8 +236,9 @@ extension ParleyConfig {
             config.historyPath = try section.path("path") ?? config.historyPath
         }
         if let section = try file.section("control") {
-            try section.allowOnly(["socket"])
+            try section.allowOnly(["socket", "group"])
             config.controlSocket = try section.path("socket") ?? config.controlSocket
+            config.controlGroup = try section.string("group") ?? config.controlGroup
             if config.controlSocket.utf8.count > maxSocketPathBytes {
                 throw section.error(
                     "socket", "is \(config.controlSocket.utf8.count) bytes long; Unix sockets allow \(maxSocketPathBytes), so choose a shorter path")

@@ -65,33 +65,56 @@ public final class ControlServer: Sendable {
     /// Connections served at once; the next one is answered `too_many_clients` and closed.
     public static let maxClients = 64
 
-    public init(path: String, handler: any ControlHandler, logger: Logger) {
+    /// A listening socket handed over by systemd (socket activation); nil to create `path`.
+    private let inherited: Int32?
+    /// The group given the socket file the server creates, if it exists.
+    private let group: String?
+    private let onListening: @Sendable () -> Void
+
+    public init(
+        path: String, inheritedSocket: Int32? = nil, group: String? = nil, handler: any ControlHandler, logger: Logger,
+        onListening: @escaping @Sendable () -> Void = {}
+    ) {
         self.path = path
+        self.inherited = inheritedSocket
+        self.group = group
         self.handler = handler
         self.logger = logger
+        self.onListening = onListening
     }
 
-    /// Binds the socket and serves until the task is cancelled; the socket file is removed on the way out.
+    /// Binds the socket (or takes systemd's) and serves until the task is cancelled; a socket file
+    /// the server created is removed on the way out.
     public func run() async throws {
-        try Self.prepareDirectory(for: path)
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 64)
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                let credentials: EventLoopFuture<Peer?> =
-                    (channel as? any SocketOptionProvider)?
-                    .unsafeGetSocketOption(level: .socket, name: .init(rawValue: SO_PEERCRED))
-                    .map { (value: PeerCredentials) -> Peer? in Peer(pid: value.pid, uid: value.uid, gid: value.gid) }
-                    .recover { _ in nil }
-                    ?? channel.eventLoop.makeSucceededFuture(nil)
-                return credentials.flatMapThrowing { peer in
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineDecoder(maxLength: maxLineBytes)))
-                    return (try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel), peer)
-                }
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<(NIOAsyncChannel<ByteBuffer, ByteBuffer>, Peer?)> = { channel in
+            let credentials: EventLoopFuture<Peer?> =
+                (channel as? any SocketOptionProvider)?
+                .unsafeGetSocketOption(level: .socket, name: .init(rawValue: SO_PEERCRED))
+                .map { (value: PeerCredentials) -> Peer? in Peer(pid: value.pid, uid: value.uid, gid: value.gid) }
+                .recover { _ in nil }
+                ?? channel.eventLoop.makeSucceededFuture(nil)
+            return credentials.flatMapThrowing { peer in
+                try channel.pipeline.syncOperations.addHandler(
+                    ByteToMessageHandler(LineDecoder(maxLength: maxLineBytes)))
+                return (try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel), peer)
             }
-        chmod(path, 0o660)
-        logger.info("control socket listening", metadata: ["path": "\(path)"])
-        defer { unlink(path) }
+        }
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).serverChannelOption(.backlog, value: 64)
+        let server: NIOAsyncChannel<(NIOAsyncChannel<ByteBuffer, ByteBuffer>, Peer?), Never>
+        if let inherited {
+            // systemd made the socket (and its mode and group) and keeps it between restarts.
+            server = try await bootstrap.bind(inherited, childChannelInitializer: initializer)
+            logger.info("control socket handed over by systemd", metadata: ["path": "\(path)"])
+        } else {
+            try Self.prepareDirectory(for: path)
+            server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
+            chmod(path, 0o660)
+            giveToGroup()
+            logger.info("control socket listening", metadata: ["path": "\(path)"])
+        }
+        let created = inherited == nil
+        defer { if created { unlink(path) } }
+        onListening()
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
                 for try await (connection, peer) in connections {
@@ -172,6 +195,22 @@ public final class ControlServer: Sendable {
     }
 
     /// Creates the socket's folder (0750) when it does not exist.
+    /// Gives the socket to `group` (0660), so its members can use `parley` without being root or
+    /// the daemon's user. A group that does not exist, or that this process may not give files
+    /// to, leaves the socket to the daemon's own group.
+    private func giveToGroup() {
+        guard let group, !group.isEmpty else { return }
+        guard let entry = getgrnam(group) else {
+            logger.debug("no group \(group); the control socket keeps the daemon's group", metadata: ["path": "\(path)"])
+            return
+        }
+        if chown(path, uid_t.max, entry.pointee.gr_gid) != 0 {
+            logger.warning(
+                "cannot give the control socket to group \(group): \(String(cString: strerror(errno))); add the daemon's user to it",
+                metadata: ["path": "\(path)"])
+        }
+    }
+
     static func prepareDirectory(for path: String) throws {
         let folder = (path as NSString).deletingLastPathComponent
         guard !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) else { return }

@@ -9,6 +9,7 @@ import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
 import ParleySynthesis
+import ParleySystemd
 import ParleyTranslation
 import ServiceLifecycle
 import Synchronization
@@ -61,10 +62,13 @@ public enum Daemon {
     public static func run(_ options: DaemonOptions, logger baseLogger: Logger) async throws {
         // A translator pipeline that dies must not take the daemon with it.
         signal(SIGPIPE, SIG_IGN)
+        // Read (and removed from the environment) before any child process starts.
+        let notifier = SystemdNotifier()
+        let activatedSocket = SocketActivation.controlSocket()
         let config = try loadConfig(options)
-        var configuredLogger = baseLogger
-        configuredLogger.logLevel = Logger.Level(rawValue: config.logLevel) ?? .info
-        let logger = configuredLogger
+        ParleyLogLevel.level = Logger.Level(rawValue: config.logLevel) ?? .info
+        let logger = baseLogger
+        try requireSpeechModel(config)
         let started = Date()
         let synthesizer = try makeSynthesizer(config)
         let playback: any AudioPlayback
@@ -113,7 +117,9 @@ public enum Daemon {
                 speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
             endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: history,
-            sessionID: sessionID, events: events, logger: logger)
+            sessionID: sessionID, events: events, logger: logger,
+            observer: Interpreter.Observer(
+                heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
         closePlayback = false
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
@@ -133,20 +139,35 @@ public enum Daemon {
             subscription.finish()
             await printer.value
         } else {
+            let reloader = Reloader(path: options.configPath, initial: config, interpreter: interpreter, notifier: notifier, logger: logger)
             let control = DaemonControl(
                 interpreter: interpreter, config: config, history: history, events: events, sessionID: sessionID,
-                started: started, logger: logger)
+                started: started, logger: logger, reloader: reloader)
+            // Ready once capture is open, the models are loaded and the socket answers.
+            let server = ControlServer(
+                path: config.controlSocket, inheritedSocket: activatedSocket, group: config.controlGroup, handler: control,
+                logger: logger
+            ) {
+                let milliseconds = Int(Date().timeIntervalSince(started) * 1000)
+                logger.info(
+                    "ready",
+                    metadata: [
+                        "a": "\(config.speakerA)", "b": "\(config.speakerB)", "mode": "\(config.mode.rawValue)",
+                        "startup_ms": "\(milliseconds)",
+                    ])
+                notifier.ready(status: statusLine(interpreter.snapshot))
+            }
             let group = ServiceGroup(
                 configuration: .init(
                     services: [
-                        .init(service: ControlService(server: ControlServer(path: config.controlSocket, handler: control, logger: logger))),
-                        .init(service: ConversationService(interpreter: interpreter, source: source), successTerminationBehavior: .gracefullyShutdownGroup),
+                        .init(service: ControlService(server: server)),
+                        .init(service: ReloadService(reloader: reloader, logger: logger)),
+                        .init(
+                            service: ConversationService(interpreter: interpreter, source: source, notifier: notifier),
+                            successTerminationBehavior: .gracefullyShutdownGroup),
                     ],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
-            logger.info(
-                "ready", metadata: ["a": "\(config.speakerA)", "b": "\(config.speakerB)", "mode": "\(config.mode.rawValue)"],
-            )
             do {
                 try await group.run()
             } catch let failure as DaemonFailure {
@@ -207,6 +228,23 @@ public enum Daemon {
         } catch {
             throw DaemonFailure(.runtime, "\(error)")
         }
+    }
+
+    /// systemd's status line: what Parley is doing, in a few words.
+    static func statusLine(_ snapshot: Interpreter.Snapshot) -> String {
+        let settings = snapshot.settings
+        let who = snapshot.speaker.map { " \($0.rawValue) (\(settings.language(of: $0)))" } ?? ""
+        return "\(snapshot.state)\(who); \(settings.speakerA)<->\(settings.speakerB), \(snapshot.turns) turns"
+    }
+
+    /// Parley is for speech: with no model for either language it does not start (exit 2, so
+    /// systemd does not restart it in a loop).
+    static func requireSpeechModel(_ config: ParleyConfig) throws(DaemonFailure) {
+        guard !RecognizerPool.canHear(config, config.speakerA) && !RecognizerPool.canHear(config, config.speakerB) else { return }
+        throw DaemonFailure(
+            .config,
+            "no speech model for \(config.speakerA) or \(config.speakerB), so nobody can be heard: "
+                + notHearableHint(language: config.speakerA == "en" || config.speakerB == "en" ? "en" : config.speakerA))
     }
 
     static func notHearableHint(language: String) -> String {
@@ -352,6 +390,7 @@ struct ControlService: Service {
 struct ConversationService: Service {
     let interpreter: Interpreter
     let source: CaptureSource
+    let notifier: SystemdNotifier
 
     func run() async throws {
         let interpreter = self.interpreter
@@ -360,11 +399,29 @@ struct ConversationService: Service {
         try await withTaskCancellationHandler {
             try await withGracefulShutdownHandler {
                 try await Daemon.runCaptureThread(interpreter, source)
-            } onGracefulShutdown: {
+            } onGracefulShutdown: { [notifier] in
+                notifier.stopping()
                 interpreter.stop()
             }
         } onCancel: {
             interpreter.stop()
+        }
+    }
+}
+
+/// SIGHUP reads the config again; an invalid file is logged and changes nothing.
+struct ReloadService: Service {
+    let reloader: Reloader
+    let logger: Logger
+
+    func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                logger.notice("SIGHUP: reading the config again")
+                // A failure is logged by the reloader; the daemon runs on.
+                _ = try? reloader.reload()
+            }
         }
     }
 }

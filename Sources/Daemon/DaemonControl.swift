@@ -16,13 +16,14 @@ struct DaemonControl: ControlHandler {
     let sessionID: Int64
     let started: Date
     let logger: Logger
+    let reloader: Reloader
 
     static let commands = [
-        "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config",
+        "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config", "reload",
     ]
 
     /// Commands that change what the daemon does; they are logged with who sent them.
-    static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set"]
+    static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set", "reload"]
 
     func reply(to request: Request, from peer: Peer?) async -> ControlReply {
         let id = request.id
@@ -70,6 +71,13 @@ struct DaemonControl: ControlHandler {
                 return .line(Replies.result(try interpreter.apply(try change(fields)), id: id))
             case "config":
                 return .line(Replies.result(effectiveConfig(), id: id))
+            case "reload":
+                try fields.allowOnly([])
+                do {
+                    return .line(Replies.result(try reloader.reload(), id: id))
+                } catch let error as ConfigError {
+                    return .line(Replies.error(.invalidConfig, "\(error); fix the file and reload again (the daemon runs on as before)", id: id))
+                }
             default:
                 return .line(
                     Replies.error(

@@ -57,6 +57,7 @@ public final class Interpreter: @unchecked Sendable {
     private let sessionID: Int64
     private let logger: Logger
     private let events: EventBus
+    private let observer: Observer?
 
     private let shared: Mutex<Shared>
     private let signal = NSCondition()
@@ -148,10 +149,23 @@ public final class Interpreter: @unchecked Sendable {
         var completion: (@Sendable (Result<TurnRecord, any Error>) -> Void)?
     }
 
+    /// Told that the capture loop goes round (systemd's watchdog) and that the state changed
+    /// (systemd's status line). Both are called on the thread at hand and must be quick.
+    public struct Observer: Sendable {
+        public var heartbeat: @Sendable () -> Void
+        public var stateChanged: @Sendable (Snapshot) -> Void
+
+        public init(heartbeat: @escaping @Sendable () -> Void, stateChanged: @escaping @Sendable (Snapshot) -> Void) {
+            self.heartbeat = heartbeat
+            self.stateChanged = stateChanged
+        }
+    }
+
     public init(
         settings: RuntimeSettings, endpoint: EndpointSettings, repeatPrompt: Bool, engines: Engines,
-        history: AppDatabase, sessionID: Int64, events: EventBus, logger: Logger
+        history: AppDatabase, sessionID: Int64, events: EventBus, logger: Logger, observer: Observer? = nil
     ) {
+        self.observer = observer
         self.engines = engines
         self.history = history
         self.sessionID = sessionID
@@ -207,6 +221,7 @@ public final class Interpreter: @unchecked Sendable {
             capture?.close()
         }
         while !stopping.load(ordering: .relaxed) {
+            observer?.heartbeat()
             if shared.withLock({ $0.userPaused }) {
                 if let open = capture {
                     open.close()
@@ -811,6 +826,7 @@ public final class Interpreter: @unchecked Sendable {
     private func publishState() {
         let snapshot = self.snapshot
         events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue))
+        observer?.stateChanged(snapshot)
     }
 
     /// Logs a failure and tells subscribers; the conversation goes on.

@@ -53,6 +53,8 @@ public enum ErrorCode: String, Sendable, Codable {
     case lineTooLong = "line_too_long"
     case unavailable
     case tooManyClients = "too_many_clients"
+    /// `reload`: the config file is invalid; nothing changed.
+    case invalidConfig = "invalid_config"
     case internalError = "internal"
 }
 

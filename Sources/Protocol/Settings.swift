@@ -28,3 +28,24 @@ public struct RuntimeSettings: Sendable, Equatable, Codable {
     public func language(of speaker: Speaker) -> String { speaker == .a ? speakerA : speakerB }
 }
 
+
+/// The result of `reload` (and of SIGHUP, which logs it): what the new config file changed now,
+/// and what changed but takes effect only when the daemon restarts.
+public struct ReloadInfo: Sendable, Equatable, Codable {
+    /// Config keys applied at once, as "section.key".
+    public var applied: [String]
+    /// Config sections that changed but are read only at start-up.
+    public var restartNeeded: [String]
+    public var settings: RuntimeSettings
+
+    enum CodingKeys: String, CodingKey {
+        case applied, settings
+        case restartNeeded = "restart_needed"
+    }
+
+    public init(applied: [String], restartNeeded: [String], settings: RuntimeSettings) {
+        self.applied = applied
+        self.restartNeeded = restartNeeded
+        self.settings = settings
+    }
+}

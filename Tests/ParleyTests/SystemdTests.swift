@@ -1,0 +1,163 @@
+import Foundation
+import Logging
+import Testing
+@testable import ParleyConfig
+@testable import ParleyConversation
+@testable import ParleyDaemon
+@testable import ParleyEndpoint
+@testable import ParleyHistory
+@testable import ParleyProtocol
+@testable import ParleySystemd
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Stands in for systemd's notification socket: a Unix datagram socket the test reads.
+final class NotifySocket: @unchecked Sendable {
+    let name: String
+    private let fd: Int32
+
+    /// `name` is a path, or "@name" for an abstract socket.
+    init(name: String) throws {
+        self.name = name
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(name.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        try #require(bound == 0, "cannot bind \(name): \(String(cString: strerror(errno)))")
+    }
+
+    deinit { close(fd) }
+
+    /// The next datagram, or nil after `timeout` seconds.
+    func receive(timeout: TimeInterval) -> String? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+
+    /// Messages until one satisfies `done` (included) or `timeout` passes.
+    func messages(timeout: TimeInterval, until done: (String) -> Bool = { _ in false }) -> [String] {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        var received: [String] = []
+        while Date() < deadline, let message = receive(timeout: deadline.timeIntervalSinceNow) {
+            received.append(message)
+            if done(message) { break }
+        }
+        return received
+    }
+}
+
+@Suite("systemd: notifications, log lines, reload plans")
+struct SystemdUnitTests {
+    @Test(arguments: ["path", "abstract"])
+    func notificationsReachTheSocket(kind: String) throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let name = kind == "path" ? dir.appendingPathComponent("notify").path : "@parley-test-\(UUID().uuidString.prefix(8))"
+        let socket = try NotifySocket(name: name)
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": name], unsetEnvironment: false)
+        #expect(notifier.isEnabled)
+        notifier.ready(status: "listening to a (en)")
+        let ready = try #require(socket.receive(timeout: 2))
+        #expect(ready.split(separator: "\n").contains("READY=1"))
+        #expect(ready.split(separator: "\n").contains("STATUS=listening to a (en)"))
+        notifier.stopping()
+        #expect(socket.receive(timeout: 2)?.hasPrefix("STOPPING=1") == true)
+    }
+
+    @Test func withoutSystemdNothingIsSent() {
+        let notifier = SystemdNotifier(environment: [:], unsetEnvironment: false)
+        #expect(!notifier.isEnabled)
+        #expect(!notifier.notify("READY=1"))
+        #expect(notifier.watchdogInterval == nil)
+    }
+
+    @Test func watchdogPingsTwicePerIntervalHoweverOftenItIsCalled() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("notify").path
+        let socket = try NotifySocket(name: path)
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "1000000"], unsetEnvironment: false)
+        #expect(notifier.watchdogInterval == .seconds(1))
+        let start = ContinuousClock.now
+        // 100 calls over 1.98 s of (pretend) time, as the capture loop makes every 20 ms.
+        for period in 0..<100 { notifier.watchdog(now: start + .milliseconds(20 * period)) }
+        let pings = socket.messages(timeout: 0.5)
+        #expect(pings.allSatisfy { $0 == "WATCHDOG=1" })
+        #expect(pings.count == 4, "pings at 0, 0.5, 1.0 and 1.5 s; got \(pings.count)")
+    }
+
+    @Test func watchdogIsForAnotherProcessWhenWatchdogPidSaysSo() {
+        let notifier = SystemdNotifier(
+            environment: ["NOTIFY_SOCKET": "/run/x", "WATCHDOG_USEC": "1000000", "WATCHDOG_PID": "\(getpid() + 1)"], unsetEnvironment: false)
+        #expect(notifier.watchdogInterval == nil)
+    }
+
+    @Test func journalLinesCarryTheirPriority() {
+        func line(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata = [:]) -> String {
+            ParleyLogHandler.line(level: level, message: message, metadata: metadata, format: .journal, label: "parleyd")
+        }
+        #expect(line(.error, "boom") == "<3>boom")
+        #expect(line(.critical, "boom") == "<3>boom")
+        #expect(line(.warning, "careful") == "<4>careful")
+        #expect(line(.notice, "note") == "<5>note")
+        #expect(line(.info, "turn", ["id": "7", "speaker": "a"]) == "<6>turn id=7 speaker=a")
+        #expect(line(.debug, "detail") == "<7>detail")
+        #expect(line(.trace, "detail") == "<7>detail")
+        // One event is one line, whatever the message holds.
+        #expect(line(.error, "two\nlines", ["why": "a b"]) == "<3>two\\nlines why=\"a b\"")
+        let plain = ParleyLogHandler.line(level: .info, message: "ready", metadata: [:], format: .plain, label: "parleyd")
+        #expect(plain.hasSuffix(" info parleyd: ready"))
+    }
+
+    @Test func journalFormatOnlyWhenStderrIsTheJournalStream() throws {
+        var info = stat()
+        try #require(fstat(STDERR_FILENO, &info) == 0)
+        #expect(ParleyLogHandler.detectFormat(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"]) == .journal)
+        #expect(ParleyLogHandler.detectFormat(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino &+ 1)"]) == .plain)
+        #expect(ParleyLogHandler.detectFormat(environment: [:]) == .plain)
+    }
+
+    @Test func reloadPlanAppliesRuntimeKeysAndNamesTheRest() {
+        let old = ParleyConfig(environment: ["HOME": "/home/x"])
+        var new = old
+        new.mode = .manual
+        new.endpoint.silenceMs = 900
+        new.logLevel = "debug"
+        new.captureDevice = "hw:1"
+        new.endpoint.maxSpeechMs = 10_000
+        new.translationTimeoutMs = 1_000
+        let plan = Reloader.plan(from: old, to: new)
+        #expect(plan.applied == ["conversation.mode", "endpoint.silence_ms", "log.level"])
+        #expect(plan.change?.mode == .manual)
+        #expect(plan.change?.silenceMs == 900)
+        #expect(plan.change?.speakerA == nil, "unchanged keys keep their runtime values")
+        #expect(plan.restartNeeded == ["audio", "endpoint", "translator"])
+
+        let nothing = Reloader.plan(from: old, to: old)
+        #expect(nothing.change == nil && nothing.applied.isEmpty && nothing.restartNeeded.isEmpty)
+    }
+}
+
+@Suite("parleyd refuses to start without a speech model")
+struct NoSpeechModelTests {
+    @Test func noModelForEitherLanguageIsAConfigError() throws {
+        var config = ParleyConfig(environment: ["HOME": "/home/x"])
+        #expect(throws: Never.self) { try Daemon.requireSpeechModel(config) }
+        config.recognizers["en"] = RecognizerModel(acousticModel: "/nope/am", languageModel: "/nope/lm", dictionary: "/nope/dict")
+        let failure = #expect(throws: DaemonFailure.self) { try Daemon.requireSpeechModel(config) }
+        #expect(failure?.code == .config)
+        #expect(failure?.description.contains("pocketsphinx-en-us") == true)
+    }
+}
