@@ -3,16 +3,26 @@
 
 SWIFT       ?= swift
 PREFIX      ?= /usr/local
+DESTDIR     ?=
+BINDIR      ?= $(PREFIX)/bin
+SYSCONFDIR  ?= /etc
+MANDIR      ?= $(PREFIX)/share/man
+DOCDIR      ?= $(PREFIX)/share/doc/parley
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+DATADIR     ?= $(PREFIX)/share
+# install: which build of the binaries to install (release; the tests use debug)
+CONFIGURATION ?= release
 CONFIG      ?= config/parley.toml
 DEMO_INPUT  ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
-        libsqlite3-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils
+        libsqlite3-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release run demo test bench man completions clean
+.PHONY: all deps build release run demo test bench man completions units install system-checks clean
 
 all: build
 
@@ -49,7 +59,13 @@ demo: release
 ## test: every test, unit and end to end, against the real engines
 test: deps
 	$(SWIFT) build --build-tests
+	$(MAKE) --no-print-directory system-checks
 	PARLEY_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build
+
+## system-checks: the systemd units (systemd-analyze verify, security score <= 2.0) and `make install`
+system-checks: build
+	Tests/system/check-units.sh $$($(SWIFT) build --show-bin-path)
+	Tests/system/check-install.sh
 
 ## man, completions: generated from the argument parser into out/man and out/completions
 man: build
@@ -65,6 +81,36 @@ completions: build
 bench: release
 	bench/idle-cpu.sh $$($(SWIFT) build -c release --show-bin-path) 20
 	bench/latency.py $$($(SWIFT) build -c release --show-bin-path)
+
+## units: the systemd units with this install's paths, in out/systemd
+units:
+	@mkdir -p out/systemd
+	sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' systemd/parleyd.service.in > out/systemd/parleyd.service
+	cp systemd/parleyd.socket out/systemd/parleyd.socket
+
+## install: binaries, config (an edited one is kept), units, man pages, completions, docs.
+## Honours PREFIX and DESTDIR: make install PREFIX=/usr DESTDIR=/tmp/stage
+install: units man completions
+	@$(SWIFT) build -c $(CONFIGURATION) --product parleyd >/dev/null && $(SWIFT) build -c $(CONFIGURATION) --product parley >/dev/null
+	bin=$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path); \
+	install -d $(DESTDIR)$(BINDIR) && install -m 0755 $$bin/parleyd $$bin/parley $(DESTDIR)$(BINDIR)/
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/parley
+	@conf=$(DESTDIR)$(SYSCONFDIR)/parley/parley.toml; \
+	if [ ! -e $$conf ]; then install -m 0644 config/parley.toml $$conf; echo "installed $$conf"; \
+	elif cmp -s config/parley.toml $$conf; then echo "$$conf is up to date"; \
+	else install -m 0644 config/parley.toml $$conf.dist; echo "kept your edited $$conf; the new default is $$conf.dist"; fi
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
+	install -m 0644 out/systemd/parleyd.service out/systemd/parleyd.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0644 systemd/parley.sysusers $(DESTDIR)$(SYSUSERSDIR)/parley.conf
+	install -d $(DESTDIR)$(MANDIR)/man1 && install -m 0644 out/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/site-functions $(DESTDIR)$(DATADIR)/fish/vendor_completions.d
+	install -m 0644 out/completions/parley.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/parley
+	install -m 0644 out/completions/parley.zsh $(DESTDIR)$(DATADIR)/zsh/site-functions/_parley
+	install -m 0644 out/completions/parley.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/parley.fish
+	install -d $(DESTDIR)$(DOCDIR) && install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		systemd-sysusers $(SYSUSERSDIR)/parley.conf 2>/dev/null || true; systemctl daemon-reload 2>/dev/null || true; \
+		echo "next: systemctl enable --now parleyd (docs/raspberry-pi.md)"; fi
 
 clean:
 	rm -rf .build out

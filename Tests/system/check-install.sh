@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make install` into a staging folder honours PREFIX and DESTDIR, installs every piece, points
+# the unit at the installed binary, and never overwrites a config the user has edited.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+fail() { echo "check-install: $*" >&2; exit 1; }
+install_once() { make -C "$root" --no-print-directory install PREFIX=/usr DESTDIR="$stage" CONFIGURATION=debug >"$stage.log" 2>&1 || { cat "$stage.log" >&2; fail "make install failed"; }; }
+
+install_once
+for file in usr/bin/parleyd usr/bin/parley etc/parley/parley.toml \
+  usr/lib/systemd/system/parleyd.service usr/lib/systemd/system/parleyd.socket usr/lib/sysusers.d/parley.conf \
+  usr/share/man/man1/parley.1 usr/share/man/man1/parleyd.1 \
+  usr/share/bash-completion/completions/parley usr/share/zsh/site-functions/_parley \
+  usr/share/fish/vendor_completions.d/parley.fish usr/share/doc/parley/raspberry-pi.md; do
+  [ -s "$stage/$file" ] || fail "$file was not installed"
+done
+[ -x "$stage/usr/bin/parleyd" ] || fail "parleyd is not executable"
+"$stage/usr/bin/parley" --version >/dev/null || fail "the installed parley does not run"
+grep -qx 'ExecStart=/usr/bin/parleyd --config /etc/parley/parley.toml' "$stage/usr/lib/systemd/system/parleyd.service" ||
+  fail "the unit's ExecStart does not point at the installed parleyd"
+grep -qE '@(bindir|sysconfdir)@' "$stage/usr/lib/systemd/system/parleyd.service" && fail "the unit still has @placeholders@"
+find "$stage" -path "$stage/usr/local*" | grep -q . && fail "PREFIX=/usr was ignored (files under usr/local)"
+
+# A config the user edited survives a reinstall; the new default goes next to it.
+echo '# edited by the user' >> "$stage/etc/parley/parley.toml"
+install_once
+grep -q '^# edited by the user' "$stage/etc/parley/parley.toml" || fail "make install overwrote an edited config"
+cmp -s "$root/config/parley.toml" "$stage/etc/parley/parley.toml.dist" || fail "the new default config was not put in parley.toml.dist"
+echo "check-install: make install PREFIX=/usr DESTDIR=... installs everything and keeps an edited config"
