@@ -128,11 +128,7 @@ public final class ControlServer: Sendable {
         let count = connected.add(1, ordering: .relaxed).newValue
         defer { connected.subtract(1, ordering: .relaxed) }
         guard count <= Self.maxClients else {
-            logger.warning("control connection refused: too many clients", metadata: ["peer": "\(peer?.description ?? "unknown")"])
-            try? await connection.executeThenClose { _, outbound in
-                try await outbound.write(
-                    Self.frame(Replies.error(.tooManyClients, "\(Self.maxClients) clients are connected already; close one and try again", id: nil)))
-            }
+            await serveOverLimit(connection, peer: peer)
             return
         }
         do {
@@ -175,6 +171,44 @@ public final class ControlServer: Sendable {
         }
     }
 
+    /// Requests an extra connection may still make, so a flood of idle clients cannot hide
+    /// whether the daemon is alive.
+    static let answeredOverLimit: Set<String> = ["status", "version"]
+    /// How long an extra connection may take to ask.
+    static let overLimitWait: Duration = .seconds(1)
+
+    /// A connection beyond `maxClients`: one `status` or `version` request sent within
+    /// `overLimitWait` is answered; anything else, or nothing, gets `too_many_clients`. Either
+    /// way the connection is then closed.
+    private func serveOverLimit(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: Peer?) async {
+        try? await connection.executeThenClose { inbound, outbound in
+            let first: ByteBuffer? = await withTaskGroup(of: ByteBuffer?.self) { group in
+                group.addTask {
+                    var lines = inbound.makeAsyncIterator()
+                    return try? await lines.next()
+                }
+                group.addTask {
+                    try? await Task.sleep(for: Self.overLimitWait)
+                    return nil
+                }
+                let winner = await group.next() ?? nil
+                group.cancelAll()
+                return winner
+            }
+            if let first, let request = try? JSONDecoder().decode(Request.self, from: Data(first.readableBytesView)),
+                Self.answeredOverLimit.contains(request.type), case .line(let reply) = await handler.reply(to: request, from: peer)
+            {
+                try await outbound.write(Self.frame(reply))
+                return
+            }
+            logger.warning("control connection refused: too many clients", metadata: ["peer": "\(peer?.description ?? "unknown")"])
+            try await outbound.write(
+                Self.frame(
+                    Replies.error(
+                        .tooManyClients, "\(Self.maxClients) clients are connected already; close one and try again", id: nil)))
+        }
+    }
+
     private static func frame(_ line: Data) -> ByteBuffer {
         var buffer = ByteBuffer(bytes: line)
         buffer.writeInteger(UInt8(ascii: "\n"))
@@ -194,7 +228,6 @@ public final class ControlServer: Sendable {
         return await handler.reply(to: request, from: peer)
     }
 
-    /// Creates the socket's folder (0750) when it does not exist.
     /// Gives the socket to `group` (0660), so its members can use `parley` without being root or
     /// the daemon's user. A group that does not exist, or that this process may not give files
     /// to, leaves the socket to the daemon's own group.
@@ -211,6 +244,7 @@ public final class ControlServer: Sendable {
         }
     }
 
+    /// Creates the socket's folder (0750) when it does not exist.
     static func prepareDirectory(for path: String) throws {
         let folder = (path as NSString).deletingLastPathComponent
         guard !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) else { return }

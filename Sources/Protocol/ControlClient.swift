@@ -131,7 +131,8 @@ public final class ControlClient {
         while offset < data.count {
             let written = data.withUnsafeBytes { raw -> Int in
                 guard let base = raw.baseAddress else { return 0 }
-                return write(fd, base + offset, raw.count - offset)
+                // send with MSG_NOSIGNAL: a daemon that closed the connection is an error, not SIGPIPE.
+                return Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
             }
             if written < 0 {
                 if errno == EINTR { continue }

@@ -86,4 +86,93 @@ struct ControlAbuseTests {
         #expect(EndToEnd.wait(daemon, timeout: 20))
         #expect(daemon.terminationStatus == 0)
     }
+
+    /// A 4 MiB line, 200 idle connections and a subscriber that never reads, all at once:
+    /// `status` is answered in under 100 ms throughout, by a new connection each time.
+    @Test func floodsNeverKeepStatusFromBeingAnswered() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let silence = dir.appendingPathComponent("silence.raw")
+        try Data(count: 32_000).write(to: silence)
+        let (daemon, _, socket) = try await EndToEnd.startLiveDaemon(in: dir, infile: silence.path, played: "/dev/null")
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+
+        // The first answer after start-up pays for first use; the probe measures from the second.
+        _ = try ControlClient(path: socket).call(Request(type: "status"))
+        let probe = StatusProbe(socket: socket)
+        probe.start()
+
+        // A subscriber that never reads: its queue fills, it loses events, nobody else notices.
+        let deaf = try ControlClient(path: socket)
+        try deaf.send(Request(type: "subscribe"))
+        // A 4 MiB line: refused at 64 KiB and the connection closed.
+        let huge = Thread.detachedResult { () -> String in
+            guard let client = try? ControlClient(path: socket) else { return "no connection" }
+            try? client.sendRaw(Data(repeating: UInt8(ascii: "x"), count: 4 << 20) + Data([0x0A]))
+            let reply = (try? client.readLine()).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+            return reply ?? "closed"
+        }
+        let hugeReply = huge.value(timeout: 10) ?? "no answer"
+        #expect(hugeReply.contains("line_too_long") || hugeReply == "closed", "\(hugeReply)")
+        // 200 idle connections: 62 or so are kept (64 with the subscriber and the probe), the
+        // rest are told too_many_clients and closed within a second.
+        var idle: [ControlClient] = []
+        for _ in 0..<200 { idle.append(try ControlClient(path: socket)) }
+        try await Task.sleep(for: .seconds(2))
+        var refused = 0
+        for client in idle {
+            var poller = pollfd(fd: client.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, 0) > 0, let line = try? client.readLine(), String(decoding: line, as: UTF8.self).contains("too_many_clients") {
+                refused += 1
+            }
+        }
+        #expect(refused >= 136 && refused <= 140, "\(refused) of 200 idle connections were refused")
+        let samples = probe.stop()
+        #expect(samples.count >= 20, "only \(samples.count) status probes")
+        #expect(samples.allSatisfy { $0.ok }, "a status probe failed: \(samples.filter { !$0.ok }.count)")
+        let slowest = samples.map(\.milliseconds).max() ?? 0
+        #expect(slowest < 100, "slowest status took \(slowest) ms; all: \(samples.map { Int($0.milliseconds) })")
+        #expect(daemon.isRunning)
+        idle.removeAll()
+        kill(daemon.processIdentifier, SIGTERM)
+        #expect(EndToEnd.wait(daemon, timeout: 20))
+        #expect(daemon.terminationStatus == 0)
+    }
+}
+
+/// Asks `status` on a fresh connection every 50 ms, on a thread of its own, timing each answer.
+final class StatusProbe: @unchecked Sendable {
+    struct Sample {
+        var ok: Bool
+        var milliseconds: Double
+    }
+    let socket: String
+    private let lock = NSLock()
+    private var samples: [Sample] = []
+    private var running = true
+    private let done = DispatchSemaphore(value: 0)
+
+    init(socket: String) { self.socket = socket }
+
+    func start() {
+        Thread.detachNewThread {
+            while self.lock.withLock({ self.running }) {
+                let clock = ContinuousClock()
+                let started = clock.now
+                let ok = (try? ControlClient(path: self.socket).call(Request(type: "status")))
+                    .flatMap { try? JSONDecoder().decode(Envelope.self, from: $0) }?.type == "result"
+                let elapsed = clock.now - started
+                let sample = Sample(ok: ok, milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+                self.lock.withLock { self.samples.append(sample) }
+                usleep(50_000)
+            }
+            self.done.signal()
+        }
+    }
+
+    func stop() -> [Sample] {
+        lock.withLock { running = false }
+        done.wait()
+        return lock.withLock { samples }
+    }
 }
