@@ -81,6 +81,7 @@ completions: build
 bench: release
 	bench/idle-cpu.sh $$($(SWIFT) build -c release --show-bin-path) 20
 	bench/latency.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/status-latency.sh $$($(SWIFT) build -c release --show-bin-path) 2000
 
 ## units: the systemd units with this install's paths, in out/systemd
 units:

@@ -1,42 +1,14 @@
 #!/usr/bin/env bash
-# Idle CPU of parleyd listening to silence in real time: a private PulseAudio server's null
-# sink is the microphone (its monitor delivers silence at the real rate), ALSA's pulse plugin
-# is the device. Prints the start-up time until ready and the share of one core parleyd used
-# over the measuring window.
+# Idle CPU of parleyd listening to silence in real time, on the PulseAudio rig of bench/rig.sh.
+# Prints the start-up time until ready and the share of one core parleyd used over the
+# measuring window.
 # Usage: bench/idle-cpu.sh [BIN_DIR] [SECONDS]
 set -euo pipefail
 bin=${1:-$(swift build -c release --show-bin-path)}
 seconds=${2:-20}
-work=$(mktemp -d /tmp/parley-bench-XXXXXX)
-export XDG_RUNTIME_DIR=$work/run HOME=$work PULSE_SERVER=unix:$work/pulse.sock
-mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
-cleanup() {
-  [[ -n ${daemon:-} ]] && kill "$daemon" 2>/dev/null || true
-  [[ -f $XDG_RUNTIME_DIR/pulse/pid ]] && kill -9 "$(cat "$XDG_RUNTIME_DIR/pulse/pid")" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-pulseaudio -n --daemonize=yes --exit-idle-time=-1 --log-target=file:"$work/pulse.log" \
-  -L "module-native-protocol-unix socket=$work/pulse.sock auth-anonymous=1" \
-  -L "module-null-sink sink_name=mic" -L "module-null-sink sink_name=speaker"
-printf 'pcm.pmic { type pulse; device "mic.monitor" }\npcm.pspk { type pulse; device "speaker" }\n' > "$work/.asoundrc"
-cat > "$work/parley.toml" <<TOML
-[audio]
-capture_device = "pmic"
-playback_device = "pspk"
-[history]
-path = "$work/history.sqlite"
-[control]
-socket = "$work/control.sock"
-[log]
-level = "warning"
-TOML
-launched=$(date +%s.%N)
-"$bin/parleyd" --config "$work/parley.toml" 2>"$work/parleyd.log" &
-daemon=$!
-# Ready: the models are loaded, the microphone is open and the socket answers.
-until "$bin/parley" status --socket "$work/control.sock" >/dev/null 2>&1; do sleep 0.01; done
-ready=$(date +%s.%N)
+source "$(dirname "$0")/rig.sh"
+start_rig "$bin"
+start_daemon
 awk -v a="$launched" -v b="$ready" 'BEGIN { printf "start-up until ready: %.0f ms\n", 1000 * (b - a) }'
 sleep 2  # let start-up settle
 ticks=$(getconf CLK_TCK)
