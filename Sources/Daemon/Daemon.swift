@@ -315,8 +315,9 @@ final class CaptureSource: @unchecked Sendable {
 final class RecognizerPool: @unchecked Sendable {
     // `cache` and `loaded` are touched only on the recognition queue (and in init).
     private var cache: [String: any SpeechRecognizer] = [:]
-    /// Languages configured with the same model files share one decoder, loaded once.
-    private var loaded: [RecognizerModel: any SpeechRecognizer] = [:]
+    /// Languages configured with the same acoustic model share one decoder, loaded once; each
+    /// language model is a search on it.
+    private var decoders: [String: PocketSphinxDecoder] = [:]
     /// Languages whose model would not load; asked about from any thread.
     private let failed = Mutex<Set<String>>([])
     private let config: ParleyConfig
@@ -362,13 +363,19 @@ final class RecognizerPool: @unchecked Sendable {
 
     private func load(_ language: String) throws(RecognizerError) -> any SpeechRecognizer {
         guard let model = config.recognizerModel(for: language) else { throw RecognizerError("no model for \(language)") }
-        if let shared = loaded[model] { return shared }
-        let recognizer = try PocketSphinxRecognizer(
-            language: language, acousticModel: model.acousticModel, languageModel: model.languageModel,
-            dictionary: model.dictionary, options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes"])
-        loaded[model] = recognizer
-        return recognizer
+        if let shared = decoders[model.acousticModel] {
+            logger.info("\(language) shares the acoustic model \(model.acousticModel) loaded for another language")
+            return try PocketSphinxRecognizer(language: language, sharing: shared, languageModel: model.languageModel, dictionary: model.dictionary)
+        }
+        let decoder = try PocketSphinxDecoder(
+            acousticModel: model.acousticModel, languageModel: model.languageModel, dictionary: model.dictionary,
+            options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes"])
+        decoders[model.acousticModel] = decoder
+        return try PocketSphinxRecognizer(language: language, sharing: decoder, languageModel: model.languageModel, dictionary: model.dictionary)
     }
+
+    /// Decoders loaded (one per acoustic model), for tests.
+    var decoderCount: Int { decoders.count }
 }
 
 /// The control socket as a service.

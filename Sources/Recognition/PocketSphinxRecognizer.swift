@@ -4,18 +4,22 @@ import CPocketSphinx
 import Glibc
 #endif
 
-/// PocketSphinx, with its models loaded once at start-up and kept warm.
-public final class PocketSphinxRecognizer: SpeechRecognizer {
-    private let decoder: OpaquePointer
+/// One PocketSphinx decoder: an acoustic model loaded once, with a named search per language
+/// model. Languages that use the same acoustic model share it (its memory is the bulk of a
+/// model); each gets its own language model as a search, switched to at the start of its
+/// utterances. Not thread-safe: used from one queue (the daemon's recognition queue).
+public final class PocketSphinxDecoder: @unchecked Sendable {
+    fileprivate let decoder: OpaquePointer
     private let config: OpaquePointer
-    private var inUtterance = false
-    public let language: String
+    public let acousticModel: String
+    /// Dictionaries whose words are in the decoder.
+    private var dictionaries: Set<String>
+    /// The search of each language model, by the model's path.
+    private var searches: [String: String] = [:]
 
-    /// Loads the models. `options` are extra decoder flags without the dash (e.g. `["bestpath": "no"]`).
-    public init(
-        language: String, acousticModel: String, languageModel: String, dictionary: String,
-        options: [String: String] = [:]
-    ) throws(RecognizerError) {
+    /// Loads the acoustic model with a first language model and dictionary. `options` are extra
+    /// decoder flags without the dash (e.g. `["bestpath": "no"]`).
+    public init(acousticModel: String, languageModel: String, dictionary: String, options: [String: String] = [:]) throws(RecognizerError) {
         var arguments = [
             "parleyd", "-hmm", acousticModel, "-lm", languageModel, "-dict", dictionary,
             "-logfn", "/dev/null", "-samprate", "16000",
@@ -28,17 +32,19 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
         guard let config = argv.withUnsafeMutableBufferPointer({ buffer in
             cmd_ln_parse_r(nil, ps_args(), Int32(arguments.count), buffer.baseAddress, 0)
         }) else {
-            throw RecognizerError("PocketSphinx rejected its options for \(language): \(arguments.dropFirst().joined(separator: " "))")
+            throw RecognizerError("PocketSphinx rejected its options: \(arguments.dropFirst().joined(separator: " "))")
         }
         guard let decoder = ps_init(config) else {
             cmd_ln_free_r(config)
             throw RecognizerError(
-                "PocketSphinx could not load the \(language) model (\(acousticModel), \(languageModel), \(dictionary)); "
+                "PocketSphinx could not load the model (\(acousticModel), \(languageModel), \(dictionary)); "
                     + "check that the files are a PocketSphinx 5prealpha model, e.g. from pocketsphinx-en-us")
         }
         self.decoder = decoder
         self.config = config
-        self.language = language
+        self.acousticModel = acousticModel
+        self.dictionaries = [dictionary]
+        if let name = ps_get_search(decoder) { searches[languageModel] = String(cString: name) }
     }
 
     deinit {
@@ -46,8 +52,94 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
         cmd_ln_free_r(config)
     }
 
+    /// The search for `languageModel`, added on first use with the words of `dictionary` that the
+    /// decoder does not know yet.
+    func search(languageModel: String, dictionary: String) throws(RecognizerError) -> String {
+        if let known = searches[languageModel] { return known }
+        if !dictionaries.contains(dictionary) {
+            try addWords(from: dictionary)
+            dictionaries.insert(dictionary)
+        }
+        let name = "lm:" + languageModel
+        guard ps_set_lm_file(decoder, name, languageModel) == 0 else {
+            throw RecognizerError("PocketSphinx could not load the language model \(languageModel); check that it is an ARPA or binary n-gram model")
+        }
+        searches[languageModel] = name
+        return name
+    }
+
+    /// How many language models share this acoustic model.
+    public var searchCount: Int { searches.count }
+
+    /// The search in use: the last utterance's language model.
+    public var activeSearch: String? { ps_get_search(decoder).map { String(cString: $0) } }
+
+    /// Whether the decoder's dictionary has `word`.
+    public func knows(_ word: String) -> Bool {
+        guard let phones = ps_lookup_word(decoder, word) else { return false }
+        free(phones)
+        return true
+    }
+
+    /// Adds the words of a dictionary file ("word PH1 PH2 ...", alternates as "word(2) ...") that
+    /// the decoder does not have; a word it has keeps its pronunciations.
+    private func addWords(from dictionary: String) throws(RecognizerError) {
+        guard let text = try? String(contentsOfFile: dictionary, encoding: .utf8) else {
+            throw RecognizerError("cannot read the dictionary \(dictionary)")
+        }
+        var pending: [(String, String)] = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard fields.count >= 2, let word = fields.first, !word.contains("(") else { continue }
+            let spelling = String(word)
+            if let known = ps_lookup_word(decoder, spelling) {
+                free(known)
+                continue
+            }
+            pending.append((spelling, fields.dropFirst().joined(separator: " ")))
+        }
+        for (index, entry) in pending.enumerated() where ps_add_word(decoder, entry.0, entry.1, index == pending.count - 1 ? 1 : 0) < 0 {
+            throw RecognizerError("PocketSphinx refused the word \"\(entry.0)\" of \(dictionary): its phones (\(entry.1)) are not in \(acousticModel)")
+        }
+    }
+}
+
+/// A language's recognizer: a search on a (possibly shared) PocketSphinx decoder, kept warm.
+public final class PocketSphinxRecognizer: SpeechRecognizer {
+    public let engine: PocketSphinxDecoder
+    /// This language's search on the decoder.
+    public let searchName: String
+    private var decoder: OpaquePointer { engine.decoder }
+    private var inUtterance = false
+    public let language: String
+
+    /// Loads a decoder of its own. `options` are extra decoder flags without the dash.
+    public convenience init(
+        language: String, acousticModel: String, languageModel: String, dictionary: String,
+        options: [String: String] = [:]
+    ) throws(RecognizerError) {
+        let engine: PocketSphinxDecoder
+        do {
+            engine = try PocketSphinxDecoder(acousticModel: acousticModel, languageModel: languageModel, dictionary: dictionary, options: options)
+        } catch {
+            throw RecognizerError("\(language): \(error)")
+        }
+        try self.init(language: language, sharing: engine, languageModel: languageModel, dictionary: dictionary)
+    }
+
+    /// Uses `engine`'s acoustic model with `languageModel` as a search of its own.
+    public init(language: String, sharing engine: PocketSphinxDecoder, languageModel: String, dictionary: String) throws(RecognizerError) {
+        self.engine = engine
+        self.searchName = try engine.search(languageModel: languageModel, dictionary: dictionary)
+        self.language = language
+    }
+
     public func startUtterance() throws(RecognizerError) {
         if inUtterance { cancelUtterance() }
+        // Another language may have used the shared decoder last.
+        if engine.activeSearch != searchName {
+            guard ps_set_search(decoder, searchName) == 0 else { throw RecognizerError("PocketSphinx could not switch to the \(language) language model") }
+        }
         guard ps_start_utt(decoder) >= 0 else { throw RecognizerError("PocketSphinx could not start an utterance") }
         inUtterance = true
     }
