@@ -95,47 +95,46 @@ final class Reloader: Sendable {
         compare("endpoint.silence_ms", \.endpoint.silenceMs, into: \.silenceMs)
         if old.logLevel != new.logLevel { applied.append("log.level") }
 
-        // Whatever else differs is read only at start-up. Blank out what was compared above and
-        // name the sections that still differ.
-        func startUpOnly(_ config: ParleyConfig) -> ParleyConfig {
-            var copy = config
-            copy.speakerA = ""
-            copy.speakerB = ""
-            copy.mode = .alternate
-            copy.echoTailMs = 0
-            copy.minConfidence = 0
-            copy.endpoint.silenceMs = 0
-            copy.logLevel = ""
-            return copy
+        // Whatever else differs is read only at start-up: take the runtime keys from the new
+        // file, then name each section that still differs.
+        var base = old
+        adoptRuntimeKeys(&base, from: new)
+        let restart = startUpSections.compactMap { section -> String? in
+            var probe = base
+            section.adopt(&probe, new)
+            return probe == base ? nil : section.name
         }
-        var restart: [String] = []
-        let (a, b) = (startUpOnly(old), startUpOnly(new))
-        if a.repeatPrompt != b.repeatPrompt { restart.append("conversation.repeat_prompt") }
-        if a.captureDevice != b.captureDevice || a.playbackDevice != b.playbackDevice { restart.append("audio") }
-        if a.endpoint != b.endpoint { restart.append("endpoint") }
-        if a.recognizers != b.recognizers || a.fwdflat != b.fwdflat { restart.append("recognizer") }
-        if a.voices != b.voices { restart.append("voice") }
-        if a.historyEnabled != b.historyEnabled || a.historyPath != b.historyPath { restart.append("history") }
-        if a.controlSocket != b.controlSocket || a.controlGroup != b.controlGroup { restart.append("control") }
-        if a.apertiumModesDirectory != b.apertiumModesDirectory || a.translationTimeoutMs != b.translationTimeoutMs {
-            restart.append("translator")
-        }
-        var rest = b
-        rest.repeatPrompt = a.repeatPrompt
-        rest.captureDevice = a.captureDevice
-        rest.playbackDevice = a.playbackDevice
-        rest.endpoint = a.endpoint
-        rest.recognizers = a.recognizers
-        rest.fwdflat = a.fwdflat
-        rest.voices = a.voices
-        rest.historyEnabled = a.historyEnabled
-        rest.historyPath = a.historyPath
-        rest.controlSocket = a.controlSocket
-        rest.controlGroup = a.controlGroup
-        rest.apertiumModesDirectory = a.apertiumModesDirectory
-        rest.translationTimeoutMs = a.translationTimeoutMs
-        // Anything else (a key without a line above) is still reported, as a whole.
-        if rest != a { restart.append("other") }
-        return Plan(change: applied.contains { $0 != "log.level" } ? change : nil, applied: applied, restartNeeded: restart)
+        var everything = base
+        for section in startUpSections { section.adopt(&everything, new) }
+        // A key without a section below is still reported, as a whole.
+        let other = everything == new ? [] : ["other"]
+        return Plan(change: applied.contains { $0 != "log.level" } ? change : nil, applied: applied, restartNeeded: restart + other)
     }
+
+    /// The keys `reload` applies while the daemon runs.
+    static func adoptRuntimeKeys(_ config: inout ParleyConfig, from source: ParleyConfig) {
+        config.speakerA = source.speakerA
+        config.speakerB = source.speakerB
+        config.mode = source.mode
+        config.echoTailMs = source.echoTailMs
+        config.minConfidence = source.minConfidence
+        config.endpoint.silenceMs = source.endpoint.silenceMs
+        config.logLevel = source.logLevel
+    }
+
+    /// What is read only at start-up, by the name `reload` reports, and how to copy it over.
+    static let startUpSections: [(name: String, adopt: @Sendable (inout ParleyConfig, ParleyConfig) -> Void)] = [
+        ("conversation.repeat_prompt", { $0.repeatPrompt = $1.repeatPrompt }),
+        ("audio", { $0.captureDevice = $1.captureDevice; $0.playbackDevice = $1.playbackDevice }),
+        ("endpoint", { config, source in
+            let silence = config.endpoint.silenceMs
+            config.endpoint = source.endpoint
+            config.endpoint.silenceMs = silence
+        }),
+        ("recognizer", { $0.recognizers = $1.recognizers; $0.fwdflat = $1.fwdflat }),
+        ("voice", { $0.voices = $1.voices }),
+        ("translator", { $0.apertiumModesDirectory = $1.apertiumModesDirectory; $0.translationTimeoutMs = $1.translationTimeoutMs }),
+        ("history", { $0.historyEnabled = $1.historyEnabled; $0.historyPath = $1.historyPath }),
+        ("control", { $0.controlSocket = $1.controlSocket; $0.controlGroup = $1.controlGroup }),
+    ]
 }
