@@ -62,6 +62,13 @@ public final class ControlServer: Sendable {
     private let handler: any ControlHandler
     private let logger: Logger
     private let connected = Atomic<Int>(0)
+    /// Connections beyond `maxClients` waiting to ask `status` or `version`.
+    private let overLimit = Atomic<Int>(0)
+    /// At most this many extra connections wait to ask; the rest are refused at once, so a
+    /// flood of connections cannot hold descriptors for long.
+    public static let maxWaitingOverLimit = 16
+    /// Refusals are logged at most once a second.
+    private let lastRefusalLog = Mutex<ContinuousClock.Instant?>(nil)
     /// Connections served at once; the next one is answered `too_many_clients` and closed.
     public static let maxClients = 64
 
@@ -126,11 +133,15 @@ public final class ControlServer: Sendable {
 
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: Peer?) async {
         let count = connected.add(1, ordering: .relaxed).newValue
-        defer { connected.subtract(1, ordering: .relaxed) }
         guard count <= Self.maxClients else {
-            await serveOverLimit(connection, peer: peer)
+            // Not served: it does not take a client's place while it is answered.
+            connected.subtract(1, ordering: .relaxed)
+            let waiting = overLimit.add(1, ordering: .relaxed).newValue
+            defer { overLimit.subtract(1, ordering: .relaxed) }
+            await serveOverLimit(connection, peer: peer, mayAsk: waiting <= Self.maxWaitingOverLimit)
             return
         }
+        defer { connected.subtract(1, ordering: .relaxed) }
         do {
             try await connection.executeThenClose { inbound, outbound in
                 // Replies and events share the writer; a client that does not read holds up
@@ -180,9 +191,9 @@ public final class ControlServer: Sendable {
     /// A connection beyond `maxClients`: one `status` or `version` request sent within
     /// `overLimitWait` is answered; anything else, or nothing, gets `too_many_clients`. Either
     /// way the connection is then closed.
-    private func serveOverLimit(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: Peer?) async {
+    private func serveOverLimit(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: Peer?, mayAsk: Bool) async {
         try? await connection.executeThenClose { inbound, outbound in
-            let first: ByteBuffer? = await withTaskGroup(of: ByteBuffer?.self) { group in
+            let first: ByteBuffer? = !mayAsk ? nil : await withTaskGroup(of: ByteBuffer?.self) { group in
                 group.addTask {
                     var lines = inbound.makeAsyncIterator()
                     return try? await lines.next()
@@ -201,7 +212,15 @@ public final class ControlServer: Sendable {
                 try await outbound.write(Self.frame(reply))
                 return
             }
-            logger.warning("control connection refused: too many clients", metadata: ["peer": "\(peer?.description ?? "unknown")"])
+            let now = ContinuousClock.now
+            let logIt = lastRefusalLog.withLock { last -> Bool in
+                if let last, now - last < .seconds(1) { return false }
+                last = now
+                return true
+            }
+            if logIt {
+                logger.warning("control connection refused: too many clients", metadata: ["peer": "\(peer?.description ?? "unknown")"])
+            }
             try await outbound.write(
                 Self.frame(
                     Replies.error(
@@ -237,9 +256,13 @@ public final class ControlServer: Sendable {
             logger.debug("no group \(group); the control socket keeps the daemon's group", metadata: ["path": "\(path)"])
             return
         }
-        if chown(path, uid_t.max, entry.pointee.gr_gid) != 0 {
+        let gid = entry.pointee.gr_gid
+        var info = stat()
+        // Under the systemd unit (Group=parley) the socket is born in the group already.
+        if stat(path, &info) == 0 && info.st_gid == gid { return }
+        if chown(path, uid_t.max, gid) != 0 {
             logger.warning(
-                "cannot give the control socket to group \(group): \(String(cString: strerror(errno))); add the daemon's user to it",
+                "cannot give the control socket to group \(group): \(String(cString: strerror(errno))); run parleyd with that group (Group=\(group) in its unit) or add its user to the group",
                 metadata: ["path": "\(path)"])
         }
     }

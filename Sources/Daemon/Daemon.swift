@@ -62,6 +62,9 @@ public enum Daemon {
     public static func run(_ options: DaemonOptions, logger baseLogger: Logger) async throws {
         // A translator pipeline that dies must not take the daemon with it.
         signal(SIGPIPE, SIG_IGN)
+        // SIGHUP is trapped from the start: one that arrives while the models load waits for
+        // the reload service instead of killing the daemon (its default action).
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         // Read (and removed from the environment) before any child process starts.
         let notifier = SystemdNotifier()
         let activatedSocket = SocketActivation.controlSocket()
@@ -161,7 +164,7 @@ public enum Daemon {
                 configuration: .init(
                     services: [
                         .init(service: ControlService(server: server)),
-                        .init(service: ReloadService(reloader: reloader, logger: logger)),
+                        .init(service: ReloadService(reloader: reloader, hangups: hangups, logger: logger)),
                         .init(
                             service: ConversationService(interpreter: interpreter, source: source, notifier: notifier),
                             successTerminationBehavior: .gracefullyShutdownGroup),
@@ -419,10 +422,10 @@ struct ConversationService: Service {
 /// SIGHUP reads the config again; an invalid file is logged and changes nothing.
 struct ReloadService: Service {
     let reloader: Reloader
+    let hangups: UnixSignalsSequence
     let logger: Logger
 
     func run() async throws {
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
         await cancelWhenGracefulShutdown {
             for await _ in hangups {
                 logger.notice("SIGHUP: reading the config again")

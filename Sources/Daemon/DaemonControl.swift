@@ -76,7 +76,7 @@ struct DaemonControl: ControlHandler {
                 do {
                     return .line(Replies.result(try reloader.reload(), id: id))
                 } catch let error as ConfigError {
-                    return .line(Replies.error(.invalidConfig, "\(error); fix the file and reload again (the daemon runs on as before)", id: id))
+                    return .line(Replies.error(.invalidConfig, "\(error) (the daemon runs on as before)", id: id))
                 }
             default:
                 return .line(

@@ -18,14 +18,18 @@ final class Reloader: Sendable {
     private let interpreter: Interpreter
     private let logger: Logger
     private let notifier: SystemdNotifier
-    /// The config as last read from the file.
+    /// The config as last read from the file: runtime keys are compared with it.
     private let loaded: Mutex<ParleyConfig>
+    /// The config the daemon started with: sections read only at start-up are compared with it,
+    /// so a change that needs a restart is reported until the daemon restarts.
+    private let startup: ParleyConfig
     /// One reload at a time.
     private let serial = Mutex<Void>(())
 
     init(path: String?, initial: ParleyConfig, interpreter: Interpreter, notifier: SystemdNotifier, logger: Logger) {
         self.path = path
         self.loaded = Mutex(initial)
+        self.startup = initial
         self.interpreter = interpreter
         self.notifier = notifier
         self.logger = logger
@@ -35,9 +39,9 @@ final class Reloader: Sendable {
     func reload() throws -> ReloadInfo {
         try serial.withLock { _ in
             notifier.reloading()
-            defer { notifier.notify("READY=1") }
+            defer { notifier.reloaded() }
             guard let path else {
-                throw ConfigError("parleyd was started without --config, so there is no file to read again")
+                throw ConfigError("parleyd was started without --config, so there is no file to read again; start it with --config FILE to use reload")
             }
             let new: ParleyConfig
             do {
@@ -47,7 +51,7 @@ final class Reloader: Sendable {
                 throw error
             }
             let old = loaded.withLock { $0 }
-            let plan = Self.plan(from: old, to: new)
+            let plan = Self.plan(from: old, to: new, startup: startup)
             if let change = plan.change {
                 // A setting the interpreter refuses (say a language with no voice) changes nothing.
                 do {
@@ -78,8 +82,9 @@ final class Reloader: Sendable {
         var restartNeeded: [String]
     }
 
-    /// What reading `new` over `old` changes.
-    static func plan(from old: ParleyConfig, to new: ParleyConfig) -> Plan {
+    /// What reading `new` over `old` (the file as last read) changes; start-up sections are
+    /// compared with `startup`, what the daemon runs on.
+    static func plan(from old: ParleyConfig, to new: ParleyConfig, startup: ParleyConfig? = nil) -> Plan {
         var change = Interpreter.Change()
         var applied: [String] = []
         func compare<Value: Equatable>(_ key: String, _ path: KeyPath<ParleyConfig, Value>, into target: WritableKeyPath<Interpreter.Change, Value?>) {
@@ -97,7 +102,7 @@ final class Reloader: Sendable {
 
         // Whatever else differs is read only at start-up: take the runtime keys from the new
         // file, then name each section that still differs.
-        var base = old
+        var base = startup ?? old
         adoptRuntimeKeys(&base, from: new)
         let restart = startUpSections.compactMap { section -> String? in
             var probe = base

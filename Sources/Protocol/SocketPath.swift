@@ -14,8 +14,21 @@ public enum ControlSocketPath {
             return xdg + "/parley/control.sock"
         }
         if getuid() == 0 {
-            return "/run/parley/control.sock"
+            return systemPath
         }
         return "/tmp/parley-\(getuid())/control.sock"
+    }
+
+    /// The system service's socket (systemd's RuntimeDirectory=parley).
+    public static let systemPath = "/run/parley/control.sock"
+
+    /// Where a client looks: the daemon's default path for this environment, or the system
+    /// service's socket when there is none there (a user in group parley talking to the service).
+    public static func clientPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        exists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }
+    ) -> String {
+        let own = defaultPath(environment: environment)
+        return !exists(own) && exists(systemPath) ? systemPath : own
     }
 }

@@ -82,26 +82,39 @@ public final class PocketSphinxDecoder: @unchecked Sendable {
     }
 
     /// Adds the words of a dictionary file ("word PH1 PH2 ...", alternates as "word(2) ...") that
-    /// the decoder does not have; a word it has keeps its pronunciations.
+    /// the decoder does not have, with their alternates. A word it has keeps the pronunciations
+    /// of the dictionary loaded first: languages sharing a decoder share one dictionary.
     private func addWords(from dictionary: String) throws(RecognizerError) {
         guard let text = try? String(contentsOfFile: dictionary, encoding: .utf8) else {
             throw RecognizerError("cannot read the dictionary \(dictionary)")
         }
         var pending: [(String, String)] = []
+        var added: Set<Substring> = []
         for line in text.split(separator: "\n") {
+            // Comment lines, as sphinxbase's own reader skips them.
+            if line.hasPrefix(";;") || line.hasPrefix("##") { continue }
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard fields.count >= 2, let word = fields.first, !word.contains("(") else { continue }
-            let spelling = String(word)
-            if let known = ps_lookup_word(decoder, spelling) {
+            guard fields.count >= 2, let word = fields.first else { continue }
+            let base = word.split(separator: "(").first ?? word
+            if base != word {
+                // An alternate: kept when its word is new here.
+                if added.contains(base) { pending.append((String(word), fields.dropFirst().joined(separator: " "))) }
+                continue
+            }
+            if let known = ps_lookup_word(decoder, String(word)) {
                 free(known)
                 continue
             }
-            pending.append((spelling, fields.dropFirst().joined(separator: " ")))
+            added.insert(base)
+            pending.append((String(word), fields.dropFirst().joined(separator: " ")))
         }
         for (index, entry) in pending.enumerated() where ps_add_word(decoder, entry.0, entry.1, index == pending.count - 1 ? 1 : 0) < 0 {
             throw RecognizerError("PocketSphinx refused the word \"\(entry.0)\" of \(dictionary): its phones (\(entry.1)) are not in \(acousticModel)")
         }
     }
+
+    /// The recognizer whose utterance is open on this decoder, if any.
+    fileprivate var utteranceOwner: ObjectIdentifier?
 }
 
 /// A language's recognizer: a search on a (possibly shared) PocketSphinx decoder, kept warm.
@@ -110,7 +123,11 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
     /// This language's search on the decoder.
     public let searchName: String
     private var decoder: OpaquePointer { engine.decoder }
-    private var inUtterance = false
+    /// Whether this recognizer's utterance is the one open on the (shared) decoder.
+    private var inUtterance: Bool {
+        get { engine.utteranceOwner == ObjectIdentifier(self) }
+        set { engine.utteranceOwner = newValue ? ObjectIdentifier(self) : (inUtterance ? nil : engine.utteranceOwner) }
+    }
     public let language: String
 
     /// Loads a decoder of its own. `options` are extra decoder flags without the dash.
@@ -135,7 +152,11 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
     }
 
     public func startUtterance() throws(RecognizerError) {
-        if inUtterance { cancelUtterance() }
+        // An utterance left open on the decoder, ours or another language's, is ended first.
+        if engine.utteranceOwner != nil {
+            ps_end_utt(decoder)
+            engine.utteranceOwner = nil
+        }
         // Another language may have used the shared decoder last.
         if engine.activeSearch != searchName {
             guard ps_set_search(decoder, searchName) == 0 else { throw RecognizerError("PocketSphinx could not switch to the \(language) language model") }

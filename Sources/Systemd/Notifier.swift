@@ -16,6 +16,8 @@ public final class SystemdNotifier: Sendable {
     /// How often systemd expects `WATCHDOG=1` (`WatchdogSec=`); nil when it does not.
     public let watchdogInterval: Duration?
     private let lastPing = Mutex<ContinuousClock.Instant?>(nil)
+    /// Whether start-up's READY=1 has gone out; a reload before it must not claim readiness.
+    private let readySent = Mutex(false)
 
     /// Reads `$NOTIFY_SOCKET` and `$WATCHDOG_USEC` from `environment`. When `unsetEnvironment` is
     /// set they are removed from the process's environment, so child processes (the Apertium
@@ -78,6 +80,7 @@ public final class SystemdNotifier: Sendable {
 
     /// READY=1 with a status line: start-up is over.
     public func ready(status: String) {
+        readySent.withLock { $0 = true }
         notify("READY=1\nSTATUS=\(Self.oneLine(status))\nMAINPID=\(getpid())")
     }
 
@@ -91,8 +94,15 @@ public final class SystemdNotifier: Sendable {
         notify("STOPPING=1\nSTATUS=\(Self.oneLine(status))")
     }
 
-    /// RELOADING=1 then READY=1 around a configuration reload.
-    public func reloading() { notify("RELOADING=1") }
+    /// RELOADING=1 as a configuration reload begins (once the service is ready).
+    public func reloading() {
+        if readySent.withLock({ $0 }) { notify("RELOADING=1") }
+    }
+
+    /// READY=1 as a reload ends (only if start-up had already said so).
+    public func reloaded() {
+        if readySent.withLock({ $0 }) { notify("READY=1") }
+    }
 
     /// WATCHDOG=1, at most twice per watchdog interval however often it is called: the capture
     /// loop calls it every period.

@@ -34,7 +34,7 @@ struct Parley: ParsableCommand {
 
 /// Options every subcommand takes.
 struct ClientOptions: ParsableArguments {
-    @Option(name: .long, help: "The control socket (default: $PARLEY_SOCKET, else the daemon's default path).")
+    @Option(name: .long, help: "The control socket (default: $PARLEY_SOCKET, else the daemon's default path, else /run/parley/control.sock).")
     var socket: String?
 
     @Flag(name: .long, help: "Print JSON instead of a table.")
@@ -45,7 +45,7 @@ struct ClientOptions: ParsableArguments {
         if let fromEnvironment = ProcessInfo.processInfo.environment["PARLEY_SOCKET"], !fromEnvironment.isEmpty {
             return fromEnvironment
         }
-        return ControlSocketPath.defaultPath()
+        return ControlSocketPath.clientPath()
     }
 
     /// Sends `request` and decodes a result of type `Payload`; prints errors and exits 1 or 3.

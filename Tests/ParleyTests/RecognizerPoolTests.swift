@@ -20,7 +20,7 @@ struct RecognizerPoolTests {
         let english = dir.appendingPathComponent("en.dic")
         try turtle.write(to: english, atomically: true, encoding: .utf8)
         let french = dir.appendingPathComponent("fr.dic")
-        try (turtle + "parley P AA R L IY\n").write(to: french, atomically: true, encoding: .utf8)
+        try (turtle + ";; a comment line\nparley P AA R L IY\nparley(2) P AA R L EY\n").write(to: french, atomically: true, encoding: .utf8)
         return (
             RecognizerModel(acousticModel: acousticModel, languageModel: RecognizerModel.debianEnglish.languageModel, dictionary: english.path),
             RecognizerModel(acousticModel: acousticModel, languageModel: "\(EndToEnd.testData)/turtle.lm.bin", dictionary: french.path)
@@ -52,6 +52,7 @@ struct RecognizerPoolTests {
         #expect(english.engine === turtle.engine)
         #expect(english.engine.searchCount == 2)
         #expect(english.engine.knows("parley"), "fr's own word joins the shared dictionary")
+        #expect(english.engine.knows("parley(2)"), "with its alternate pronunciation")
 
         // Each language decodes with its own language model, whichever ran last: the same
         // recording comes out differently.

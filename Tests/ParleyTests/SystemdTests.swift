@@ -145,6 +145,12 @@ struct SystemdUnitTests {
         #expect(plan.change?.speakerA == nil, "unchanged keys keep their runtime values")
         #expect(plan.restartNeeded == ["audio", "endpoint", "translator"])
 
+        // Reading the same file again still says the restart is needed: the daemon runs on
+        // the devices it started with.
+        let again = Reloader.plan(from: new, to: new, startup: old)
+        #expect(again.applied.isEmpty && again.change == nil)
+        #expect(again.restartNeeded == ["audio", "endpoint", "translator"])
+
         let nothing = Reloader.plan(from: old, to: old)
         #expect(nothing.change == nil && nothing.applied.isEmpty && nothing.restartNeeded.isEmpty)
     }
@@ -159,5 +165,16 @@ struct NoSpeechModelTests {
         let failure = #expect(throws: DaemonFailure.self) { try Daemon.requireSpeechModel(config) }
         #expect(failure?.code == .config)
         #expect(failure?.description.contains("pocketsphinx-en-us") == true)
+    }
+}
+
+@Suite("The CLI finds the system service's socket")
+struct ClientSocketPathTests {
+    @Test func fallsBackToTheServiceSocketWhenTheUserHasNone() {
+        let user = ["XDG_RUNTIME_DIR": "/run/user/1000"]
+        let own = "/run/user/1000/parley/control.sock"
+        #expect(ControlSocketPath.clientPath(environment: user) { $0 == ControlSocketPath.systemPath } == ControlSocketPath.systemPath)
+        #expect(ControlSocketPath.clientPath(environment: user) { _ in true } == own, "a user's own daemon comes first")
+        #expect(ControlSocketPath.clientPath(environment: user) { _ in false } == own, "errors name the user's own path")
     }
 }
