@@ -114,7 +114,7 @@ public enum Daemon {
                 speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
             endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: history,
-            sessionID: sessionID, events: events, logger: logger)
+            sessionID: sessionID, events: events, logger: logger, failureNotice: config.failureNotice)
         closePlayback = false
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(

@@ -92,6 +92,8 @@ public final class Interpreter: @unchecked Sendable {
         var deviceLost = false
         /// The language the utterance being heard will be translated into (fixed when it starts).
         var utteranceTarget: String?
+        /// The language of the last turn that could not be translated, for the spoken notice.
+        var noticeLanguage: String?
 
         /// Feeds the machine and applies what belongs to shared state right here.
         mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
@@ -150,7 +152,7 @@ public final class Interpreter: @unchecked Sendable {
 
     public init(
         settings: RuntimeSettings, endpoint: EndpointSettings, repeatPrompt: Bool, engines: Engines,
-        history: AppDatabase, sessionID: Int64, events: EventBus, logger: Logger
+        history: AppDatabase, sessionID: Int64, events: EventBus, logger: Logger, failureNotice: Bool = true
     ) {
         self.engines = engines
         self.history = history
@@ -162,7 +164,7 @@ public final class Interpreter: @unchecked Sendable {
         let machine = ConversationMachine(
             settings: .init(
                 mode: settings.mode, echoTail: samples(ms: settings.echoTailMs),
-                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt))
+                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt, failureNotice: failureNotice))
         self.shared = Mutex(
             Shared(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), settings: settings))
     }
@@ -649,6 +651,13 @@ public final class Interpreter: @unchecked Sendable {
                 let language = shared.withLock { $0.draft?.sourceLang ?? $0.settings.language(of: speaker) }
                 abortSpeech.store(false, ordering: .relaxed)
                 speechQueue.async { self.speak(RepeatPrompt.text(for: language), for: speaker, prompt: true) }
+            case .tellUntranslated(let speaker):
+                // The failed turn is already stored: the language comes from the settings that
+                // turn was translated with, kept in `noticeLanguage`.
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
+                let language = shared.withLock { $0.noticeLanguage ?? $0.settings.language(of: speaker) }
+                abortSpeech.store(false, ordering: .relaxed)
+                speechQueue.async { self.speak(UntranslatedNotice.text(for: language), for: speaker, prompt: true, language: language) }
             case .stopSpeaking:
                 abortSpeech.store(true, ordering: .relaxed)
             case .reportNoSpeech(let speaker):
@@ -738,6 +747,7 @@ public final class Interpreter: @unchecked Sendable {
             let (actions, draft) = shared.withLock { state in
                 state.draft?.error = "\(error)"
                 state.draft?.mtMs = milliseconds(since: started)
+                state.noticeLanguage = source
                 return (state.handle(.translationFailed), state.takeDraftForRecording(pendingWrites))
             }
             if let draft { record(draft) }
@@ -749,8 +759,8 @@ public final class Interpreter: @unchecked Sendable {
 
     /// On `speechQueue`. Speaks the translation of `speaker`'s turn to the other side, or a
     /// prompt to `speaker` in their own language.
-    private func speak(_ text: String, for speaker: Speaker, prompt: Bool) {
-        let language = shared.withLock { state in
+    private func speak(_ text: String, for speaker: Speaker, prompt: Bool, language fixed: String? = nil) {
+        let language = fixed ?? shared.withLock { state in
             prompt ? (state.draft?.sourceLang ?? state.settings.language(of: speaker)) : (state.draft?.targetLang ?? state.settings.language(of: speaker.other))
         }
         let listener = prompt ? speaker : speaker.other
