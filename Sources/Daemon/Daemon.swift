@@ -136,7 +136,7 @@ public enum Daemon {
         } else {
             let control = DaemonControl(
                 interpreter: interpreter, config: config, history: history, events: events, sessionID: sessionID,
-                started: started, logger: logger)
+                started: started, logger: logger, translator: translator)
             let group = ServiceGroup(
                 configuration: .init(
                     services: [

@@ -5,6 +5,7 @@ import ParleyControl
 import ParleyConversation
 import ParleyHistory
 import ParleyProtocol
+import ParleyTranslation
 
 /// Answers control requests from the daemon's state. Bad input gets an error reply that says
 /// what to send instead; nothing a client sends can stop the conversation.
@@ -16,13 +17,16 @@ struct DaemonControl: ControlHandler {
     let sessionID: Int64
     let started: Date
     let logger: Logger
+    /// The translation backends, for `languages` and `retry` (DaemonControl+Translation.swift).
+    var translator: TranslatorChain? = nil
 
     static let commands = [
         "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config",
+        "retry", "languages",
     ]
 
     /// Commands that change what the daemon does; they are logged with who sent them.
-    static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set"]
+    static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set", "retry"]
 
     func reply(to request: Request, from peer: Peer?) async -> ControlReply {
         let id = request.id
@@ -70,6 +74,11 @@ struct DaemonControl: ControlHandler {
                 return .line(Replies.result(try interpreter.apply(try change(fields)), id: id))
             case "config":
                 return .line(Replies.result(effectiveConfig(), id: id))
+            case "retry":
+                return .line(Replies.result(try await retry(fields), id: id))
+            case "languages":
+                try fields.allowOnly([])
+                return .line(Replies.result(await languages(), id: id))
             default:
                 return .line(
                     Replies.error(

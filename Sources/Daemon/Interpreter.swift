@@ -191,6 +191,12 @@ public final class Interpreter: @unchecked Sendable {
         engines.canHear(snapshot.settings.language(of: speaker))
     }
 
+    /// True when `language` has a recognizer model.
+    public func canHear(_ language: String) -> Bool { engines.canHear(language) }
+
+    /// True when `language` has a voice (safe from any thread, see `SpeechSynthesizer.hasVoice`).
+    public func canSpeak(_ language: String) -> Bool { engines.synthesizer.hasVoice(for: language) }
+
     // MARK: - Capture loop
 
     /// Captures until the recording ends or `stop()` is called, then settles the turn in flight
