@@ -13,7 +13,7 @@ struct Parley: ParsableCommand {
         version: ParleyVersion.string,
         subcommands: [
             Status.self, Say.self, Listen.self, Stop.self, Pause.self, Resume.self, Swap.self, SetCommand.self,
-            ConfigCommand.self, HistoryCommand.self, Watch.self, Version.self,
+            ConfigCommand.self, HistoryCommand.self, Watch.self, Version.self, Retry.self, Languages.self,
         ])
 
     /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
