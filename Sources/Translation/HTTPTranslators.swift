@@ -35,19 +35,16 @@ struct HTTPClient: Sendable {
     /// The default wait after a 429 without a usable Retry-After.
     static let defaultRetryAfter = Duration.seconds(30)
 
+    /// Each backend has a session of its own: a server that hangs holds connections that
+    /// must not delay the next backend's requests (they did, with one shared session).
+    private let session: SessionBox
+
     init(baseURL: URL, timeoutMs: Int, name: String) {
         self.baseURL = baseURL
         self.timeoutMs = timeoutMs
         self.name = name
+        self.session = SessionBox()
     }
-
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        return URLSession(configuration: configuration)
-    }()
 
     /// `path` below the base URL, with `query` items.
     func url(_ path: String, query: [URLQueryItem] = []) throws -> URL {
@@ -68,10 +65,12 @@ struct HTTPClient: Sendable {
         var request = request
         request.timeoutInterval = Double(timeoutMs) / 1000
         let path = request.url?.path ?? "?"
+        // The completion handler captures values only, never this client (see SessionBox.deinit).
+        let (name, timeoutMs) = (self.name, self.timeoutMs)
         let task = TaskBox()
         let (data, response): (Data?, URLResponse?) = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let dataTask = Self.session.dataTask(with: request) { data, response, error in
+                let dataTask = session.session.dataTask(with: request) { data, response, error in
                     if let error {
                         continuation.resume(throwing: Self.classify(error, name: name, path: path, timeoutMs: timeoutMs))
                     } else {
@@ -154,6 +153,27 @@ extension Duration {
     var seconds: Int64 {
         let (whole, attoseconds) = components
         return whole + (attoseconds > 0 ? 1 : 0)
+    }
+}
+
+/// A URLSession, cancelled with its tasks when the backend goes away.
+private final class SessionBox: Sendable {
+    let session: URLSession
+
+    init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpMaximumConnectionsPerHost = 16
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit {
+        // Not here and now: the last reference may go on the session's own queue, and
+        // invalidating waits on that queue.
+        let session = self.session
+        DispatchQueue.global().async { session.invalidateAndCancel() }
     }
 }
 
