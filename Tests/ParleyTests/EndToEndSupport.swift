@@ -96,13 +96,13 @@ enum EndToEnd {
 
     /// Starts parleyd live on ALSA's file plugin: `infile` is the microphone (read faster than
     /// real time, then zeros) and `played` receives what is played. Waits for the socket.
-    static func startLiveDaemon(in dir: URL, infile: String, played: String) async throws -> (process: Process, log: URL, socket: String) {
+    static func startLiveDaemon(in dir: URL, infile: String, played: String, extraConfig: String = "") async throws -> (process: Process, log: URL, socket: String) {
         let asoundrc = """
             pcm.parleyin { type file; slave.pcm "null"; infile "\(infile)"; file "/dev/null"; format "raw" }
             pcm.parleyout { type file; slave.pcm "null"; file "\(played)"; format "raw" }
             """
         try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
-        let config = try writeConfig(in: dir, extra: "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\"")
+        let config = try writeConfig(in: dir, extra: "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\"\n" + extraConfig)
         let socket = dir.appendingPathComponent("control.sock").path
         let (process, _, log) = try start(
             try binary("parleyd"), ["--config", config.path], in: dir, environment: ["HOME": dir.path], tag: "parleyd")
