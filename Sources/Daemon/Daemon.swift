@@ -114,13 +114,14 @@ public enum Daemon {
                 speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
             endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: history,
-            sessionID: sessionID, events: events, logger: logger, failureNotice: config.failureNotice)
+            sessionID: sessionID, events: events, logger: logger)
         closePlayback = false
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
                 "speaker \(speaker.rawValue) cannot be heard; they can still type with `parley say`",
                 metadata: ["hint": "\(notHearableHint(language: config.language(of: speaker)))"])
         }
+        interpreter.setFailureNotice(config.failureNotice)
 
         if fileMode {
             let subscription = events.subscribe()
@@ -136,7 +137,7 @@ public enum Daemon {
         } else {
             let control = DaemonControl(
                 interpreter: interpreter, config: config, history: history, events: events, sessionID: sessionID,
-                started: started, logger: logger, translator: translator)
+                started: started, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
                     services: [

@@ -8,6 +8,17 @@ import ParleyTranslation
 // MARK: - retry, languages
 
 extension DaemonControl {
+    static let translationCommands = ["retry", "languages"]
+    /// Logged with who sent them, like `changing`.
+    static let changingTranslation: Set<String> = ["retry"]
+
+    /// The backends in the order they are tried: the chain's, or the one translator.
+    var translationBackends: [TranslatorChain.Backend] {
+        let translator = interpreter.translator
+        if let chain = translator as? TranslatorChain { return chain.backends }
+        return [.init(name: "translator", translator: translator)]
+    }
+
     /// `retry {id}`: translates a stored untranslated turn again and records the outcome. The
     /// new translation is published (`translation`, `turn_updated`) but not spoken: the
     /// conversation has moved on, and a late sentence out of the speaker would cut into it.
@@ -16,7 +27,7 @@ extension DaemonControl {
         guard let id = try fields.int("id", in: 1...(1 << 53)) else {
             throw FieldError("data.id is required: the id of an untranslated turn (see `parley history`)")
         }
-        guard let translator else { throw FieldError("this daemon has no translator to retry with") }
+        let translator = interpreter.translator
         guard let turn = try await history.turn(id: Int64(id)) else {
             throw FieldError("there is no turn \(id) in history; see `parley history` for ids")
         }
@@ -55,7 +66,7 @@ extension DaemonControl {
     func languages() async -> LanguagesInfo {
         var routes: [LanguagePair: [String]] = [:]
         var backends: [LanguagesInfo.Backend] = []
-        for backend in translator?.backends ?? [] {
+        for backend in translationBackends {
             do {
                 for pair in try await backend.translator.availablePairs() {
                     routes[pair, default: []].append(backend.name)

@@ -5,7 +5,6 @@ import ParleyControl
 import ParleyConversation
 import ParleyHistory
 import ParleyProtocol
-import ParleyTranslation
 
 /// Answers control requests from the daemon's state. Bad input gets an error reply that says
 /// what to send instead; nothing a client sends can stop the conversation.
@@ -17,20 +16,19 @@ struct DaemonControl: ControlHandler {
     let sessionID: Int64
     let started: Date
     let logger: Logger
-    /// The translation backends, for `languages` and `retry` (DaemonControl+Translation.swift).
-    var translator: TranslatorChain? = nil
 
     static let commands = [
         "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config",
-        "retry", "languages",
     ]
+    /// Every command, those answered in extensions (DaemonControl+Translation.swift) included.
+    static var allCommands: [String] { commands + translationCommands }
 
     /// Commands that change what the daemon does; they are logged with who sent them.
-    static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set", "retry"]
+    static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set"]
 
     func reply(to request: Request, from peer: Peer?) async -> ControlReply {
         let id = request.id
-        if Self.changing.contains(request.type) {
+        if Self.changing.contains(request.type) || Self.changingTranslation.contains(request.type) {
             logger.notice("control command", metadata: ["command": "\(request.type)", "peer": "\(peer?.description ?? "unknown")"])
         }
         do {
@@ -40,6 +38,11 @@ struct DaemonControl: ControlHandler {
                 return .line(Replies.result(status(), id: id))
             case "version":
                 return .line(Replies.result(VersionInfo(version: ParleyVersion.string, protocolVersion: ParleyVersion.protocolVersion), id: id))
+            case "retry":
+                return .line(Replies.result(try await retry(fields), id: id))
+            case "languages":
+                try fields.allowOnly([])
+                return .line(Replies.result(await languages(), id: id))
             case "subscribe":
                 return .subscribe(Replies.result(Acknowledged(), id: id), events.subscribe())
             case "history":
@@ -74,16 +77,11 @@ struct DaemonControl: ControlHandler {
                 return .line(Replies.result(try interpreter.apply(try change(fields)), id: id))
             case "config":
                 return .line(Replies.result(effectiveConfig(), id: id))
-            case "retry":
-                return .line(Replies.result(try await retry(fields), id: id))
-            case "languages":
-                try fields.allowOnly([])
-                return .line(Replies.result(await languages(), id: id))
             default:
                 return .line(
                     Replies.error(
                         .unknownCommand,
-                        "unknown command \"\(request.type)\"; known: \(Self.commands.joined(separator: ", "))", id: id))
+                        "unknown command \"\(request.type)\"; known: \(Self.allCommands.joined(separator: ", "))", id: id))
             }
         } catch let error as FieldError {
             return .line(Replies.error(.invalidField, error.description, id: id))

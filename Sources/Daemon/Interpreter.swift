@@ -152,7 +152,7 @@ public final class Interpreter: @unchecked Sendable {
 
     public init(
         settings: RuntimeSettings, endpoint: EndpointSettings, repeatPrompt: Bool, engines: Engines,
-        history: AppDatabase, sessionID: Int64, events: EventBus, logger: Logger, failureNotice: Bool = true
+        history: AppDatabase, sessionID: Int64, events: EventBus, logger: Logger
     ) {
         self.engines = engines
         self.history = history
@@ -164,7 +164,7 @@ public final class Interpreter: @unchecked Sendable {
         let machine = ConversationMachine(
             settings: .init(
                 mode: settings.mode, echoTail: samples(ms: settings.echoTailMs),
-                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt, failureNotice: failureNotice))
+                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt))
         self.shared = Mutex(
             Shared(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), settings: settings))
     }
@@ -196,6 +196,15 @@ public final class Interpreter: @unchecked Sendable {
 
     /// True when `language` has a voice (safe from any thread, see `SpeechSynthesizer.hasVoice`).
     public func canSpeak(_ language: String) -> Bool { engines.synthesizer.hasVoice(for: language) }
+
+    /// The translator the conversation uses (for `retry` and `languages`).
+    public var translator: any Translator { engines.translator }
+
+    /// Whether a turn no backend could translate is answered with a spoken notice to the
+    /// speaker (`[translator] failure_notice`); off until set.
+    public func setFailureNotice(_ on: Bool) {
+        shared.withLock { $0.machine.settings.failureNotice = on }
+    }
 
     // MARK: - Capture loop
 
