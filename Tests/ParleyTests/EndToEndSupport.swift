@@ -42,8 +42,8 @@ enum EndToEnd {
         process.environment = env
         let out = directory.appendingPathComponent("\(tag).out")
         let err = directory.appendingPathComponent("\(tag).err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
@@ -94,18 +94,27 @@ enum EndToEnd {
         return url
     }
 
+    /// The [audio] section of a live daemon on ALSA's file plugin (see `startLiveDaemon`).
+    static let liveAudio = "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\""
+
     /// Starts parleyd live on ALSA's file plugin: `infile` is the microphone (read faster than
     /// real time, then zeros) and `played` receives what is played. Waits for the socket.
-    static func startLiveDaemon(in dir: URL, infile: String, played: String, extraConfig: String = "") async throws -> (process: Process, log: URL, socket: String) {
+    static func startLiveDaemon(
+        in dir: URL, infile: String, played: String, extraConfig: String = "", environment: [String: String] = [:],
+        command: [String] = []
+    ) async throws -> (process: Process, log: URL, socket: String) {
         let asoundrc = """
             pcm.parleyin { type file; slave.pcm "null"; infile "\(infile)"; file "/dev/null"; format "raw" }
             pcm.parleyout { type file; slave.pcm "null"; file "\(played)"; format "raw" }
             """
         try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
-        let config = try writeConfig(in: dir, extra: "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\"\n" + extraConfig)
+        let config = try writeConfig(in: dir, extra: liveAudio + "\n" + extraConfig)
         let socket = dir.appendingPathComponent("control.sock").path
+        // `command` runs parleyd through a wrapper (systemd-socket-activate, say).
+        let daemon = try binary("parleyd")
         let (process, _, log) = try start(
-            try binary("parleyd"), ["--config", config.path], in: dir, environment: ["HOME": dir.path], tag: "parleyd")
+            command.first ?? daemon, Array(command.dropFirst()) + (command.isEmpty ? [] : [daemon]) + ["--config", config.path], in: dir,
+            environment: ["HOME": dir.path].merging(environment) { _, new in new }, tag: "parleyd")
         let deadline = Date(timeIntervalSinceNow: 30)
         while !FileManager.default.fileExists(atPath: socket) && Date() < deadline && process.isRunning {
             try await Task.sleep(for: .milliseconds(50))
