@@ -87,7 +87,7 @@ final class FaultServer: @unchecked Sendable {
         server.serve_forever()
         """#
 
-    init(_ mode: String, _ argument: String = "") throws {
+    init(_ mode: String, _ argument: String = "") async throws {
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("parley-fault-server-\(UUID()).py")
         try Self.script.write(to: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: script) }
@@ -97,12 +97,19 @@ final class FaultServer: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // The script is read at start-up; the first line out is the port.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+        // The script is read at start-up; the first line out is the port. It is read on a thread
+        // of its own: blocking one of the concurrency pool's few threads would stall other tests.
+        let reader = output.fileHandleForReading
+        let line: Data = await withCheckedContinuation { continuation in
+            Thread {
+                var line = Data()
+                while !line.contains(UInt8(ascii: "\n")) {
+                    let chunk = reader.availableData
+                    if chunk.isEmpty { break }
+                    line.append(chunk)
+                }
+                continuation.resume(returning: line)
+            }.start()
         }
         port = try #require(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), "the fault server did not start")
     }
@@ -135,7 +142,8 @@ final class ApyServer: @unchecked Sendable {
     private let modes: URL
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// Starts APy and waits (up to 30 s) until it answers /listPairs.
+    /// Starts APy and waits (up to 90 s: a busy machine is slow to start Python) until it answers
+    /// /listPairs.
     init(port wanted: Int? = nil) async throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/apertium-apy"), "install apertium-apy")
         port = try wanted ?? freeLoopbackPort()
@@ -155,7 +163,7 @@ final class ApyServer: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date(timeIntervalSinceNow: 30)
+        let deadline = Date(timeIntervalSinceNow: 90)
         let probe = URL(string: "http://127.0.0.1:\(port)/listPairs")!
         while Date() < deadline {
             if let (_, response) = try? await URLSession.shared.data(from: probe), (response as? HTTPURLResponse)?.statusCode == 200 {
@@ -163,7 +171,7 @@ final class ApyServer: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(200))
         }
-        Issue.record("apertium-apy did not answer on port \(port) within 30 s")
+        Issue.record("apertium-apy did not answer on port \(port) within 90 s")
     }
 
     deinit {
