@@ -34,7 +34,7 @@ struct TranslatorChainFaultTests {
         #expect(text == reversed("the house is red"))
         #expect(backend == "libre-\(working.port)")
         #expect(try await failing.count().requests == 4, "one request and three retries")
-        #expect(elapsed >= .seconds(7) && elapsed < .seconds(30), "backoff took \(elapsed)")
+        #expect(elapsed >= .seconds(7) && elapsed < .seconds(60), "backoff took \(elapsed)")
     }
 
     @Test func aClosedConnectionIsTransientAndRetried() async throws {
@@ -57,7 +57,7 @@ struct TranslatorChainFaultTests {
         let started = ContinuousClock.now
         #expect(try await chain.translate("where is the station", from: "en", to: "es") == reversed("where is the station"))
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(800) && elapsed < .seconds(60), "took \(elapsed)")
+        #expect(elapsed >= .milliseconds(800) && elapsed < .seconds(120), "took \(elapsed)")
         #expect(try await hanging.count().requests == 1)
     }
 
