@@ -11,7 +11,8 @@ import FoundationNetworking
 ///
 /// Modes: `hang` (never answers), `500`, `429` (Retry-After: `argument` seconds, or none when
 /// empty), `403`, `close` (closes the connection without a word), `echo` (answers the text
-/// reversed, so a test can tell a real answer from a made-up one).
+/// reversed, so a test can tell a real answer from a made-up one). `GET /languages` answers as
+/// a LibreTranslate server with English, Spanish and Chinese would.
 final class FaultServer: @unchecked Sendable {
     let process = Process()
     let port: Int
@@ -72,6 +73,11 @@ final class FaultServer: @unchecked Sendable {
                     return self.reply(200, {"ok": True})
                 if url.path == "/translate":
                     return self.translate(query.get("q", [""])[0], query.get("key", [None])[0])
+                if url.path == "/languages":
+                    return self.reply(200, [
+                        {"code": "en", "name": "English", "targets": ["es", "zh-Hans"]},
+                        {"code": "es", "name": "Spanish", "targets": ["en"]},
+                        {"code": "zh-Hans", "name": "Chinese", "targets": ["en"]}])
                 self.reply(404, {"error": "no such path"})
 
             def do_POST(self):

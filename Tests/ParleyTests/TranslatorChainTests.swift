@@ -150,6 +150,11 @@ struct TranslatorChainFaultTests {
         let text = "a+b & c? 100% \"quoted\" ñandú"
         #expect(try await translator.translate(text, from: "en", to: "es") == reversed(text))
         #expect(try await server.count().key == "s3cret-key")
+        // Its language list, in LibreTranslate's codes, becomes ISO 639-1 pairs.
+        #expect(translator.supports(LanguagePair("en", "ca")), "unknown until the server is asked")
+        let pairs = Set(try await translator.availablePairs().map(\.description))
+        #expect(pairs == ["en-es", "en-zh", "es-en", "zh-en"])
+        #expect(!translator.supports(LanguagePair("en", "ca")))
         // APy's GET keeps the same text intact through the query string.
         #expect(try await ApyTranslator(url: server.url).translate(text, from: "en", to: "es") == reversed(text))
     }
