@@ -397,6 +397,10 @@ final class LiveView {
             turns = Array(turns.prefix(3))
             partial = ""
             return "turn #\(turn.id) \(turn.speaker) \(turn.sourceLang): \(turn.sourceText) -> \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")"
+        case EventType.turnUpdated:
+            guard let turn = try? decoder.decode(Event<TurnInfo>.self, from: line).data else { return nil }
+            turns = turns.map { $0.id == turn.id ? turn : $0 }
+            return "turn #\(turn.id) now \(turn.status): \(turn.translatedText ?? turn.error ?? "")"
         case EventType.noSpeech:
             partial = ""
             return "nothing recognized"
