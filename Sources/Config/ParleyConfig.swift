@@ -75,6 +75,20 @@ public struct ParleyConfig: Sendable, Equatable {
     // [translator]
     public var apertiumModesDirectory = "/usr/share/apertium/modes"
     public var translationTimeoutMs = 5_000
+    /// The translation backends, tried in this order.
+    public var translatorBackends: [TranslatorBackend] = [.apertium]
+    /// How long each backend may take over a turn, retries included, before the next is tried.
+    public var translationDeadlineMs = 5_000
+    /// Keep Apertium's unknown-word marks (`*`, `#`, `@`) in translations, for debugging.
+    public var keepUnknownMarks = false
+    /// Tell the speaker, in their language, when their words could not be translated.
+    public var failureNotice = true
+    /// Recent translations kept (0 keeps none).
+    public var translationCacheSize = 256
+    /// [translator.libretranslate]
+    public var libreTranslate = HTTPBackendConfig(url: "http://127.0.0.1:5000")
+    /// [translator.apertium-apy]
+    public var apertiumApy = HTTPBackendConfig(url: "http://127.0.0.1:2737")
     // [history]
     public var historyEnabled = true
     public var historyPath: String
@@ -226,9 +240,7 @@ extension ParleyConfig {
             }
         }
         if let section = try file.section("translator") {
-            try section.allowOnly(["apertium_modes", "timeout_ms"])
-            config.apertiumModesDirectory = try section.path("apertium_modes") ?? config.apertiumModesDirectory
-            config.translationTimeoutMs = try section.int("timeout_ms", in: 100...120_000) ?? config.translationTimeoutMs
+            try config.readTranslator(section)
         }
         if let section = try file.section("history") {
             try section.allowOnly(["enabled", "path"])
@@ -262,7 +274,7 @@ extension ParleyConfig {
 public let maxSocketPathBytes = 107
 
 /// One table of the config file, read strictly: every key known, every value of its type.
-private struct Section {
+struct Section {
     let table: TOMLTable
     let name: String?
     let source: String
@@ -304,6 +316,17 @@ private struct Section {
         guard let value = value(key) else { return nil }
         guard let string = value.string else { throw wrongType(key, "a string", value) }
         return string
+    }
+
+    func strings(_ key: String) throws(ConfigError) -> [String]? {
+        guard let value = value(key) else { return nil }
+        guard let array = value.array else { throw wrongType(key, "a list of strings", value) }
+        var strings: [String] = []
+        for element in array {
+            guard let string = element.tomlValue.string else { throw error(key, "must list strings only") }
+            strings.append(string)
+        }
+        return strings
     }
 
     func bool(_ key: String) throws(ConfigError) -> Bool? {

@@ -116,6 +116,8 @@ public struct ConversationMachine: Sendable {
         case reportNoSpeech(Speaker)
         /// Ask `speaker`, in their own language, to say it again (low confidence).
         case askToRepeat(Speaker)
+        /// Tell `speaker`, in their own language, that their words could not be translated.
+        case tellUntranslated(Speaker)
         /// Cut the speech being played.
         case stopSpeaking
         /// Close the capture device (pause).
@@ -134,15 +136,18 @@ public struct ConversationMachine: Sendable {
         public var hearable: Set<Speaker>
         /// Whether a doubtful utterance is answered with a "please repeat" prompt.
         public var repeatPrompt: Bool
+        /// Whether a failed translation is answered with a spoken notice to the speaker.
+        public var failureNotice: Bool
 
         public init(
             mode: ConversationMode = .alternate, echoTail: CaptureTime, hearable: Set<Speaker> = [.a, .b],
-            repeatPrompt: Bool = false
+            repeatPrompt: Bool = false, failureNotice: Bool = false
         ) {
             self.mode = mode
             self.echoTail = echoTail
             self.hearable = hearable
             self.repeatPrompt = repeatPrompt
+            self.failureNotice = failureNotice
         }
     }
 
@@ -221,8 +226,14 @@ public struct ConversationMachine: Sendable {
             return transition(to: .speaking(speaker)) + [.speak(speaker, text: text)]
 
         case (.translating(let speaker), .translationFailed):
-            // Nobody heard a translation: the same person keeps the floor and may say it again.
-            return settle(listeningTo: speaker)
+            // Nobody heard a translation: the same person keeps the floor and may say it again,
+            // after a notice in their own language when configured (spoken like a prompt, so
+            // the echo guard covers it). Someone who typed and cannot be heard does not get
+            // the microphone.
+            guard settings.failureNotice else { return settle(listeningTo: speaker) }
+            nextAfterSpeaking = .some(Self.firstHearable(preferring: speaker, in: settings.hearable))
+            speakingSince = nil
+            return transition(to: .speaking(speaker)) + [.tellUntranslated(speaker)]
 
         case (.speaking, .speakingStarted):
             speakingSince = now

@@ -102,9 +102,10 @@ public enum Daemon {
         var closePlayback = true
         defer { if closePlayback { playback.close() } }
         let recognizers = try RecognizerPool(config: config, logger: logger)
+        let translator = try makeTranslator(config)
         let engines = Engines(
             recognizer: recognizers.recognizer(for:), canHear: recognizers.canHear,
-            translator: try makeTranslator(config), synthesizer: synthesizer, playback: playback)
+            translator: translator, synthesizer: synthesizer, playback: playback)
         let history = try openHistory(config)
         let session: SessionRecord
         do {
@@ -129,6 +130,7 @@ public enum Daemon {
                 "speaker \(speaker.rawValue) cannot be heard; they can still type with `parley say`",
                 metadata: ["hint": "\(notHearableHint(language: config.language(of: speaker)))"])
         }
+        interpreter.setFailureNotice(config.failureNotice)
 
         if fileMode {
             let subscription = events.subscribe()
@@ -193,14 +195,42 @@ public enum Daemon {
         }
     }
 
-    static func makeTranslator(_ config: ParleyConfig) throws(DaemonFailure) -> any Translator {
-        do {
-            return try ApertiumTranslator(
-                pairs: [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)],
-                modesDirectory: config.apertiumModesDirectory, timeoutMs: config.translationTimeoutMs)
-        } catch {
-            throw DaemonFailure(.config, "[translator]: \(error)")
+    /// The backends of `[translator] backends`, in order, behind one chain.
+    static func makeTranslator(
+        _ config: ParleyConfig, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(DaemonFailure) -> TranslatorChain {
+        var backends: [TranslatorChain.Backend] = []
+        let pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]
+        for backend in config.translatorBackends {
+            let name = backend.rawValue
+            do {
+                switch backend {
+                case .apertium:
+                    // Alone, Apertium must have the speakers' pairs; in a chain, a missing local
+                    // pair is left to the other backends.
+                    let installed = config.translatorBackends.count == 1
+                        ? pairs
+                        : pairs.filter { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) != nil }
+                    let translator = try ApertiumTranslator(
+                        pairs: installed, modesDirectory: config.apertiumModesDirectory, timeoutMs: config.translationTimeoutMs,
+                        keepUnknownMarks: config.keepUnknownMarks)
+                    backends.append(.init(name: name, translator: translator))
+                case .libreTranslate, .apertiumApy:
+                    let settings = backend == .libreTranslate ? config.libreTranslate : config.apertiumApy
+                    guard let url = URL(string: settings.url) else { throw ConfigError("url \(settings.url) is not a URL") }
+                    let key = try settings.apiKey?.read(environment: environment)
+                    let translator: any Translator =
+                        backend == .libreTranslate
+                        ? LibreTranslateTranslator(url: url, timeoutMs: settings.timeoutMs, apiKey: key)
+                        : ApyTranslator(url: url, timeoutMs: settings.timeoutMs, apiKey: key, keepUnknownMarks: config.keepUnknownMarks)
+                    backends.append(.init(name: name, translator: translator))
+                }
+            } catch {
+                throw DaemonFailure(.config, "[translator] \(name): \(error)")
+            }
         }
+        return TranslatorChain(
+            backends, timing: .init(deadline: .milliseconds(config.translationDeadlineMs)), cacheCapacity: config.translationCacheSize)
     }
 
     static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> any SpeechSynthesizer {

@@ -21,13 +21,15 @@ struct DaemonControl: ControlHandler {
     static let commands = [
         "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config", "reload",
     ]
+    /// Every command, those answered in extensions (DaemonControl+Translation.swift) included.
+    static var allCommands: [String] { commands + translationCommands }
 
     /// Commands that change what the daemon does; they are logged with who sent them.
     static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set", "reload"]
 
     func reply(to request: Request, from peer: Peer?) async -> ControlReply {
         let id = request.id
-        if Self.changing.contains(request.type) {
+        if Self.changing.contains(request.type) || Self.changingTranslation.contains(request.type) {
             logger.notice("control command", metadata: ["command": "\(request.type)", "peer": "\(peer?.description ?? "unknown")"])
         }
         do {
@@ -37,6 +39,11 @@ struct DaemonControl: ControlHandler {
                 return .line(Replies.result(status(), id: id))
             case "version":
                 return .line(Replies.result(VersionInfo(version: ParleyVersion.string, protocolVersion: ParleyVersion.protocolVersion), id: id))
+            case "retry":
+                return .line(Replies.result(try await retry(fields), id: id))
+            case "languages":
+                try fields.allowOnly([])
+                return .line(Replies.result(await languages(), id: id))
             case "subscribe":
                 return .subscribe(Replies.result(Acknowledged(), id: id), events.subscribe())
             case "history":
@@ -82,7 +89,7 @@ struct DaemonControl: ControlHandler {
                 return .line(
                     Replies.error(
                         .unknownCommand,
-                        "unknown command \"\(request.type)\"; known: \(Self.commands.joined(separator: ", "))", id: id))
+                        "unknown command \"\(request.type)\"; known: \(Self.allCommands.joined(separator: ", "))", id: id))
             }
         } catch let error as FieldError {
             return .line(Replies.error(.invalidField, error.description, id: id))

@@ -93,6 +93,8 @@ public final class Interpreter: @unchecked Sendable {
         var deviceLost = false
         /// The language the utterance being heard will be translated into (fixed when it starts).
         var utteranceTarget: String?
+        /// The language of the last turn that could not be translated, for the spoken notice.
+        var noticeLanguage: String?
 
         /// Feeds the machine and applies what belongs to shared state right here.
         mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
@@ -201,6 +203,21 @@ public final class Interpreter: @unchecked Sendable {
     /// True when `speaker`'s language has a recognizer.
     public func isHearable(_ speaker: Speaker) -> Bool {
         engines.canHear(snapshot.settings.language(of: speaker))
+    }
+
+    /// True when `language` has a recognizer model.
+    public func canHear(_ language: String) -> Bool { engines.canHear(language) }
+
+    /// True when `language` has a voice (safe from any thread, see `SpeechSynthesizer.hasVoice`).
+    public func canSpeak(_ language: String) -> Bool { engines.synthesizer.hasVoice(for: language) }
+
+    /// The translator the conversation uses (for `retry` and `languages`).
+    public var translator: any Translator { engines.translator }
+
+    /// Whether a turn no backend could translate is answered with a spoken notice to the
+    /// speaker (`[translator] failure_notice`); off until set.
+    public func setFailureNotice(_ on: Bool) {
+        shared.withLock { $0.machine.settings.failureNotice = on }
     }
 
     // MARK: - Capture loop
@@ -664,6 +681,13 @@ public final class Interpreter: @unchecked Sendable {
                 let language = shared.withLock { $0.draft?.sourceLang ?? $0.settings.language(of: speaker) }
                 abortSpeech.store(false, ordering: .relaxed)
                 speechQueue.async { self.speak(RepeatPrompt.text(for: language), for: speaker, prompt: true) }
+            case .tellUntranslated(let speaker):
+                // The failed turn is already stored: the language comes from the settings that
+                // turn was translated with, kept in `noticeLanguage`.
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
+                let language = shared.withLock { $0.noticeLanguage ?? $0.settings.language(of: speaker) }
+                abortSpeech.store(false, ordering: .relaxed)
+                speechQueue.async { self.speak(UntranslatedNotice.text(for: language), for: speaker, prompt: true, language: language) }
             case .stopSpeaking:
                 abortSpeech.store(true, ordering: .relaxed)
             case .reportNoSpeech(let speaker):
@@ -753,6 +777,7 @@ public final class Interpreter: @unchecked Sendable {
             let (actions, draft) = shared.withLock { state in
                 state.draft?.error = "\(error)"
                 state.draft?.mtMs = milliseconds(since: started)
+                state.noticeLanguage = source
                 return (state.handle(.translationFailed), state.takeDraftForRecording(pendingWrites))
             }
             if let draft { record(draft) }
@@ -764,8 +789,8 @@ public final class Interpreter: @unchecked Sendable {
 
     /// On `speechQueue`. Speaks the translation of `speaker`'s turn to the other side, or a
     /// prompt to `speaker` in their own language.
-    private func speak(_ text: String, for speaker: Speaker, prompt: Bool) {
-        let language = shared.withLock { state in
+    private func speak(_ text: String, for speaker: Speaker, prompt: Bool, language fixed: String? = nil) {
+        let language = fixed ?? shared.withLock { state in
             prompt ? (state.draft?.sourceLang ?? state.settings.language(of: speaker)) : (state.draft?.targetLang ?? state.settings.language(of: speaker.other))
         }
         let listener = prompt ? speaker : speaker.other

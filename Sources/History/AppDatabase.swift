@@ -9,7 +9,8 @@ public struct HistoryError: Error, CustomStringConvertible, Sendable {
 
 /// Parley's history database: sessions and turns in SQLite, through GRDB.
 public struct AppDatabase: Sendable {
-    private let writer: any DatabaseWriter
+    // Internal, not private: extensions in other files (AppDatabase+Retry.swift) write through it.
+    let writer: any DatabaseWriter
 
     /// Opens `writer` and brings its schema up to date.
     public init(_ writer: any DatabaseWriter) throws {

@@ -16,11 +16,16 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     private var commands: [LanguagePair: String] = [:]
     private let modesDirectory: String
     private let timeoutMs: Int
+    private let keepUnknownMarks: Bool
 
     /// Starts pipelines for `pairs` now; other installed pairs start on first use.
-    public init(pairs wanted: [LanguagePair], modesDirectory: String, timeoutMs: Int = 5_000) throws(TranslationError) {
+    /// `keepUnknownMarks` leaves Apertium's `*`, `#` and `@` on unknown words (for debugging).
+    public init(
+        pairs wanted: [LanguagePair], modesDirectory: String, timeoutMs: Int = 5_000, keepUnknownMarks: Bool = false
+    ) throws(TranslationError) {
         self.modesDirectory = modesDirectory
         self.timeoutMs = timeoutMs
+        self.keepUnknownMarks = keepUnknownMarks
         for pair in wanted {
             let command = try Self.pipelineCommand(for: pair, modesDirectory: modesDirectory)
             commands[pair] = command
@@ -47,6 +52,10 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     public func translate(_ text: String, from source: String, to target: String) async throws(TranslationError) -> String {
         let pair = LanguagePair(source, target)
         return try await onQueue { () throws(TranslationError) in try self.translateNow(text, pair: pair) }
+    }
+
+    public func availablePairs() async throws -> [LanguagePair] {
+        LanguageCodes.apertiumPairs(modesDirectory: modesDirectory)
     }
 
     /// The process group of a pair's running pipeline (for tests that kill it).
@@ -77,20 +86,20 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         do {
             let pipeline = try pipelines[pair] ?? Pipeline(command: command, pair: pair)
             pipelines[pair] = pipeline
-            return Self.clean(try pipeline.translate(input, timeoutMs: timeoutMs))
+            return Self.clean(try pipeline.translate(input, timeoutMs: timeoutMs), keepingMarks: keepUnknownMarks)
         } catch {
             // The pipeline died or froze: start a fresh one and try once more.
             pipelines[pair]?.stop()
             let fresh = try Pipeline(command: command, pair: pair)
             pipelines[pair] = fresh
-            return Self.clean(try fresh.translate(input, timeoutMs: timeoutMs))
+            return Self.clean(try fresh.translate(input, timeoutMs: timeoutMs), keepingMarks: keepUnknownMarks)
         }
     }
 
     // MARK: - Modes
 
     /// The installed mode file for `pair`, named with three- or two-letter codes.
-    static func modeFile(for pair: LanguagePair, modesDirectory: String) -> String? {
+    public static func modeFile(for pair: LanguagePair, modesDirectory: String) -> String? {
         guard let source = LanguageCodes.apertium(pair.source), let target = LanguageCodes.apertium(pair.target) else { return nil }
         return ["\(source)-\(target)", "\(pair.source)-\(pair.target)"].map { "\(modesDirectory)/\($0).mode" }
             .first { FileManager.default.fileExists(atPath: $0) }
@@ -153,8 +162,9 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         return escaped.trimmingCharacters(in: .whitespaces)
     }
 
-    /// Removes the marks Apertium puts on words it does not know (`*`, `#`, `@`) and undoes escapes.
-    static func clean(_ output: String) -> String {
+    /// Removes the marks Apertium puts on words it does not know (`*`, `#`, `@`), unless
+    /// `keepingMarks`, and undoes escapes.
+    static func clean(_ output: String, keepingMarks: Bool = false) -> String {
         var cleaned = ""
         var atWordStart = true
         var escaping = false
@@ -169,7 +179,7 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
                 escaping = true
                 continue
             }
-            if atWordStart && (character == "*" || character == "#" || character == "@") {
+            if atWordStart && !keepingMarks && (character == "*" || character == "#" || character == "@") {
                 continue
             }
             cleaned.append(character)

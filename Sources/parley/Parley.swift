@@ -13,7 +13,7 @@ struct Parley: ParsableCommand {
         version: ParleyVersion.string,
         subcommands: [
             Status.self, Say.self, Listen.self, Stop.self, Pause.self, Resume.self, Swap.self, SetCommand.self,
-            ConfigCommand.self, Reload.self, HistoryCommand.self, Watch.self, Version.self,
+            ConfigCommand.self, Reload.self, HistoryCommand.self, Watch.self, Version.self, Retry.self, Languages.self,
         ])
 
     /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
@@ -397,6 +397,10 @@ final class LiveView {
             turns = Array(turns.prefix(3))
             partial = ""
             return "turn #\(turn.id) \(turn.speaker) \(turn.sourceLang): \(turn.sourceText) -> \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")"
+        case EventType.turnUpdated:
+            guard let turn = try? decoder.decode(Event<TurnInfo>.self, from: line).data else { return nil }
+            turns = turns.map { $0.id == turn.id ? turn : $0 }
+            return "turn #\(turn.id) now \(turn.status): \(turn.translatedText ?? turn.error ?? "")"
         case EventType.noSpeech:
             partial = ""
             return "nothing recognized"

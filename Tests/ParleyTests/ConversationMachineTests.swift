@@ -393,3 +393,34 @@ private extension ConversationMachine.Settings {
     /// A change that touches nothing about who can be heard.
     mutating func silenceless() { echoTail += 1 }
 }
+
+@Suite("Conversation machine: untranslated turns")
+struct UntranslatedNoticeMachineTests {
+    typealias Machine = ConversationMachine
+    let tail: CaptureTime = 4_800
+
+    @Test func aFailedTranslationIsAnsweredWithANoticeAndTheSameSpeakerGoesOn() {
+        var machine = Machine(settings: .init(echoTail: tail, failureNotice: true))
+        _ = machine.handle(.speechStarted(at: 0))
+        _ = machine.handle(.speechEnded(at: 16_000))
+        _ = machine.handle(.recognized(text: "hello"))
+        #expect(machine.handle(.translationFailed) == [.stateChanged(.speaking(.a)), .tellUntranslated(.a)])
+        #expect(!machine.acceptsAudio, "the notice is not heard as speech")
+        #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
+    }
+
+    @Test func aNoticeToWhoTypedGivesTheMicrophoneOnlyToWhoCanBeHeard() {
+        var machine = Machine(settings: .init(echoTail: tail, hearable: [.a], failureNotice: true))
+        _ = machine.handle(.typed(.b, text: "hola"))
+        #expect(machine.handle(.translationFailed) == [.stateChanged(.speaking(.b)), .tellUntranslated(.b)])
+        #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
+    }
+
+    @Test func aPauseAskedForDuringTheNoticeBeginsAfterIt() {
+        var machine = Machine(settings: .init(echoTail: tail, failureNotice: true))
+        _ = machine.handle(.typed(.a, text: "hello"))
+        _ = machine.handle(.translationFailed)
+        #expect(machine.handle(.pause) == [])
+        #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.paused(next: .a)), .releaseCapture])
+    }
+}

@@ -33,6 +33,31 @@ struct ApertiumTranslatorTests {
         #expect(ApertiumTranslator.clean("Va a algún lugar y  algo\n") == "Va a algún lugar y algo")
     }
 
+    @Test func unknownWordMarksCanBeKeptForDebugging() async throws {
+        let plain = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: modes)
+        #expect(try await plain.translate("the zorgblatt is red", from: "en", to: "es").contains("zorgblatt"))
+        #expect(!(try await plain.translate("the zorgblatt is red", from: "en", to: "es")).contains("*"))
+        let marking = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: modes, keepUnknownMarks: true)
+        #expect(try await marking.translate("the zorgblatt is red", from: "en", to: "es").contains("*zorgblatt"))
+    }
+
+    @Test func aPipelineKilledMidConversationIsRestartedBehindTheChain() async throws {
+        let apertium = try ApertiumTranslator(pairs: [LanguagePair("en", "es"), LanguagePair("es", "en")], modesDirectory: modes)
+        let chain = TranslatorChain([.init(name: "apertium", translator: apertium)])
+        let turns = [("the house is red", "en", "es", "casa"), ("el perro es grande", "es", "en", "dog"), ("the dog is big", "en", "es", "perro")]
+        for (index, (text, source, target, expected)) in turns.enumerated() {
+            if index == 2 {
+                // Between two turns the English-Spanish pipeline dies.
+                let group = try #require(await apertium.processGroup(of: LanguagePair("en", "es")))
+                #expect(kill(-group, SIGKILL) == 0)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let (translation, backend) = try await chain.translateNamingBackend(text, from: source, to: target)
+            #expect(translation.lowercased().contains(expected))
+            #expect(backend == "apertium")
+        }
+    }
+
     @Test func missingPairSaysWhatToInstall() throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-modes-\(UUID())")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)

@@ -1,0 +1,140 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A translation backend, named as in `[translator] backends`.
+public enum TranslatorBackend: String, Sendable, CaseIterable, Codable {
+    /// Local Apertium pipelines; the default.
+    case apertium
+    /// A LibreTranslate server, over HTTP.
+    case libreTranslate = "libretranslate"
+    /// An Apertium APy server, over HTTP.
+    case apertiumApy = "apertium-apy"
+}
+
+/// Where a secret comes from. The secret itself is never kept in the config, so printing the
+/// config cannot leak it.
+public enum SecretSource: Sendable, Equatable {
+    /// A file only its owner may read (mode 0600 or stricter).
+    case file(String)
+    /// A systemd credential: `$CREDENTIALS_DIRECTORY/<name>` (LoadCredential=, SetCredential=).
+    case credential(String)
+}
+
+/// `[translator.libretranslate]`, `[translator.apertium-apy]`.
+public struct HTTPBackendConfig: Sendable, Equatable {
+    public var url: String
+    /// How long one request may take.
+    public var timeoutMs = 5_000
+    public var apiKey: SecretSource?
+
+    public init(url: String, timeoutMs: Int = 5_000, apiKey: SecretSource? = nil) {
+        self.url = url
+        self.timeoutMs = timeoutMs
+        self.apiKey = apiKey
+    }
+}
+
+extension ParleyConfig {
+    /// Reads `[translator]` and its backend tables.
+    mutating func readTranslator(_ section: Section) throws(ConfigError) {
+        try section.allowOnly([
+            "backends", "apertium_modes", "timeout_ms", "deadline_ms", "keep_unknown_marks", "failure_notice", "cache_size",
+            TranslatorBackend.libreTranslate.rawValue, TranslatorBackend.apertiumApy.rawValue,
+        ])
+        if let names = try section.strings("backends") {
+            guard !names.isEmpty else {
+                throw section.error("backends", "is empty; list at least one of \(Self.backendNames), e.g. [\"apertium\"]")
+            }
+            var backends: [TranslatorBackend] = []
+            for name in names {
+                guard let backend = TranslatorBackend(rawValue: name) else {
+                    throw section.error("backends", "names \"\(name)\"; use \(Self.backendNames)")
+                }
+                guard !backends.contains(backend) else {
+                    throw section.error("backends", "lists \"\(name)\" twice; list each backend once, in the order to try them")
+                }
+                backends.append(backend)
+            }
+            translatorBackends = backends
+        }
+        apertiumModesDirectory = try section.path("apertium_modes") ?? apertiumModesDirectory
+        translationTimeoutMs = try section.int("timeout_ms", in: 100...120_000) ?? translationTimeoutMs
+        translationDeadlineMs = try section.int("deadline_ms", in: 100...120_000) ?? translationDeadlineMs
+        keepUnknownMarks = try section.bool("keep_unknown_marks") ?? keepUnknownMarks
+        failureNotice = try section.bool("failure_notice") ?? failureNotice
+        translationCacheSize = try section.int("cache_size", in: 0...100_000) ?? translationCacheSize
+        if let table = try section.section(TranslatorBackend.libreTranslate.rawValue) {
+            libreTranslate = try Self.readHTTPBackend(table, defaults: libreTranslate)
+        }
+        if let table = try section.section(TranslatorBackend.apertiumApy.rawValue) {
+            apertiumApy = try Self.readHTTPBackend(table, defaults: apertiumApy)
+        }
+    }
+
+    static var backendNames: String {
+        TranslatorBackend.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+    }
+
+    private static func readHTTPBackend(_ table: Section, defaults: HTTPBackendConfig) throws(ConfigError) -> HTTPBackendConfig {
+        try table.allowOnly(["url", "timeout_ms", "api_key_file", "api_key_credential"])
+        var backend = defaults
+        if let url = try table.string("url") {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme), parsed.host != nil else {
+                throw table.error("url", "is \"\(url)\"; give an http:// or https:// URL such as \"\(defaults.url)\"")
+            }
+            backend.url = url
+        }
+        backend.timeoutMs = try table.int("timeout_ms", in: 100...120_000) ?? backend.timeoutMs
+        let file = try table.path("api_key_file")
+        let credential = try table.string("api_key_credential")
+        switch (file, credential) {
+        case (let file?, nil):
+            backend.apiKey = .file(file)
+        case (nil, let name?):
+            guard !name.isEmpty, !name.contains("/") else {
+                throw table.error("api_key_credential", "is \"\(name)\"; give the credential's name as in LoadCredential=NAME:PATH")
+            }
+            backend.apiKey = .credential(name)
+        case (_?, _?):
+            throw table.error("api_key_file", "and api_key_credential are both set; keep one")
+        case (nil, nil):
+            break
+        }
+        return backend
+    }
+}
+
+extension SecretSource {
+    /// Reads the secret. A key file that others may read is refused, with the fix in the error.
+    /// The error never contains the secret.
+    public func read(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> String {
+        let path: String
+        switch self {
+        case .file(let file):
+            var info = stat()
+            guard stat(file, &info) == 0 else {
+                throw ConfigError("cannot read the API key file \(file): \(String(cString: strerror(errno))); create it with the key on one line and `chmod 600 \(file)`")
+            }
+            guard info.st_mode & 0o077 == 0 else {
+                throw ConfigError(
+                    "the API key file \(file) has mode \(String(info.st_mode & 0o777, radix: 8)) and others may read it; run `chmod 600 \(file)`")
+            }
+            path = file
+        case .credential(let name):
+            guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+                throw ConfigError(
+                    "the API key credential \"\(name)\" needs systemd: $CREDENTIALS_DIRECTORY is not set; add LoadCredential=\(name):PATH to the unit, or use api_key_file")
+            }
+            path = directory + "/" + name
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError("cannot read the API key from \(path); check that it exists and parleyd may read it")
+        }
+        let key = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty else { throw ConfigError("the API key file \(path) is empty; put the key in it") }
+        return key
+    }
+}

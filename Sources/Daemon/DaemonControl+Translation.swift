@@ -1,0 +1,100 @@
+import Foundation
+import Logging
+import ParleyControl
+import ParleyHistory
+import ParleyProtocol
+import ParleyTranslation
+
+// MARK: - retry, languages
+
+extension DaemonControl {
+    static let translationCommands = ["retry", "languages"]
+    /// Logged with who sent them, like `changing`.
+    static let changingTranslation: Set<String> = ["retry"]
+
+    /// The backends in the order they are tried: the chain's, or the one translator.
+    var translationBackends: [TranslatorChain.Backend] {
+        let translator = interpreter.translator
+        if let chain = translator as? TranslatorChain { return chain.backends }
+        return [.init(name: "translator", translator: translator)]
+    }
+
+    /// `retry {id}`: translates a stored untranslated turn again and records the outcome. The
+    /// new translation is published (`translation`, `turn_updated`) but not spoken: the
+    /// conversation has moved on, and a late sentence out of the speaker would cut into it.
+    func retry(_ fields: Fields) async throws -> TurnInfo {
+        try fields.allowOnly(["id"])
+        guard let id = try fields.int("id", in: 1...(1 << 53)) else {
+            throw FieldError("data.id is required: the id of an untranslated turn (see `parley history`)")
+        }
+        let translator = interpreter.translator
+        guard let turn = try await history.turn(id: Int64(id)) else {
+            throw FieldError("there is no turn \(id) in history; see `parley history` for ids")
+        }
+        guard turn.status == .untranslated else {
+            throw FieldError("turn \(id) is already translated; only untranslated turns are retried")
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let outcome: Result<String, any Error>
+        do {
+            let text = try await translator.translate(turn.sourceText, from: turn.sourceLang, to: turn.targetLang)
+            outcome = text.isEmpty ? .failure(TranslationError("the translation came back empty")) : .success(text)
+        } catch {
+            outcome = .failure(error)
+        }
+        let elapsed = clock.now - started
+        let mtMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        switch outcome {
+        case .success(let text):
+            guard let updated = try await history.recordRetry(id: Int64(id), translation: text, error: nil, mtMs: mtMs) else {
+                throw FieldError("turn \(id) was deleted meanwhile")
+            }
+            logger.info("retried turn translated", metadata: ["id": "\(id)"])
+            events.publish(EventType.translation, TextEvent(speaker: turn.speaker, language: turn.targetLang, text: text))
+            events.publish(EventType.turnUpdated, updated.info)
+            return updated.info
+        case .failure(let error):
+            let updated = try await history.recordRetry(id: Int64(id), translation: nil, error: "\(error)", mtMs: mtMs)
+            if let updated { events.publish(EventType.turnUpdated, updated.info) }
+            throw RetryFailure(description: "turn \(id) is still untranslated: \(error)")
+        }
+    }
+
+    /// `languages`: for every language a speaker uses or a backend translates, whether it can
+    /// be heard and spoken, and the pairs to and from it with their backends.
+    func languages() async -> LanguagesInfo {
+        var routes: [LanguagePair: [String]] = [:]
+        var backends: [LanguagesInfo.Backend] = []
+        for backend in translationBackends {
+            do {
+                for pair in try await backend.translator.availablePairs() {
+                    routes[pair, default: []].append(backend.name)
+                }
+                backends.append(.init(name: backend.name, available: true))
+            } catch {
+                backends.append(.init(name: backend.name, available: false, error: "\(error)"))
+            }
+        }
+        let settings = interpreter.snapshot.settings
+        var codes = Set([settings.speakerA, settings.speakerB])
+        for pair in routes.keys {
+            codes.insert(pair.source)
+            codes.insert(pair.target)
+        }
+        let languages = codes.sorted().map { code in
+            LanguagesInfo.Language(
+                code: code, hearable: interpreter.canHear(code), speakable: interpreter.canSpeak(code),
+                to: routes.filter { $0.key.source == code }.map { .init(language: $0.key.target, backends: $0.value) }
+                    .sorted { $0.language < $1.language },
+                from: routes.filter { $0.key.target == code }.map { .init(language: $0.key.source, backends: $0.value) }
+                    .sorted { $0.language < $1.language })
+        }
+        return LanguagesInfo(languages: languages, backends: backends)
+    }
+}
+
+/// A retry that did not translate; the turn stays untranslated with the new error.
+struct RetryFailure: Error, CustomStringConvertible {
+    let description: String
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// `languages`: what Parley can hear, translate and say, language by language.
+public struct LanguagesInfo: Sendable, Codable, Equatable {
+    /// One language (ISO 639-1).
+    public struct Language: Sendable, Codable, Equatable {
+        public var code: String
+        /// A recognizer model is present: the language can be spoken to Parley.
+        public var hearable: Bool
+        /// An espeak-ng voice exists: Parley can say translations in it.
+        public var speakable: Bool
+        /// The languages it translates into, with the backends that can.
+        public var to: [Route]
+        /// The languages that translate into it, with the backends that can.
+        public var from: [Route]
+
+        public init(code: String, hearable: Bool, speakable: Bool, to: [Route], from: [Route]) {
+            self.code = code
+            self.hearable = hearable
+            self.speakable = speakable
+            self.to = to
+            self.from = from
+        }
+    }
+
+    /// The other language of a pair and who translates it, in the order they are tried.
+    public struct Route: Sendable, Codable, Equatable {
+        public var language: String
+        public var backends: [String]
+
+        public init(language: String, backends: [String]) {
+            self.language = language
+            self.backends = backends
+        }
+    }
+
+    /// A configured backend; a server that cannot be reached says why.
+    public struct Backend: Sendable, Codable, Equatable {
+        public var name: String
+        public var available: Bool
+        public var error: String?
+
+        public init(name: String, available: Bool, error: String? = nil) {
+            self.name = name
+            self.available = available
+            self.error = error
+        }
+    }
+
+    public var languages: [Language]
+    /// In the order they are tried.
+    public var backends: [Backend]
+
+    public init(languages: [Language], backends: [Backend]) {
+        self.languages = languages
+        self.backends = backends
+    }
+}
+
+extension EventType {
+    /// A stored turn changed (`retry` translated it): `data` is the turn as it now stands.
+    public static let turnUpdated = "turn_updated"
+}

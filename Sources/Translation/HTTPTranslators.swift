@@ -1,0 +1,345 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A network backend's failure, classified so the chain knows whether to retry.
+public struct BackendError: Error, CustomStringConvertible, Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Worth retrying after a pause: 5xx, a refused or closed connection, a timeout.
+        case transient
+        /// HTTP 429: the server asks to wait this long before the next request.
+        case rateLimited(retryAfter: Duration)
+        /// Retrying will not help: other 4xx, a malformed answer, an unknown language.
+        case permanent
+    }
+
+    public let kind: Kind
+    public let description: String
+
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+}
+
+/// One HTTP exchange with a translation server, over Foundation's URLSession.
+struct HTTPClient: Sendable {
+    let baseURL: URL
+    let timeoutMs: Int
+    /// Names the server in errors ("LibreTranslate at http://...").
+    let name: String
+
+    /// The default wait after a 429 without a usable Retry-After.
+    static let defaultRetryAfter = Duration.seconds(30)
+
+    /// Each backend has a session of its own: a server that hangs holds connections that
+    /// must not delay the next backend's requests (they did, with one shared session).
+    private let session: SessionBox
+
+    init(baseURL: URL, timeoutMs: Int, name: String) {
+        self.baseURL = baseURL
+        self.timeoutMs = timeoutMs
+        self.name = name
+        self.session = SessionBox()
+    }
+
+    /// `path` below the base URL, with `query` items.
+    func url(_ path: String, query: [URLQueryItem] = []) throws -> URL {
+        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
+        guard var components = URLComponents(string: base + path) else {
+            throw BackendError(.permanent, "\(name): cannot build a URL from \(base)\(path)")
+        }
+        if !query.isEmpty { components.queryItems = query }
+        // `+` in a query is a space to most servers; encode it so it stays a plus.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        guard let url = components.url else { throw BackendError(.permanent, "\(name): cannot build a URL for \(path)") }
+        return url
+    }
+
+    /// Sends `request` and returns the body of a 2xx answer; anything else is a classified
+    /// `BackendError`. The request's own timeout is `timeoutMs`.
+    func send(_ request: URLRequest) async throws -> Data {
+        var request = request
+        request.timeoutInterval = Double(timeoutMs) / 1000
+        let path = request.url?.path ?? "?"
+        // The completion handler captures values only, never this client (see SessionBox.deinit).
+        let (name, timeoutMs) = (self.name, self.timeoutMs)
+        let task = TaskBox()
+        let (data, response): (Data?, URLResponse?) = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let dataTask = session.session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: Self.classify(error, name: name, path: path, timeoutMs: timeoutMs))
+                    } else {
+                        continuation.resume(returning: (data, response))
+                    }
+                }
+                task.set(dataTask)
+                dataTask.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw BackendError(.transient, "\(name): no HTTP answer to \(path)")
+        }
+        let body = data ?? Data()
+        switch http.statusCode {
+        case 200..<300:
+            return body
+        case 429:
+            let header = http.value(forHTTPHeaderField: "Retry-After")
+            let wait = header.flatMap(Self.retryAfter) ?? Self.defaultRetryAfter
+            throw BackendError(.rateLimited(retryAfter: wait), "\(name): too many requests (HTTP 429); waiting \(wait.seconds) s before asking it again")
+        case 400..<500:
+            throw BackendError(.permanent, "\(name): HTTP \(http.statusCode) for \(path): \(Self.snippet(body))")
+        default:
+            throw BackendError(.transient, "\(name): HTTP \(http.statusCode) for \(path): \(Self.snippet(body))")
+        }
+    }
+
+    /// Retry-After as seconds or as an HTTP date.
+    static func retryAfter(_ header: String) -> Duration? {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
+    }
+
+    static func classify(_ error: any Error, name: String, path: String, timeoutMs: Int) -> any Error {
+        if error is CancellationError { return error }
+        let nsError = error as NSError
+        if nsError.domain == NSURLErrorDomain {
+            switch nsError.code {
+            case NSURLErrorCancelled:
+                return CancellationError()
+            case NSURLErrorTimedOut:
+                return BackendError(.transient, "\(name): no answer to \(path) within \(timeoutMs) ms")
+            case NSURLErrorUnsupportedURL, NSURLErrorBadURL:
+                return BackendError(.permanent, "\(name): bad URL for \(path): \(nsError.localizedDescription); fix the url in [translator]")
+            default:
+                break
+            }
+        }
+        return BackendError(.transient, "\(name): \(path) failed: \(nsError.localizedDescription)")
+    }
+
+    /// The start of an error body, on one line.
+    static func snippet(_ body: Data) -> String {
+        let text = String(decoding: body.prefix(200), as: UTF8.self)
+        let line = text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return line.isEmpty ? "(empty body)" : line
+    }
+
+    /// Decodes a JSON answer; a malformed one is the server's fault and not worth retrying.
+    func decode<T: Decodable>(_ type: T.Type, from data: Data, path: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw BackendError(.permanent, "\(name): unexpected answer to \(path): \(Self.snippet(data))")
+        }
+    }
+}
+
+extension Duration {
+    /// Whole seconds, rounded up, for messages.
+    var seconds: Int64 {
+        let (whole, attoseconds) = components
+        return whole + (attoseconds > 0 ? 1 : 0)
+    }
+}
+
+/// A URLSession, cancelled with its tasks when the backend goes away.
+private final class SessionBox: Sendable {
+    let session: URLSession
+
+    init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpMaximumConnectionsPerHost = 16
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit {
+        // Not here and now: the last reference may go on the session's own queue, and
+        // invalidating waits on that queue.
+        let session = self.session
+        DispatchQueue.global().async { session.invalidateAndCancel() }
+    }
+}
+
+/// Holds a URLSessionTask so a cancellation handler can cancel it.
+private final class TaskBox: Sendable {
+    private let state = Mutex<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+
+    func set(_ task: URLSessionDataTask) {
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+}
+
+/// The pairs a server offers, asked once and kept; a server that cannot be reached is asked
+/// again next time.
+private final class PairCache: Sendable {
+    private let pairs = Mutex<[LanguagePair]?>(nil)
+
+    var known: [LanguagePair]? { pairs.withLock { $0 } }
+
+    func get(_ load: () async throws -> [LanguagePair]) async throws -> [LanguagePair] {
+        if let cached = known { return cached }
+        let loaded = try await load()
+        pairs.withLock { $0 = loaded }
+        return loaded
+    }
+}
+
+// MARK: - LibreTranslate
+
+/// A LibreTranslate server: `POST /translate {q, source, target, format}` and `GET /languages`.
+public struct LibreTranslateTranslator: Translator {
+    let client: HTTPClient
+    let apiKey: String?
+    private let cache = PairCache()
+
+    /// `apiKey` is sent in the request body and never logged.
+    public init(url: URL, timeoutMs: Int = 5_000, apiKey: String? = nil) {
+        client = HTTPClient(baseURL: url, timeoutMs: timeoutMs, name: "LibreTranslate at \(url.absoluteString)")
+        self.apiKey = apiKey
+    }
+
+    /// True for any pair until the server's language list is known, then what it lists.
+    public func supports(_ pair: LanguagePair) -> Bool {
+        guard let known = cache.known else { return true }
+        return known.contains(pair)
+    }
+
+    public func prepare(_ pair: LanguagePair) async throws {}
+
+    public func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        struct Body: Encodable {
+            var q: String
+            var source: String
+            var target: String
+            var format = "text"
+            var api_key: String?
+        }
+        struct Answer: Decodable {
+            var translatedText: String
+        }
+        var request = URLRequest(url: try client.url("/translate"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.httpBody = try JSONEncoder().encode(
+            Body(q: text, source: LanguageCodes.libreTranslate(source), target: LanguageCodes.libreTranslate(target), api_key: apiKey))
+        let data = try await client.send(request)
+        return try client.decode(Answer.self, from: data, path: "/translate").translatedText
+    }
+
+    public func availablePairs() async throws -> [LanguagePair] {
+        struct Language: Decodable {
+            var code: String
+            var targets: [String]?
+        }
+        return try await cache.get {
+            var request = URLRequest(url: try client.url("/languages"))
+            request.setValue("application/json", forHTTPHeaderField: "Accept")
+            let data = try await client.send(request)
+            let languages = try client.decode([Language].self, from: data, path: "/languages")
+            let codes = languages.map { LanguageCodes.iso6391(fromLibreTranslate: $0.code) }
+            return languages.flatMap { language -> [LanguagePair] in
+                let source = LanguageCodes.iso6391(fromLibreTranslate: language.code)
+                // Old servers list no targets: every language translates to every other.
+                let targets = language.targets.map { $0.map(LanguageCodes.iso6391(fromLibreTranslate:)) } ?? codes
+                return targets.filter { $0 != source }.map { LanguagePair(source, $0) }
+            }
+        }
+    }
+}
+
+// MARK: - Apertium APy
+
+/// An Apertium APy server: `GET /translate?langpair=eng|spa&q=` and `GET /listPairs`.
+public struct ApyTranslator: Translator {
+    let client: HTTPClient
+    let apiKey: String?
+    let keepUnknownMarks: Bool
+    private let cache = PairCache()
+
+    /// `apiKey`, if any, goes in the `key` query parameter (for a gateway in front of APy,
+    /// which itself asks for none); it is never logged.
+    public init(url: URL, timeoutMs: Int = 5_000, apiKey: String? = nil, keepUnknownMarks: Bool = false) {
+        client = HTTPClient(baseURL: url, timeoutMs: timeoutMs, name: "Apertium APy at \(url.absoluteString)")
+        self.apiKey = apiKey
+        self.keepUnknownMarks = keepUnknownMarks
+    }
+
+    public func supports(_ pair: LanguagePair) -> Bool {
+        guard LanguageCodes.apertium(pair.source) != nil, LanguageCodes.apertium(pair.target) != nil else { return false }
+        guard let known = cache.known else { return true }
+        return known.contains(pair)
+    }
+
+    public func prepare(_ pair: LanguagePair) async throws {}
+
+    public func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        struct Answer: Decodable {
+            struct Data: Decodable { var translatedText: String }
+            var responseData: Data
+        }
+        guard let from = LanguageCodes.apertium(source), let to = LanguageCodes.apertium(target) else {
+            throw BackendError(.permanent, "\(client.name): Apertium has no code for \(source)-\(target)")
+        }
+        var query = [
+            URLQueryItem(name: "langpair", value: "\(from)|\(to)"), URLQueryItem(name: "q", value: text),
+            URLQueryItem(name: "markUnknown", value: keepUnknownMarks ? "yes" : "no"),
+        ]
+        if let apiKey { query.append(URLQueryItem(name: "key", value: apiKey)) }
+        var request = URLRequest(url: try client.url("/translate", query: query))
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let data = try await client.send(request)
+        let translated = try client.decode(Answer.self, from: data, path: "/translate").responseData.translatedText
+        return translated.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    public func availablePairs() async throws -> [LanguagePair] {
+        struct Answer: Decodable {
+            struct Pair: Decodable {
+                var sourceLanguage: String
+                var targetLanguage: String
+            }
+            var responseData: [Pair]
+        }
+        return try await cache.get {
+            var request = URLRequest(url: try client.url("/listPairs"))
+            request.setValue("application/json", forHTTPHeaderField: "Accept")
+            let data = try await client.send(request)
+            return try client.decode(Answer.self, from: data, path: "/listPairs").responseData.compactMap { pair in
+                guard let source = LanguageCodes.iso6391(fromApertium: pair.sourceLanguage),
+                    let target = LanguageCodes.iso6391(fromApertium: pair.targetLanguage)
+                else { return nil }
+                return LanguagePair(source, target)
+            }
+        }
+    }
+}

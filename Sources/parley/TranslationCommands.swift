@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import ParleyProtocol
+
+/// `parley retry ID`: translate a stored untranslated turn again.
+struct Retry: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Translate an untranslated turn again (see `parley history` for ids).",
+        discussion: "The turn is updated in history; the translation is shown, not spoken. Exits 1 if it is still untranslated.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "The turn's id.")
+    var id: Int64
+
+    func validate() throws {
+        guard id > 0 else { throw ValidationError("the id must be a positive number, as `parley history` shows") }
+    }
+
+    func run() throws {
+        let turn = try options.call(Request(type: "retry", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+        if options.json { return try options.printJSON(turn) }
+        let other = turn.speaker == "a" ? "b" : "a"
+        print("#\(turn.id)  \(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
+        print("     \(other) \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")")
+    }
+}
+
+/// `parley languages`: what can be heard, translated and spoken.
+struct Languages: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show, for each language, whether it can be heard, translated (to and from, by which backend) and spoken.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let info = try options.call(Request(type: "languages"), as: LanguagesInfo.self)
+        if options.json { return try options.printJSON(info) }
+        print(Self.table(info), terminator: "")
+    }
+
+    static func table(_ info: LanguagesInfo) -> String {
+        func routes(_ routes: [LanguagesInfo.Route]) -> String {
+            routes.isEmpty ? "-" : routes.map { "\($0.language) (\($0.backends.joined(separator: ", ")))" }.joined(separator: ", ")
+        }
+        var rows = [["LANG", "HEARD", "SPOKEN", "TO", "FROM"]]
+        for language in info.languages {
+            rows.append([
+                language.code, language.hearable ? "yes" : "no", language.speakable ? "yes" : "no", routes(language.to),
+                routes(language.from),
+            ])
+        }
+        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var text = ""
+        for row in rows {
+            let cells = row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }
+            text += cells.joined(separator: "  ") + "\n"
+        }
+        for backend in info.backends where !backend.available {
+            text += "backend \(backend.name) did not answer: \(backend.error ?? "unknown error")\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ParleyTranslation
+
+/// Short waits, so a test of three retries does not take seven seconds. The deadline is long:
+/// tests that count retries must not depend on how busy the machine is (other suites run
+/// alongside and can hold the few threads of the concurrency pool for seconds).
+private let quick = TranslatorChain.Timing(backoff: [.milliseconds(10), .milliseconds(20), .milliseconds(40)], deadline: .seconds(60))
+
+private func reversed(_ text: String) -> String { String(text.reversed()) }
+
+/// The chain against real HTTP servers that misbehave, each started by the test on a loopback port.
+@Suite("Translation backends: faults")
+struct TranslatorChainFaultTests {
+    let pair = ("en", "es")
+
+    func apy(_ server: FaultServer, timeoutMs: Int = 5_000) -> TranslatorChain.Backend {
+        .init(name: "apy-\(server.port)", translator: ApyTranslator(url: server.url, timeoutMs: timeoutMs))
+    }
+
+    func libre(_ server: FaultServer, timeoutMs: Int = 5_000, key: String? = nil) -> TranslatorChain.Backend {
+        .init(name: "libre-\(server.port)", translator: LibreTranslateTranslator(url: server.url, timeoutMs: timeoutMs, apiKey: key))
+    }
+
+    @Test func a500IsRetriedThreeTimesBackingOffOneTwoFourSecondsThenTheNextBackendAnswers() async throws {
+        let failing = try await FaultServer("500")
+        let working = try await FaultServer("echo")
+        // The real backoff, once: 1 + 2 + 4 s.
+        let chain = TranslatorChain([libre(failing), libre(working)], timing: .init(deadline: .seconds(60)))
+        let started = ContinuousClock.now
+        let (text, backend) = try await chain.translateNamingBackend("the house is red", from: "en", to: "es")
+        let elapsed = ContinuousClock.now - started
+        #expect(text == reversed("the house is red"))
+        #expect(backend == "libre-\(working.port)")
+        #expect(try await failing.count().requests == 4, "one request and three retries")
+        #expect(elapsed >= .seconds(7) && elapsed < .seconds(60), "backoff took \(elapsed)")
+    }
+
+    @Test func aClosedConnectionIsTransientAndRetried() async throws {
+        let closing = try await FaultServer("close")
+        let working = try await FaultServer("echo")
+        let chain = TranslatorChain([apy(closing), apy(working)], timing: quick)
+        #expect(try await chain.translate("good morning", from: "en", to: "es") == reversed("good morning"))
+        #expect(try await closing.count().requests == 4)
+        #expect(try await working.count().requests == 1)
+    }
+
+    @Test func aServerThatHangsGivesWayWhenTheDeadlinePasses() async throws {
+        let hanging = try await FaultServer("hang")
+        let working = try await FaultServer("echo")
+        // The request's own timeout is ten minutes: only the turn's deadline moves the chain on
+        // (long before; the bound is loose for a busy machine).
+        var timing = quick
+        timing.deadline = .milliseconds(800)
+        let chain = TranslatorChain([libre(hanging, timeoutMs: 600_000), libre(working)], timing: timing)
+        let started = ContinuousClock.now
+        #expect(try await chain.translate("where is the station", from: "en", to: "es") == reversed("where is the station"))
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(800) && elapsed < .seconds(120), "took \(elapsed)")
+        #expect(try await hanging.count().requests == 1)
+    }
+
+    @Test func aRequestThatTimesOutIsRetried() async throws {
+        let hanging = try await FaultServer("hang")
+        let chain = TranslatorChain([apy(hanging, timeoutMs: 1_000)], timing: quick)
+        do {
+            _ = try await chain.translate("hello", from: "en", to: "es")
+            Issue.record("the server never answers; the chain must throw")
+        } catch {
+            #expect("\(error)".contains("within 1000 ms") && "\(error)".contains("after 3 retries"), "\(error)")
+        }
+        // On a busy machine a request can time out before it reaches the server.
+        let requests = try await hanging.count().requests
+        #expect((2...4).contains(requests), "\(requests) requests")
+    }
+
+    @Test func a429CoolsTheBackendDownForRetryAfterWhileTheNextTakesTheTurn() async throws {
+        let limited = try await FaultServer("429", "30")
+        let working = try await FaultServer("echo")
+        let offset = Mutex(Duration.zero)
+        var timing = quick
+        timing.now = { ContinuousClock.now + offset.withLock { $0 } }
+        let chain = TranslatorChain([libre(limited), libre(working)], timing: timing)
+        let before = timing.now()
+        #expect(try await chain.translate("one", from: "en", to: "es") == reversed("one"))
+        let after = timing.now()
+        #expect(try await limited.count().requests == 1, "a 429 is not retried")
+        // Thirty seconds from when the 429 came, some time between `before` and `after`.
+        let until = try #require(chain.coolingDownUntil("libre-\(limited.port)"))
+        #expect(until - before >= .seconds(30) && until - after <= .seconds(30))
+        // While it cools down, the limited server is not asked.
+        #expect(try await chain.translate("two", from: "en", to: "es") == reversed("two"))
+        #expect(try await limited.count().requests == 1)
+        // Once Retry-After has passed, it is asked again.
+        offset.withLock { $0 = .seconds(31) }
+        try await limited.setMode("echo")
+        #expect(try await chain.translate("three", from: "en", to: "es") == reversed("three"))
+        #expect(try await limited.count().requests == 2)
+        #expect(try await working.count().requests == 2)
+    }
+
+    @Test func a429WithoutRetryAfterWaitsThirtySeconds() async throws {
+        let limited = try await FaultServer("429")
+        let chain = TranslatorChain([apy(limited)], timing: quick)
+        let before = ContinuousClock.now
+        await #expect(throws: TranslationError.self) { try await chain.translate("one", from: "en", to: "es") }
+        let after = ContinuousClock.now
+        let until = try #require(chain.coolingDownUntil("apy-\(limited.port)"))
+        #expect(until - before >= .seconds(30) && until - after <= .seconds(30))
+    }
+
+    @Test func otherClientErrorsAreNotRetried() async throws {
+        let forbidden = try await FaultServer("403")
+        let working = try await FaultServer("echo")
+        let chain = TranslatorChain([libre(forbidden), libre(working)], timing: quick)
+        #expect(try await chain.translate("hello", from: "en", to: "es") == reversed("hello"))
+        #expect(try await forbidden.count().requests == 1)
+    }
+
+    @Test func whenEveryBackendFailsTheErrorNamesEach() async throws {
+        let failing = try await FaultServer("500")
+        let forbidden = try await FaultServer("403")
+        let chain = TranslatorChain([libre(failing), apy(forbidden)], timing: quick)
+        do {
+            _ = try await chain.translate("hello", from: "en", to: "es")
+            Issue.record("every backend failed; the chain must throw")
+        } catch {
+            let message = "\(error)"
+            #expect(message.contains("libre-\(failing.port)") && message.contains("HTTP 500"))
+            #expect(message.contains("apy-\(forbidden.port)") && message.contains("HTTP 403"))
+        }
+    }
+
+    @Test func aDeadServerIsTransient() async throws {
+        let port = try freeLoopbackPort()
+        let chain = TranslatorChain(
+            [.init(name: "dead", translator: ApyTranslator(url: try #require(URL(string: "http://127.0.0.1:\(port)"))))], timing: quick)
+        do {
+            _ = try await chain.translate("hello", from: "en", to: "es")
+            Issue.record("nothing listens; the chain must throw")
+        } catch {
+            #expect("\(error)".contains("after 3 retries"))
+        }
+    }
+
+    @Test func libreTranslateSendsTheAPIKeyAndTextIntact() async throws {
+        let server = try await FaultServer("echo")
+        let translator = LibreTranslateTranslator(url: server.url, apiKey: "s3cret-key")
+        let text = "a+b & c? 100% \"quoted\" ñandú"
+        #expect(try await translator.translate(text, from: "en", to: "es") == reversed(text))
+        #expect(try await server.count().key == "s3cret-key")
+        // Its language list, in LibreTranslate's codes, becomes ISO 639-1 pairs.
+        #expect(translator.supports(LanguagePair("en", "ca")), "unknown until the server is asked")
+        let pairs = Set(try await translator.availablePairs().map(\.description))
+        #expect(pairs == ["en-es", "en-zh", "es-en", "zh-en"])
+        #expect(!translator.supports(LanguagePair("en", "ca")))
+        // APy's GET keeps the same text intact through the query string.
+        #expect(try await ApyTranslator(url: server.url).translate(text, from: "en", to: "es") == reversed(text))
+    }
+}
+
+/// A translator that counts its calls (no I/O).
+private final class CountingTranslator: Translator {
+    let calls = Mutex(0)
+    func supports(_ pair: LanguagePair) -> Bool { true }
+    func prepare(_ pair: LanguagePair) async throws {}
+    func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        calls.withLock { $0 += 1 }
+        return reversed(text)
+    }
+}
+
+@Suite("Translation cache")
+struct TranslationCacheTests {
+    @Test func aRepeatedPhraseCostsNothing() async throws {
+        let backend = CountingTranslator()
+        let chain = TranslatorChain([.init(name: "counting", translator: backend)], timing: quick)
+        #expect(try await chain.translateNamingBackend("hello", from: "en", to: "es") == (reversed("hello"), "counting"))
+        #expect(try await chain.translateNamingBackend("hello", from: "en", to: "es") == (reversed("hello"), "cache"))
+        _ = try await chain.translate("hello", from: "en", to: "ca")
+        #expect(backend.calls.withLock { $0 } == 2, "another target is another translation")
+    }
+
+    @Test func theLeastRecentlyUsedIsDroppedFirst() {
+        let cache = TranslationCache(capacity: 2)
+        let a = TranslationCache.Key(source: "en", target: "es", text: "a")
+        let b = TranslationCache.Key(source: "en", target: "es", text: "b")
+        let c = TranslationCache.Key(source: "en", target: "es", text: "c")
+        cache.insert("A", for: a)
+        cache.insert("B", for: b)
+        #expect(cache.value(for: a) == "A")  // a is now more recent than b
+        cache.insert("C", for: c)
+        #expect(cache.value(for: b) == nil)
+        #expect(cache.value(for: a) == "A")
+        #expect(cache.value(for: c) == "C")
+        #expect(cache.count == 2)
+    }
+
+    @Test func aZeroCapacityKeepsNothing() {
+        let cache = TranslationCache(capacity: 0)
+        let key = TranslationCache.Key(source: "en", target: "es", text: "a")
+        cache.insert("A", for: key)
+        #expect(cache.value(for: key) == nil)
+    }
+}
+
+/// The HTTP path against a real Apertium APy, started by the test on a loopback port.
+@Suite("Apertium APy, for real")
+struct ApyTranslatorTests {
+    @Test func translatesBothWaysAndListsItsPairs() async throws {
+        let server = try await ApyServer()
+        let translator = ApyTranslator(url: server.url)
+        let spanish = try await translator.translate("the house is red", from: "en", to: "es")
+        #expect(spanish.lowercased().contains("casa"))
+        let english = try await translator.translate("el perro es grande", from: "es", to: "en")
+        #expect(english.lowercased().contains("dog"))
+        let pairs = try await translator.availablePairs()
+        #expect(pairs.contains(LanguagePair("en", "es")) && pairs.contains(LanguagePair("es", "en")))
+        #expect(!translator.supports(LanguagePair("en", "ca")), "once the pairs are known, only they are offered")
+        // An unknown word is not marked unless asked for.
+        #expect(!(try await translator.translate("the zorgblatt is red", from: "en", to: "es")).contains("*"))
+        let marking = ApyTranslator(url: server.url, keepUnknownMarks: true)
+        #expect(try await marking.translate("the zorgblatt is red", from: "en", to: "es").contains("*zorgblatt"))
+    }
+
+    @Test func aPairItDoesNotHaveIsAPermanentFailure() async throws {
+        let server = try await ApyServer()
+        do {
+            _ = try await ApyTranslator(url: server.url).translate("hello", from: "en", to: "ca")
+            Issue.record("APy has no eng-cat here")
+        } catch let error as BackendError {
+            #expect(error.kind == .permanent)
+            #expect(error.description.contains("400"))
+        }
+    }
+}
+
+@Suite("Language codes")
+struct LanguageCodeTests {
+    @Test func apertiumNamesMapToISO6391() {
+        #expect(LanguageCodes.iso6391(fromApertium: "eng") == "en")
+        #expect(LanguageCodes.iso6391(fromApertium: "es") == "es")
+        #expect(LanguageCodes.iso6391(fromApertium: "eng_US") == nil)
+        let pairs = LanguageCodes.apertiumPairs(modesDirectory: "/usr/share/apertium/modes")
+        #expect(pairs.contains(LanguagePair("en", "es")) && pairs.contains(LanguagePair("es", "en")))
+        #expect(LanguageCodes.libreTranslate("zh") == "zh-Hans" && LanguageCodes.iso6391(fromLibreTranslate: "zh-Hans") == "zh")
+    }
+}
