@@ -138,7 +138,17 @@ final class Reloader: Sendable {
         }),
         ("recognizer", { $0.recognizers = $1.recognizers; $0.fwdflat = $1.fwdflat }),
         ("voice", { $0.voices = $1.voices }),
-        ("translator", { $0.apertiumModesDirectory = $1.apertiumModesDirectory; $0.translationTimeoutMs = $1.translationTimeoutMs }),
+        ("translator", { config, source in
+            config.apertiumModesDirectory = source.apertiumModesDirectory
+            config.translationTimeoutMs = source.translationTimeoutMs
+            config.translatorBackends = source.translatorBackends
+            config.translationDeadlineMs = source.translationDeadlineMs
+            config.keepUnknownMarks = source.keepUnknownMarks
+            config.failureNotice = source.failureNotice
+            config.translationCacheSize = source.translationCacheSize
+            config.libreTranslate = source.libreTranslate
+            config.apertiumApy = source.apertiumApy
+        }),
         ("history", { $0.historyEnabled = $1.historyEnabled; $0.historyPath = $1.historyPath }),
         ("control", { $0.controlSocket = $1.controlSocket; $0.controlGroup = $1.controlGroup }),
     ]

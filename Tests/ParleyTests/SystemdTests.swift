@@ -138,6 +138,7 @@ struct SystemdUnitTests {
         new.captureDevice = "hw:1"
         new.endpoint.maxSpeechMs = 10_000
         new.translationTimeoutMs = 1_000
+        new.failureNotice = false
         let plan = Reloader.plan(from: old, to: new)
         #expect(plan.applied == ["conversation.mode", "endpoint.silence_ms", "log.level"])
         #expect(plan.change?.mode == .manual)
