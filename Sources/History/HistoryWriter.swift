@@ -1,0 +1,220 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// Where `HistoryWriter` stores things. `AppDatabase` is the real one; tests wrap it to inject
+/// faults.
+public protocol HistoryStore: Sendable {
+    func startSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) async throws -> SessionRecord
+    func record(_ turn: TurnRecord, retention: Retention, now: Date) async throws -> TurnRecord
+}
+
+extension AppDatabase: HistoryStore {}
+
+/// The history write queue. Writes never block the caller: `enqueue` returns at once and one
+/// worker commits items in order. A write that fails for a reason that can pass (disk full,
+/// database locked or busy, I/O error) keeps the item in memory and retries it with backoff
+/// (0.1 s doubling to `maxBackoff`); meanwhile the writer is `degraded`. Nothing already stored
+/// is touched by a failure.
+///
+/// The writer also keeps the current session: a turn that comes more than `sessionGap` after
+/// the previous one starts a new session first.
+public final class HistoryWriter: Sendable {
+    /// What clients see in `status`.
+    public struct Health: Sendable, Equatable {
+        /// Writes are failing and being retried.
+        public var degraded: Bool
+        /// Items waiting to be committed.
+        public var pending: Int
+        /// The last write failure while degraded.
+        public var lastError: String?
+    }
+
+    enum Item: Sendable {
+        case session(speakerA: String, speakerB: String, at: Date, done: @Sendable (Result<SessionRecord, any Error>) -> Void)
+        case turn(TurnRecord, done: @Sendable (Result<TurnRecord, any Error>) -> Void)
+
+        func fail(_ error: any Error) {
+            switch self {
+            case .session(_, _, _, let done): done(.failure(error))
+            case .turn(_, let done): done(.failure(error))
+            }
+        }
+    }
+
+    struct State {
+        var queue: [Item] = []
+        var draining = false
+        var lastError: String?
+        var sessionID: Int64?
+        /// When the last turn was enqueued, for the session gap.
+        var lastTurnAt: Date?
+        var speakers: (a: String, b: String)
+    }
+
+    private let store: any HistoryStore
+    private let retention: Retention
+    private let sessionGap: TimeInterval
+    private let maxBackoff: Duration
+    private let state: Mutex<State>
+    /// Told when the writer becomes degraded (with the error) or recovers (nil).
+    private let onHealthChange: @Sendable (String?) -> Void
+
+    public init(
+        store: any HistoryStore, retention: Retention = Retention(), sessionGap: TimeInterval = 30 * 60, speakerA: String,
+        speakerB: String, maxBackoff: Duration = .seconds(5), onHealthChange: @escaping @Sendable (String?) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.retention = retention
+        self.sessionGap = sessionGap
+        self.maxBackoff = maxBackoff
+        self.onHealthChange = onHealthChange
+        self.state = Mutex(State(speakers: (speakerA, speakerB)))
+    }
+
+    public var health: Health {
+        state.withLock { Health(degraded: $0.lastError != nil, pending: $0.queue.count, lastError: $0.lastError) }
+    }
+
+    /// The session new turns go to; nil until the first session is committed.
+    public var currentSessionID: Int64? {
+        state.withLock { $0.sessionID }
+    }
+
+    // MARK: - Enqueueing
+
+    /// Starts a new session (ending the current one) with these languages; `done` is told once
+    /// it is committed.
+    public func startSession(
+        speakerA: String, speakerB: String, at date: Date = Date(),
+        done: @escaping @Sendable (Result<SessionRecord, any Error>) -> Void = { _ in }
+    ) {
+        let start = state.withLock { state in
+            state.speakers = (speakerA, speakerB)
+            state.lastTurnAt = nil
+            state.queue.append(.session(speakerA: speakerA, speakerB: speakerB, at: date, done: done))
+            return Self.claimDrain(&state)
+        }
+        if start { Task { await drain() } }
+    }
+
+    /// Starts a new session and waits until it is committed.
+    public func startSession(speakerA: String, speakerB: String) async throws -> SessionRecord {
+        try await withCheckedThrowingContinuation { continuation in
+            startSession(speakerA: speakerA, speakerB: speakerB) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Queues a turn for the current session (its `sessionID` is filled in when it is written);
+    /// `done` is told the committed turn, which for a repeat of the previous turn is the stored
+    /// one.
+    public func enqueue(_ turn: TurnRecord, done: @escaping @Sendable (Result<TurnRecord, any Error>) -> Void) {
+        let start = state.withLock { state in
+            if let last = state.lastTurnAt, turn.createdAt.timeIntervalSince(last) > sessionGap {
+                let (a, b) = turn.speaker == "b" ? (turn.targetLang, turn.sourceLang) : (turn.sourceLang, turn.targetLang)
+                state.speakers = (a, b)
+                state.queue.append(.session(speakerA: a, speakerB: b, at: turn.createdAt, done: { _ in }))
+            }
+            state.lastTurnAt = turn.createdAt
+            state.queue.append(.turn(turn, done: done))
+            return Self.claimDrain(&state)
+        }
+        if start { Task { await drain() } }
+    }
+
+    /// Queues a turn and waits until it is committed.
+    public func store(_ turn: TurnRecord) async throws -> TurnRecord {
+        try await withCheckedThrowingContinuation { continuation in
+            enqueue(turn) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Waits until the queue is empty, at most `timeout`; false if items are still pending.
+    public func flush(timeout: Duration) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if state.withLock({ $0.queue.isEmpty && !$0.draining }) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return state.withLock { $0.queue.isEmpty }
+    }
+
+    private static func claimDrain(_ state: inout State) -> Bool {
+        guard !state.draining else { return false }
+        state.draining = true
+        return true
+    }
+
+    // MARK: - The worker
+
+    /// Commits the queue in order, retrying what fails for a passing reason.
+    private func drain() async {
+        var backoff = Duration.milliseconds(100)
+        while true {
+            guard let (item, previousSession) = state.withLock({ state -> (Item, Int64?)? in
+                guard let first = state.queue.first else {
+                    state.draining = false
+                    return nil
+                }
+                return (first, state.sessionID)
+            }) else { return }
+            do {
+                switch item {
+                case .session(let a, let b, let date, let done):
+                    let session = try await store.startSession(speakerA: a, speakerB: b, at: date, ending: previousSession)
+                    committed { $0.sessionID = session.id }
+                    done(.success(session))
+                case .turn(var turn, let done):
+                    guard let sessionID = previousSession else {
+                        // No session could be written yet: the first item (the session) failed for good.
+                        committed { _ in }
+                        done(.failure(HistoryError("no session to store the turn in")))
+                        continue
+                    }
+                    turn.sessionID = sessionID
+                    let stored = try await store.record(turn, retention: retention, now: Date())
+                    committed { _ in }
+                    done(.success(stored))
+                }
+                backoff = .milliseconds(100)
+            } catch where Self.isPassing(error) {
+                let message = "\(error)"
+                let first = state.withLock { state in
+                    defer { state.lastError = message }
+                    return state.lastError == nil
+                }
+                if first { onHealthChange(message) }
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, maxBackoff)
+            } catch {
+                // A failure that retrying cannot mend: give up on this item only.
+                committed { _ in }
+                item.fail(error)
+            }
+        }
+    }
+
+    /// Removes the head of the queue after it was handled, and leaves the degraded state.
+    private func committed(_ update: (inout State) -> Void) {
+        let recovered = state.withLock { state in
+            state.queue.removeFirst()
+            update(&state)
+            defer { state.lastError = nil }
+            return state.lastError != nil
+        }
+        if recovered { onHealthChange(nil) }
+    }
+
+    /// Failures that pass: a full disk, a lock held by someone else, an I/O error.
+    static func isPassing(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        switch error.resultCode {
+        case .SQLITE_FULL, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PROTOCOL,
+            .SQLITE_NOMEM:
+            return true
+        default:
+            return false
+        }
+    }
+}
