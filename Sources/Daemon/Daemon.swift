@@ -99,21 +99,21 @@ public enum Daemon {
             recognizer: recognizers.recognizer(for:), canHear: recognizers.canHear,
             translator: try makeTranslator(config), synthesizer: synthesizer, playback: playback)
         let history = try openHistory(config)
-        let session: SessionRecord
-        do {
-            session = try await history.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
-        } catch {
-            throw DaemonFailure(.runtime, "cannot start a session in history: \(error)")
-        }
-        let sessionID = session.id ?? 0
         let fileMode = options.input != nil
         let events = EventBus()
+        let writer = makeHistoryWriter(config, history, events: events, logger: logger)
+        if let aside = history.movedAside {
+            logger.error("the history was corrupt; it was moved to \(aside) and a new one started")
+        }
+        // Sessions and turns go through the queue: a full disk or a locked file is retried
+        // while the conversation goes on.
+        writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
         let interpreter = Interpreter(
             settings: RuntimeSettings(
                 speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
-            endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: history,
-            sessionID: sessionID, events: events, logger: logger)
+            endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: writer,
+            events: events, logger: logger)
         closePlayback = false
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
@@ -130,11 +130,12 @@ public enum Daemon {
             }
             defer { subscription.finish() }
             try await runCaptureThread(interpreter, source)
+            await flushHistory(writer, logger: logger)
             subscription.finish()
             await printer.value
         } else {
             let control = DaemonControl(
-                interpreter: interpreter, config: config, history: history, events: events, sessionID: sessionID,
+                interpreter: interpreter, config: config, history: history, events: events, writer: writer,
                 started: started, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
@@ -155,7 +156,33 @@ public enum Daemon {
                 throw DaemonFailure(.runtime, "\(error)")
             }
         }
-        try? await history.endSession(id: sessionID)
+        await flushHistory(writer, logger: logger)
+        if let sessionID = writer.currentSessionID {
+            try? await history.endSession(id: sessionID)
+        }
+    }
+
+    /// The history write queue, which logs and reports when storage fails and recovers.
+    static func makeHistoryWriter(_ config: ParleyConfig, _ history: AppDatabase, events: EventBus, logger: Logger) -> HistoryWriter {
+        HistoryWriter(
+            store: history, retention: Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays),
+            sessionGap: TimeInterval(config.sessionGapMinutes * 60), speakerA: config.speakerA, speakerB: config.speakerB
+        ) { problem in
+            if let problem {
+                let message = "history writes are failing; turns are kept in memory and retried: \(problem)"
+                logger.error("\(message)")
+                events.publish(EventType.error, ErrorEvent(message: message))
+            } else {
+                logger.notice("history writes work again; the turns kept in memory are stored")
+            }
+        }
+    }
+
+    /// At exit: waits (a while) for the turns still queued; says what is lost if they cannot be stored.
+    static func flushHistory(_ writer: HistoryWriter, logger: Logger) async {
+        if !(await writer.flush(timeout: .seconds(Int64(Interpreter.stopTimeout)))) {
+            logger.error("\(writer.health.pending) history writes could not be stored before exit: \(writer.health.lastError ?? "unknown error")")
+        }
     }
 
     // MARK: - Building the engines
@@ -203,7 +230,9 @@ public enum Daemon {
 
     static func openHistory(_ config: ParleyConfig) throws(DaemonFailure) -> AppDatabase {
         do {
-            return config.historyEnabled ? try AppDatabase.open(path: config.historyPath) : try AppDatabase.inMemory()
+            let history = config.historyEnabled ? try AppDatabase.open(path: config.historyPath) : try AppDatabase.inMemory()
+            Task { try? await history.applyRetention(Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays)) }
+            return history
         } catch {
             throw DaemonFailure(.runtime, "\(error)")
         }

@@ -99,7 +99,7 @@ public final class HistoryWriter: Sendable {
     }
 
     /// Starts a new session and waits until it is committed.
-    public func startSession(speakerA: String, speakerB: String) async throws -> SessionRecord {
+    public func startSessionCommitted(speakerA: String, speakerB: String) async throws -> SessionRecord {
         try await withCheckedThrowingContinuation { continuation in
             startSession(speakerA: speakerA, speakerB: speakerB) { continuation.resume(with: $0) }
         }
