@@ -141,7 +141,9 @@ public enum Daemon {
                 configuration: .init(
                     services: [
                         .init(service: ControlService(server: ControlServer(path: config.controlSocket, handler: control, logger: logger))),
-                        .init(service: ConversationService(interpreter: interpreter, source: source), successTerminationBehavior: .gracefullyShutdownGroup),
+                        .init(
+                            service: ConversationService(interpreter: interpreter, source: source, history: writer, logger: logger),
+                            successTerminationBehavior: .gracefullyShutdownGroup),
                     ],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
@@ -179,9 +181,13 @@ public enum Daemon {
     }
 
     /// At exit: waits (a while) for the turns still queued; says what is lost if they cannot be stored.
+    /// Whoever waits for a turn that could not be stored (`say`) is answered, so that no client
+    /// connection holds up the exit.
     static func flushHistory(_ writer: HistoryWriter, logger: Logger) async {
         if !(await writer.flush(timeout: .seconds(Int64(Interpreter.stopTimeout)))) {
-            logger.error("\(writer.health.pending) history writes could not be stored before exit: \(writer.health.lastError ?? "unknown error")")
+            let error = writer.health.lastError ?? "unknown error"
+            let lost = writer.failPending()
+            logger.error("\(lost) history writes could not be stored before exit: \(error)")
         }
     }
 
@@ -381,6 +387,8 @@ struct ControlService: Service {
 struct ConversationService: Service {
     let interpreter: Interpreter
     let source: CaptureSource
+    let history: HistoryWriter
+    let logger: Logger
 
     func run() async throws {
         let interpreter = self.interpreter
@@ -389,6 +397,8 @@ struct ConversationService: Service {
         try await withTaskCancellationHandler {
             try await withGracefulShutdownHandler {
                 try await Daemon.runCaptureThread(interpreter, source)
+                // Before the socket closes: clients waiting for a stored turn get their answer.
+                await Daemon.flushHistory(history, logger: logger)
             } onGracefulShutdown: {
                 interpreter.stop()
             }

@@ -43,7 +43,12 @@ public final class HistoryWriter: Sendable {
     }
 
     struct State {
-        var queue: [Item] = []
+        /// Items in order, each with a number, so the worker never finishes an item that
+        /// `failPending` already answered.
+        var queue: [(number: Int, item: Item)] = []
+        var nextNumber = 0
+        /// After `failPending`: new items fail at once instead of waiting forever.
+        var closed = false
         var draining = false
         var lastError: String?
         var sessionID: Int64?
@@ -89,12 +94,14 @@ public final class HistoryWriter: Sendable {
         speakerA: String, speakerB: String, at date: Date = Date(),
         done: @escaping @Sendable (Result<SessionRecord, any Error>) -> Void = { _ in }
     ) {
-        let start = state.withLock { state in
+        let (start, closed) = state.withLock { state in
+            guard !state.closed else { return (false, true) }
             state.speakers = (speakerA, speakerB)
             state.lastTurnAt = nil
-            state.queue.append(.session(speakerA: speakerA, speakerB: speakerB, at: date, done: done))
-            return Self.claimDrain(&state)
+            Self.append(.session(speakerA: speakerA, speakerB: speakerB, at: date, done: done), to: &state)
+            return (Self.claimDrain(&state), false)
         }
+        if closed { done(.failure(Self.closedError)) }
         if start { Task { await drain() } }
     }
 
@@ -109,16 +116,18 @@ public final class HistoryWriter: Sendable {
     /// `done` is told the committed turn, which for a repeat of the previous turn is the stored
     /// one.
     public func enqueue(_ turn: TurnRecord, done: @escaping @Sendable (Result<TurnRecord, any Error>) -> Void) {
-        let start = state.withLock { state in
+        let (start, closed) = state.withLock { state in
+            guard !state.closed else { return (false, true) }
             if let last = state.lastTurnAt, turn.createdAt.timeIntervalSince(last) > sessionGap {
                 let (a, b) = turn.speaker == "b" ? (turn.targetLang, turn.sourceLang) : (turn.sourceLang, turn.targetLang)
                 state.speakers = (a, b)
-                state.queue.append(.session(speakerA: a, speakerB: b, at: turn.createdAt, done: { _ in }))
+                Self.append(.session(speakerA: a, speakerB: b, at: turn.createdAt, done: { _ in }), to: &state)
             }
             state.lastTurnAt = turn.createdAt
-            state.queue.append(.turn(turn, done: done))
-            return Self.claimDrain(&state)
+            Self.append(.turn(turn, done: done), to: &state)
+            return (Self.claimDrain(&state), false)
         }
+        if closed { done(.failure(Self.closedError)) }
         if start { Task { await drain() } }
     }
 
@@ -140,6 +149,26 @@ public final class HistoryWriter: Sendable {
         return state.withLock { $0.queue.isEmpty }
     }
 
+    /// At exit, after `flush`: answers every item still waiting with a failure (so nobody waits
+    /// for it forever) and refuses new ones. Returns how many were given up.
+    @discardableResult
+    public func failPending() -> Int {
+        let abandoned = state.withLock { state in
+            state.closed = true
+            defer { state.queue.removeAll() }
+            return state.queue.map(\.item)
+        }
+        for item in abandoned { item.fail(Self.closedError) }
+        return abandoned.count
+    }
+
+    static let closedError = HistoryError("the daemon is stopping and history could not be written; the turn was not stored")
+
+    private static func append(_ item: Item, to state: inout State) {
+        state.queue.append((state.nextNumber, item))
+        state.nextNumber += 1
+    }
+
     private static func claimDrain(_ state: inout State) -> Bool {
         guard !state.draining else { return false }
         state.draining = true
@@ -152,30 +181,27 @@ public final class HistoryWriter: Sendable {
     private func drain() async {
         var backoff = Duration.milliseconds(100)
         while true {
-            guard let (item, previousSession) = state.withLock({ state -> (Item, Int64?)? in
+            guard let (number, item, previousSession) = state.withLock({ state -> (Int, Item, Int64?)? in
                 guard let first = state.queue.first else {
                     state.draining = false
                     return nil
                 }
-                return (first, state.sessionID)
+                return (first.number, first.item, state.sessionID)
             }) else { return }
             do {
                 switch item {
                 case .session(let a, let b, let date, let done):
                     let session = try await store.startSession(speakerA: a, speakerB: b, at: date, ending: previousSession)
-                    committed { $0.sessionID = session.id }
-                    done(.success(session))
+                    if committed(number, { $0.sessionID = session.id }) { done(.success(session)) }
                 case .turn(var turn, let done):
                     guard let sessionID = previousSession else {
                         // No session could be written yet: the first item (the session) failed for good.
-                        committed { _ in }
-                        done(.failure(HistoryError("no session to store the turn in")))
+                        if committed(number) { done(.failure(HistoryError("no session to store the turn in"))) }
                         continue
                     }
                     turn.sessionID = sessionID
                     let stored = try await store.record(turn, retention: retention, now: Date())
-                    committed { _ in }
-                    done(.success(stored))
+                    if committed(number) { done(.success(stored)) }
                 }
                 backoff = .milliseconds(100)
             } catch where Self.isPassing(error) {
@@ -189,21 +215,23 @@ public final class HistoryWriter: Sendable {
                 backoff = min(backoff * 2, maxBackoff)
             } catch {
                 // A failure that retrying cannot mend: give up on this item only.
-                committed { _ in }
-                item.fail(error)
+                if committed(number) { item.fail(error) }
             }
         }
     }
 
-    /// Removes the head of the queue after it was handled, and leaves the degraded state.
-    private func committed(_ update: (inout State) -> Void) {
-        let recovered = state.withLock { state in
-            state.queue.removeFirst()
+    /// Removes item `number` from the head of the queue after it was handled, and leaves the
+    /// degraded state. False when `failPending` already answered it.
+    private func committed(_ number: Int, _ update: (inout State) -> Void = { _ in }) -> Bool {
+        let (mine, recovered) = state.withLock { state -> (Bool, Bool) in
             update(&state)
             defer { state.lastError = nil }
-            return state.lastError != nil
+            guard state.queue.first?.number == number else { return (false, state.lastError != nil) }
+            state.queue.removeFirst()
+            return (true, state.lastError != nil)
         }
         if recovered { onHealthChange(nil) }
+        return mine
     }
 
     /// Failures that pass: a full disk, a lock held by someone else, an I/O error.

@@ -154,6 +154,25 @@ struct HistoryWriterTests {
         #expect(!writer.health.degraded)
     }
 
+    @Test func atExitWaitingWritesAreAnsweredNotLeftHanging() async throws {
+        let database = try AppDatabase.inMemory()
+        let store = FaultyStore(database)
+        let writer = HistoryWriter(store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(20))
+        writer.startSession(speakerA: "en", speakerB: "es")
+        #expect(await writer.flush(timeout: .seconds(5)))
+        store.failing.withLock { $0 = .SQLITE_IOERR }
+        let waiting = Task { try await writer.store(turn("stuck", at: 1)) }
+        #expect(try await eventually { writer.health.degraded })
+        #expect(await !writer.flush(timeout: .milliseconds(200)))
+        #expect(writer.failPending() == 1)
+        await #expect(throws: HistoryError.self) { try await waiting.value }
+        // Even if the disk comes back, nothing is answered twice, and new writes are refused.
+        store.failing.withLock { $0 = nil }
+        try await Task.sleep(for: .milliseconds(100))
+        await #expect(throws: HistoryError.self) { try await writer.store(turn("late", at: 2)) }
+        #expect(writer.health.pending == 0)
+    }
+
     @Test func aLongSilenceStartsANewSession() async throws {
         let database = try AppDatabase.inMemory()
         let writer = HistoryWriter(store: database, sessionGap: 30 * 60, speakerA: "en", speakerB: "es")
