@@ -75,20 +75,34 @@ public struct HistoryExport: Sendable, Equatable {
 
 // MARK: - Writes
 
+extension AppDatabase: HistoryStore {
+    public func writeSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) throws -> SessionRecord {
+        try writer.write { db in try Self.startSession(speakerA: speakerA, speakerB: speakerB, at: date, ending: previous, in: db) }
+    }
+
+    public func writeTurn(_ turn: TurnRecord, retention: Retention, now: Date) throws -> TurnRecord {
+        try writer.write { db in try Self.record(turn, retention: retention, now: now, in: db) }
+    }
+}
+
 extension AppDatabase {
     /// Starts a session, ending `previous` (if any) at the same moment, in one transaction.
     public func startSession(speakerA: String, speakerB: String, at date: Date = Date(), ending previous: Int64?) async throws
         -> SessionRecord
     {
-        try await writer.write { db in
-            if let previous {
-                _ = try SessionRecord.filter(SessionRecord.CodingKeys.id == previous)
-                    .updateAll(db, SessionRecord.CodingKeys.endedAt.set(to: date))
-            }
-            var session = SessionRecord(startedAt: date, speakerA: speakerA, speakerB: speakerB)
-            try session.insert(db)
-            return session
+        try await writer.write { db in try Self.startSession(speakerA: speakerA, speakerB: speakerB, at: date, ending: previous, in: db) }
+    }
+
+    private static func startSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?, in db: Database) throws
+        -> SessionRecord
+    {
+        if let previous {
+            _ = try SessionRecord.filter(SessionRecord.CodingKeys.id == previous)
+                .updateAll(db, SessionRecord.CodingKeys.endedAt.set(to: date))
         }
+        var session = SessionRecord(startedAt: date, speakerA: speakerA, speakerB: speakerB)
+        try session.insert(db)
+        return session
     }
 
     /// Stores a turn, in one transaction with what goes with it:
@@ -96,15 +110,17 @@ extension AppDatabase {
     ///   translation) is not stored twice: the stored one is returned;
     /// - then `retention` is applied.
     public func record(_ turn: TurnRecord, retention: Retention, now: Date = Date()) async throws -> TurnRecord {
-        try await writer.write { db in
-            let previous = try TurnRecord.filter(TurnRecord.Columns.sessionID == turn.sessionID)
-                .order(TurnRecord.Columns.id.desc).fetchOne(db)
-            if let previous, previous.isRepeat(of: turn) { return previous }
-            var stored = turn
-            try stored.insert(db)
-            _ = try Self.applyRetention(retention, now: now, in: db)
-            return stored
-        }
+        try await writer.write { db in try Self.record(turn, retention: retention, now: now, in: db) }
+    }
+
+    private static func record(_ turn: TurnRecord, retention: Retention, now: Date, in db: Database) throws -> TurnRecord {
+        let previous = try TurnRecord.filter(TurnRecord.Columns.sessionID == turn.sessionID)
+            .order(TurnRecord.Columns.id.desc).fetchOne(db)
+        if let previous, previous.isRepeat(of: turn) { return previous }
+        var stored = turn
+        try stored.insert(db)
+        _ = try applyRetention(retention, now: now, in: db)
+        return stored
     }
 
     /// Applies `retention` now; returns how many turns were dropped.

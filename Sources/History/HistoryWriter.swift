@@ -2,17 +2,16 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// Where `HistoryWriter` stores things. `AppDatabase` is the real one; tests wrap it to inject
-/// faults.
+/// Where `HistoryWriter` stores things, synchronously, on the writer's own queue. `AppDatabase`
+/// is the real one; tests wrap it to inject faults.
 public protocol HistoryStore: Sendable {
-    func startSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) async throws -> SessionRecord
-    func record(_ turn: TurnRecord, retention: Retention, now: Date) async throws -> TurnRecord
+    func writeSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) throws -> SessionRecord
+    func writeTurn(_ turn: TurnRecord, retention: Retention, now: Date) throws -> TurnRecord
 }
 
-extension AppDatabase: HistoryStore {}
-
 /// The history write queue. Writes never block the caller: `enqueue` returns at once and one
-/// worker commits items in order. A write that fails for a reason that can pass (disk full,
+/// worker, on a dispatch queue of its own (not the concurrency pool, so no busy task can
+/// delay it), commits items in order. A write that fails for a reason that can pass (disk full,
 /// database locked or busy, I/O error) keeps the item in memory and retries it with backoff
 /// (0.1 s doubling to `maxBackoff`); meanwhile the writer is `degraded`. Nothing already stored
 /// is touched by a failure.
@@ -62,6 +61,7 @@ public final class HistoryWriter: Sendable {
     private let sessionGap: TimeInterval
     private let maxBackoff: Duration
     private let state: Mutex<State>
+    private let worker = DispatchQueue(label: "parley.history")
     /// Told when the writer becomes degraded (with the error) or recovers (nil).
     private let onHealthChange: @Sendable (String?) -> Void
 
@@ -102,7 +102,7 @@ public final class HistoryWriter: Sendable {
             return (Self.claimDrain(&state), false)
         }
         if closed { done(.failure(Self.closedError)) }
-        if start { Task { await drain() } }
+        if start { worker.async { self.drain() } }
     }
 
     /// Starts a new session and waits until it is committed.
@@ -128,7 +128,7 @@ public final class HistoryWriter: Sendable {
             return (Self.claimDrain(&state), false)
         }
         if closed { done(.failure(Self.closedError)) }
-        if start { Task { await drain() } }
+        if start { worker.async { self.drain() } }
     }
 
     /// Queues a turn and waits until it is committed.
@@ -177,8 +177,8 @@ public final class HistoryWriter: Sendable {
 
     // MARK: - The worker
 
-    /// Commits the queue in order, retrying what fails for a passing reason.
-    private func drain() async {
+    /// On `worker`: commits the queue in order, retrying what fails for a passing reason.
+    private func drain() {
         var backoff = Duration.milliseconds(100)
         while true {
             guard let (number, item, previousSession) = state.withLock({ state -> (Int, Item, Int64?)? in
@@ -191,7 +191,7 @@ public final class HistoryWriter: Sendable {
             do {
                 switch item {
                 case .session(let a, let b, let date, let done):
-                    let session = try await store.startSession(speakerA: a, speakerB: b, at: date, ending: previousSession)
+                    let session = try store.writeSession(speakerA: a, speakerB: b, at: date, ending: previousSession)
                     if committed(number, { $0.sessionID = session.id }) { done(.success(session)) }
                 case .turn(var turn, let done):
                     guard let sessionID = previousSession else {
@@ -200,7 +200,7 @@ public final class HistoryWriter: Sendable {
                         continue
                     }
                     turn.sessionID = sessionID
-                    let stored = try await store.record(turn, retention: retention, now: Date())
+                    let stored = try store.writeTurn(turn, retention: retention, now: Date())
                     if committed(number) { done(.success(stored)) }
                 }
                 backoff = .milliseconds(100)
@@ -211,7 +211,8 @@ public final class HistoryWriter: Sendable {
                     return state.lastError == nil
                 }
                 if first { onHealthChange(message) }
-                try? await Task.sleep(for: backoff)
+                let (seconds, attoseconds) = backoff.components
+                Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
                 backoff = min(backoff * 2, maxBackoff)
             } catch {
                 // A failure that retrying cannot mend: give up on this item only.

@@ -12,14 +12,14 @@ final class FaultyStore: HistoryStore {
 
     init(_ database: AppDatabase) { self.database = database }
 
-    func startSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) async throws -> SessionRecord {
+    func writeSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) throws -> SessionRecord {
         try check()
-        return try await database.startSession(speakerA: speakerA, speakerB: speakerB, at: date, ending: previous)
+        return try database.writeSession(speakerA: speakerA, speakerB: speakerB, at: date, ending: previous)
     }
 
-    func record(_ turn: TurnRecord, retention: Retention, now: Date) async throws -> TurnRecord {
+    func writeTurn(_ turn: TurnRecord, retention: Retention, now: Date) throws -> TurnRecord {
         try check()
-        return try await database.record(turn, retention: retention, now: now)
+        return try database.writeTurn(turn, retention: retention, now: now)
     }
 
     private func check() throws {
