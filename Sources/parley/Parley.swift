@@ -118,6 +118,9 @@ struct Status: ParsableCommand {
         print("session   \(status.sessionID.map(String.init) ?? "-")")
         print("devices   capture \(status.captureDevice), playback \(status.playbackDevice)")
         print("uptime    \(Int(status.uptimeSeconds)) s")
+        if status.historyDegraded || status.historyProblem != nil {
+            print("history   \(status.historyProblem ?? "degraded")\(status.historyPending > 0 ? " (\(status.historyPending) waiting)" : "")")
+        }
     }
 }
 

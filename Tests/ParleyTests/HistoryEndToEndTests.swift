@@ -185,6 +185,8 @@ struct HistoryEndToEndTests {
         #expect(status.historyProblem?.contains("corrupt") == true)
         let files = try FileManager.default.contentsOfDirectory(atPath: state.path)
         #expect(files.contains { $0.hasPrefix("history.sqlite.corrupt-") }, "\(files)")
+        let shown = try daemon.parley(["status"])
+        #expect(shown.stdout.contains("history   the history was corrupt; it was moved to"), "\(shown.stdout)")
         #expect(try daemon.parley(["say", "--speaker", "a", "hello"]).status == 0)
         daemon.stop()
         let log = (try? String(contentsOf: daemon.log, encoding: .utf8)) ?? ""
