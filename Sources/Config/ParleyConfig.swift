@@ -92,6 +92,12 @@ public struct ParleyConfig: Sendable, Equatable {
     // [history]
     public var historyEnabled = true
     public var historyPath: String
+    /// Turns kept, favorites not counted; older ones are dropped.
+    public var historyMaxTurns = 10_000
+    /// Turns older than this many days are dropped (favorites kept); nil keeps them.
+    public var historyMaxAgeDays: Int?
+    /// Minutes without a turn after which the next turn starts a new session.
+    public var sessionGapMinutes = 30
     // [control]
     public var controlSocket: String
     /// The group the control socket belongs to (mode 0660); its members may use `parley`.
@@ -243,9 +249,12 @@ extension ParleyConfig {
             try config.readTranslator(section)
         }
         if let section = try file.section("history") {
-            try section.allowOnly(["enabled", "path"])
+            try section.allowOnly(["enabled", "path", "max_turns", "max_age_days", "session_gap_minutes"])
             config.historyEnabled = try section.bool("enabled") ?? config.historyEnabled
             config.historyPath = try section.path("path") ?? config.historyPath
+            config.historyMaxTurns = try section.int("max_turns", in: 1...10_000_000) ?? config.historyMaxTurns
+            config.historyMaxAgeDays = try section.int("max_age_days", in: 1...36_500) ?? config.historyMaxAgeDays
+            config.sessionGapMinutes = try section.int("session_gap_minutes", in: 1...10_080) ?? config.sessionGapMinutes
         }
         if let section = try file.section("control") {
             try section.allowOnly(["socket", "group"])

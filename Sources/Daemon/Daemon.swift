@@ -107,21 +107,21 @@ public enum Daemon {
             recognizer: recognizers.recognizer(for:), canHear: recognizers.canHear,
             translator: translator, synthesizer: synthesizer, playback: playback)
         let history = try openHistory(config)
-        let session: SessionRecord
-        do {
-            session = try await history.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
-        } catch {
-            throw DaemonFailure(.runtime, "cannot start a session in history: \(error)")
-        }
-        let sessionID = session.id ?? 0
         let fileMode = options.input != nil
         let events = EventBus()
+        let writer = makeHistoryWriter(config, history, events: events, logger: logger)
+        if let aside = history.movedAside {
+            logger.error("the history was corrupt; it was moved to \(aside) and a new one started")
+        }
+        // Sessions and turns go through the queue: a full disk or a locked file is retried
+        // while the conversation goes on.
+        writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
         let interpreter = Interpreter(
             settings: RuntimeSettings(
                 speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
-            endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: history,
-            sessionID: sessionID, events: events, logger: logger,
+            endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: writer,
+            events: events, logger: logger,
             observer: Interpreter.Observer(
                 heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
         closePlayback = false
@@ -141,12 +141,13 @@ public enum Daemon {
             }
             defer { subscription.finish() }
             try await runCaptureThread(interpreter, source)
+            await flushHistory(writer, logger: logger)
             subscription.finish()
             await printer.value
         } else {
             let reloader = Reloader(path: options.configPath, initial: config, interpreter: interpreter, notifier: notifier, logger: logger)
             let control = DaemonControl(
-                interpreter: interpreter, config: config, history: history, events: events, sessionID: sessionID,
+                interpreter: interpreter, config: config, history: history, events: events, writer: writer,
                 started: started, logger: logger, reloader: reloader)
             // Ready once capture is open, the models are loaded and the socket answers.
             let server = ControlServer(
@@ -168,7 +169,7 @@ public enum Daemon {
                         .init(service: ControlService(server: server)),
                         .init(service: ReloadService(reloader: reloader, hangups: hangups, logger: logger)),
                         .init(
-                            service: ConversationService(interpreter: interpreter, source: source, notifier: notifier),
+                            service: ConversationService(interpreter: interpreter, source: source, notifier: notifier, history: writer, logger: logger),
                             successTerminationBehavior: .gracefullyShutdownGroup),
                     ],
                     gracefulShutdownSignals: [.sigterm, .sigint],
@@ -181,7 +182,37 @@ public enum Daemon {
                 throw DaemonFailure(.runtime, "\(error)")
             }
         }
-        try? await history.endSession(id: sessionID)
+        await flushHistory(writer, logger: logger)
+        if let sessionID = writer.currentSessionID {
+            try? await history.endSession(id: sessionID)
+        }
+    }
+
+    /// The history write queue, which logs and reports when storage fails and recovers.
+    static func makeHistoryWriter(_ config: ParleyConfig, _ history: AppDatabase, events: EventBus, logger: Logger) -> HistoryWriter {
+        HistoryWriter(
+            store: history, retention: Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays),
+            sessionGap: TimeInterval(config.sessionGapMinutes * 60), speakerA: config.speakerA, speakerB: config.speakerB
+        ) { problem in
+            if let problem {
+                let message = "history writes are failing; turns are kept in memory and retried: \(problem)"
+                logger.error("\(message)")
+                events.publish(EventType.error, ErrorEvent(message: message))
+            } else {
+                logger.notice("history writes work again; the turns kept in memory are stored")
+            }
+        }
+    }
+
+    /// At exit: waits (a while) for the turns still queued; says what is lost if they cannot be stored.
+    /// Whoever waits for a turn that could not be stored (`say`) is answered, so that no client
+    /// connection holds up the exit.
+    static func flushHistory(_ writer: HistoryWriter, logger: Logger) async {
+        if !(await writer.flush(timeout: .seconds(Int64(Interpreter.stopTimeout)))) {
+            let error = writer.health.lastError ?? "unknown error"
+            let lost = writer.failPending()
+            logger.error("\(lost) history writes could not be stored before exit: \(error)")
+        }
     }
 
     // MARK: - Building the engines
@@ -257,7 +288,9 @@ public enum Daemon {
 
     static func openHistory(_ config: ParleyConfig) throws(DaemonFailure) -> AppDatabase {
         do {
-            return config.historyEnabled ? try AppDatabase.open(path: config.historyPath) : try AppDatabase.inMemory()
+            let history = config.historyEnabled ? try AppDatabase.open(path: config.historyPath) : try AppDatabase.inMemory()
+            Task { try? await history.applyRetention(Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays)) }
+            return history
         } catch {
             throw DaemonFailure(.runtime, "\(error)")
         }
@@ -431,6 +464,8 @@ struct ConversationService: Service {
     let interpreter: Interpreter
     let source: CaptureSource
     let notifier: SystemdNotifier
+    let history: HistoryWriter
+    let logger: Logger
 
     func run() async throws {
         let interpreter = self.interpreter
@@ -439,6 +474,8 @@ struct ConversationService: Service {
         try await withTaskCancellationHandler {
             try await withGracefulShutdownHandler {
                 try await Daemon.runCaptureThread(interpreter, source)
+                // Before the socket closes: clients waiting for a stored turn get their answer.
+                await Daemon.flushHistory(history, logger: logger)
             } onGracefulShutdown: { [notifier] in
                 notifier.stopping()
                 interpreter.stop()

@@ -13,19 +13,20 @@ struct DaemonControl: ControlHandler {
     let config: ParleyConfig
     let history: AppDatabase
     let events: EventBus
-    let sessionID: Int64
+    /// The history write queue; it knows the current session.
+    let writer: HistoryWriter
     let started: Date
     let logger: Logger
     let reloader: Reloader
 
     static let commands = [
         "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config", "reload",
-    ]
+    ] + historyCommands
     /// Every command, those answered in extensions (DaemonControl+Translation.swift) included.
     static var allCommands: [String] { commands + translationCommands }
 
     /// Commands that change what the daemon does; they are logged with who sent them.
-    static let changing: Set<String> = ["say", "listen", "stop", "pause", "resume", "swap", "set", "reload"]
+    static let changing: Set<String> = Set(["say", "listen", "stop", "pause", "resume", "swap", "set", "reload"]).union(changingHistory)
 
     func reply(to request: Request, from peer: Peer?) async -> ControlReply {
         let id = request.id
@@ -47,10 +48,7 @@ struct DaemonControl: ControlHandler {
             case "subscribe":
                 return .subscribe(Replies.result(Acknowledged(), id: id), events.subscribe())
             case "history":
-                try fields.allowOnly(["limit"])
-                let limit = try fields.int("limit", in: 1...10_000) ?? 50
-                let turns = try await history.recentTurns(limit: limit)
-                return .line(Replies.result(turns.map(\.info), id: id))
+                return .line(Replies.result(try await search(fields).map(\.info), id: id))
             case "say":
                 try fields.allowOnly(["speaker", "text"])
                 let speaker = try fields.speaker("speaker")
@@ -85,6 +83,8 @@ struct DaemonControl: ControlHandler {
                 } catch let error as ConfigError {
                     return .line(Replies.error(.invalidConfig, "\(error) (the daemon runs on as before)", id: id))
                 }
+            case let command where Self.historyCommands.contains(command):
+                return try await historyReply(command, fields, id: id)
             default:
                 return .line(
                     Replies.error(
@@ -95,6 +95,8 @@ struct DaemonControl: ControlHandler {
             return .line(Replies.error(.invalidField, error.description, id: id))
         } catch let refusal as ConversationRefusal {
             return .line(Replies.error(.unavailable, refusal.description, id: id))
+        } catch let missing as NotFound {
+            return .line(Replies.error(.notFound, missing.description, id: id))
         } catch {
             return .line(Replies.error(.unavailable, "\(error)", id: id))
         }
@@ -109,11 +111,13 @@ struct DaemonControl: ControlHandler {
                 language: language, hearable: hearable,
                 hint: hearable ? nil : Daemon.notHearableHint(language: language))
         }
-        return StatusInfo(
+        var status = StatusInfo(
             version: ParleyVersion.string, state: snapshot.state, speaker: snapshot.speaker?.rawValue,
-            mode: snapshot.settings.mode.rawValue, a: side(.a), b: side(.b), turns: snapshot.turns, sessionID: sessionID,
+            mode: snapshot.settings.mode.rawValue, a: side(.a), b: side(.b), turns: snapshot.turns, sessionID: writer.currentSessionID,
             uptimeSeconds: Date().timeIntervalSince(started), captureDevice: config.captureDevice,
             playbackDevice: config.playbackDevice)
+        addHistoryHealth(to: &status)
+        return status
     }
 
     private func change(_ fields: Fields) throws -> Interpreter.Change {

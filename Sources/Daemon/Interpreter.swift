@@ -53,8 +53,7 @@ public final class Interpreter: @unchecked Sendable {
     // Engines are confined: recognizers to `recognitionQueue`, synthesizer and playback to
     // `speechQueue`. Everything mutable and shared sits in `shared`.
     private let engines: Engines
-    private let history: AppDatabase
-    private let sessionID: Int64
+    private let history: HistoryWriter
     private let logger: Logger
     private let events: EventBus
     private let observer: Observer?
@@ -149,6 +148,8 @@ public final class Interpreter: @unchecked Sendable {
         var responseMs: Int?
         /// Told the committed turn (typed turns wait for it).
         var completion: (@Sendable (Result<TurnRecord, any Error>) -> Void)?
+        /// A past turn spoken again (`replay`): not translated again, not stored again.
+        var replaying: TurnRecord?
     }
 
     /// Told that the capture loop goes round (systemd's watchdog) and that the state changed
@@ -165,12 +166,11 @@ public final class Interpreter: @unchecked Sendable {
 
     public init(
         settings: RuntimeSettings, endpoint: EndpointSettings, repeatPrompt: Bool, engines: Engines,
-        history: AppDatabase, sessionID: Int64, events: EventBus, logger: Logger, observer: Observer? = nil
+        history: HistoryWriter, events: EventBus, logger: Logger, observer: Observer? = nil
     ) {
         self.observer = observer
         self.engines = engines
         self.history = history
-        self.sessionID = sessionID
         self.events = events
         self.logger = logger
         var endpoint = endpoint
@@ -562,6 +562,32 @@ public final class Interpreter: @unchecked Sendable {
         }
     }
 
+    /// Speaks a past turn's translation again, as a turn of its speaker (echo guard and all),
+    /// without translating or storing it again. Returns once it was spoken.
+    public func replay(_ turn: TurnRecord) async throws -> TurnRecord {
+        guard let speaker = Speaker(rawValue: turn.speaker), let translation = turn.translatedText else {
+            throw ConversationRefusal("turn \(turn.id ?? 0) has no translation to speak")
+        }
+        let now = clock.now
+        return try await withCheckedThrowingContinuation { continuation in
+            let actions = shared.withLock { state -> [ConversationMachine.Action] in
+                guard !closing.load(ordering: .relaxed) else { return [] }
+                let actions = state.handle(.typed(speaker, text: turn.sourceText))
+                guard !actions.isEmpty else { return [] }
+                state.draft = TurnDraft(
+                    speaker: speaker, sourceLang: turn.sourceLang, targetLang: turn.targetLang, endOfSpeech: now,
+                    recognition: Recognition(text: turn.sourceText, confidence: nil), translation: translation,
+                    completion: { continuation.resume(with: $0) }, replaying: turn)
+                return actions
+            }
+            guard !actions.isEmpty else {
+                continuation.resume(throwing: ConversationRefusal("busy with a turn (\(snapshot.state)); try again when Parley is listening"))
+                return
+            }
+            perform(actions)
+        }
+    }
+
     /// What `set` can change; nil fields stay as they are.
     public struct Change: Sendable {
         public var speakerA: String?
@@ -755,12 +781,15 @@ public final class Interpreter: @unchecked Sendable {
     }
 
     private func translate(_ text: String, spokenBy speaker: Speaker) async {
-        let (source, target) = shared.withLock { state in
-            (state.draft?.sourceLang ?? state.settings.language(of: speaker), state.draft?.targetLang ?? state.settings.language(of: speaker.other))
+        let (source, target, replayed) = shared.withLock { state in
+            (
+                state.draft?.sourceLang ?? state.settings.language(of: speaker), state.draft?.targetLang ?? state.settings.language(of: speaker.other),
+                state.draft?.replaying?.translatedText
+            )
         }
         let started = clock.now
         do {
-            let translation = try await engines.translator.translate(text, from: source, to: target)
+            let translation = if let replayed { replayed } else { try await engines.translator.translate(text, from: source, to: target) }
             guard !translation.isEmpty else {
                 throw TranslationError("the translation of \"\(text)\" came back empty")
             }
@@ -867,21 +896,28 @@ public final class Interpreter: @unchecked Sendable {
             pendingWrites.leave()
             return
         }
+        if let replayed = draft.replaying {
+            draft.completion?(.success(replayed))
+            pendingWrites.leave()
+            return
+        }
         let turn = TurnRecord(
-            sessionID: sessionID, speaker: draft.speaker.rawValue, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
+            sessionID: 0, speaker: draft.speaker.rawValue, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
             sourceText: recognition.text, translatedText: draft.translation, ipa: draft.ipa, confidence: recognition.confidence,
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: Date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
             ttsMs: draft.ttsMs, responseMs: draft.responseMs)
-        Task {
-            defer { pendingWrites.leave() }
-            do {
-                let stored = try await history.insert(turn)
+        // Queued, never waited for here: a failing disk cannot stop the conversation. The turn
+        // is acknowledged (event, `say` reply) once committed.
+        pendingWrites.leave()
+        history.enqueue(turn) { [self] result in
+            switch result {
+            case .success(let stored):
                 shared.withLock { $0.turnCount += 1 }
                 logger.info("turn", metadata: ["id": "\(stored.id ?? 0)", "speaker": "\(stored.speaker)", "response_ms": "\(stored.responseMs ?? -1)"])
                 events.publish(EventType.turn, stored.info)
                 draft.completion?(.success(stored))
-            } catch {
+            case .failure(let error):
                 report("could not store the turn in history: \(error)")
                 draft.completion?(.failure(error))
             }

@@ -149,7 +149,13 @@ final class Reloader: Sendable {
             config.libreTranslate = source.libreTranslate
             config.apertiumApy = source.apertiumApy
         }),
-        ("history", { $0.historyEnabled = $1.historyEnabled; $0.historyPath = $1.historyPath }),
+        ("history", { config, source in
+            config.historyEnabled = source.historyEnabled
+            config.historyPath = source.historyPath
+            config.historyMaxTurns = source.historyMaxTurns
+            config.historyMaxAgeDays = source.historyMaxAgeDays
+            config.sessionGapMinutes = source.sessionGapMinutes
+        }),
         ("control", { $0.controlSocket = $1.controlSocket; $0.controlGroup = $1.controlGroup }),
     ]
 }

@@ -4,11 +4,6 @@ import GRDB
 // MARK: - Retrying a translation
 
 extension AppDatabase {
-    /// The turn with `id`, or nil.
-    public func turn(id: Int64) async throws -> TurnRecord? {
-        try await writer.read { db in try TurnRecord.fetchOne(db, key: id) }
-    }
-
     /// Records the outcome of translating a stored turn again: `translation` with status
     /// translated and no error, or (nil) status untranslated with `error`. The pronunciation of
     /// an earlier translation no longer applies and is cleared. Returns the updated turn, or

@@ -52,6 +52,8 @@ public enum ErrorCode: String, Sendable, Codable {
     case invalidField = "invalid_field"
     case lineTooLong = "line_too_long"
     case unavailable
+    /// No turn (or session) with that id.
+    case notFound = "not_found"
     case tooManyClients = "too_many_clients"
     /// `reload`: the config file is invalid; nothing changed.
     case invalidConfig = "invalid_config"
@@ -91,6 +93,12 @@ public struct StatusInfo: Sendable, Codable, Equatable {
     public var uptimeSeconds: Double
     public var captureDevice: String
     public var playbackDevice: String
+    /// History writes are failing (disk full, database locked); turns wait in memory and are retried.
+    public var historyDegraded = false
+    /// Turns and sessions waiting to be written to history.
+    public var historyPending = 0
+    /// What is wrong with history, or what happened to it (a corrupt file moved aside).
+    public var historyProblem: String?
 
     public init(
         version: String, state: String, speaker: String?, mode: String, a: Side, b: Side, turns: Int,
@@ -115,6 +123,7 @@ public struct StatusInfo: Sendable, Codable, Equatable {
         case uptimeSeconds = "uptime_seconds"
         case captureDevice = "capture_device"
         case playbackDevice = "playback_device"
+        case historyDegraded = "history_degraded", historyPending = "history_pending", historyProblem = "history_problem"
     }
 }
 

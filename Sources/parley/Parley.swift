@@ -13,7 +13,8 @@ struct Parley: ParsableCommand {
         version: ParleyVersion.string,
         subcommands: [
             Status.self, Say.self, Listen.self, Stop.self, Pause.self, Resume.self, Swap.self, SetCommand.self,
-            ConfigCommand.self, Reload.self, HistoryCommand.self, Watch.self, Version.self, Retry.self, Languages.self,
+            ConfigCommand.self, Reload.self, HistoryCommand.self, Favorite.self, Unfavorite.self, Replay.self, SessionCommand.self,
+            Watch.self, Version.self, Retry.self, Languages.self,
         ])
 
     /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
@@ -117,30 +118,8 @@ struct Status: ParsableCommand {
         print("session   \(status.sessionID.map(String.init) ?? "-")")
         print("devices   capture \(status.captureDevice), playback \(status.playbackDevice)")
         print("uptime    \(Int(status.uptimeSeconds)) s")
-    }
-}
-
-struct HistoryCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "history", abstract: "Show past turns, newest first.")
-
-    @OptionGroup var options: ClientOptions
-
-    @Option(name: .long, help: "How many turns to show (1-10000).")
-    var limit: Int = 20
-
-    func validate() throws {
-        guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be from 1 to 10000") }
-    }
-
-    func run() throws {
-        let turns = try options.call(Request(type: "history", data: ["limit": .number(Double(limit))]), as: [TurnInfo].self)
-        if options.json { return try options.printJSON(turns) }
-        if turns.isEmpty { print("no turns yet") }
-        for turn in turns {
-            let other = turn.speaker == "a" ? "b" : "a"
-            print("#\(turn.id)  \(turn.createdAt)  \(turn.speaker) \(turn.sourceLang) -> \(turn.targetLang)")
-            print("  \(turn.speaker): \(turn.sourceText)")
-            print("  \(other): \(turn.translatedText ?? "(untranslated: \(turn.error ?? "error"))")")
+        if status.historyDegraded || status.historyProblem != nil {
+            print("history   \(status.historyProblem ?? "degraded")\(status.historyPending > 0 ? " (\(status.historyPending) waiting)" : "")")
         }
     }
 }

@@ -56,6 +56,9 @@ struct ConfigTests {
             [history]
             path = "history.sqlite"
             enabled = false
+            max_turns = 500
+            max_age_days = 30
+            session_gap_minutes = 5
             [control]
             socket = "/tmp/p.sock"
             """)
@@ -66,6 +69,7 @@ struct ConfigTests {
         #expect(config.endpoint.marginDB == 10)
         #expect(config.historyPath == "/etc/parley/history.sqlite")
         #expect(!config.historyEnabled)
+        #expect(config.historyMaxTurns == 500 && config.historyMaxAgeDays == 30 && config.sessionGapMinutes == 5)
         #expect(config.controlSocket == "/tmp/p.sock")
     }
 

@@ -61,3 +61,218 @@ struct HistoryTests {
         #expect(try await reopened.recentTurns(limit: 10).map(\.sourceText) == ["kept"])
     }
 }
+
+@Suite("History search and management")
+struct HistorySearchTests {
+    private func turn(
+        _ session: Int64, _ text: String, _ translation: String? = nil, speaker: String = "a", from: String = "en", to: String = "es",
+        at seconds: TimeInterval, favorite: Bool = false
+    ) -> TurnRecord {
+        TurnRecord(
+            sessionID: session, speaker: speaker, sourceLang: from, targetLang: to, sourceText: text, translatedText: translation,
+            confidence: nil, status: translation == nil ? .untranslated : .translated, favorite: favorite,
+            createdAt: Date(timeIntervalSince1970: seconds))
+    }
+
+    /// Given a history with one session and these turns (text, translation), one second apart.
+    private func history(_ turns: [(String, String?)]) async throws -> (AppDatabase, Int64) {
+        let database = try AppDatabase.inMemory()
+        let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        for (index, (text, translation)) in turns.enumerated() {
+            _ = try await database.insert(turn(session, text, translation, at: 1_000 + TimeInterval(index)))
+        }
+        return (database, session)
+    }
+
+    private func texts(_ database: AppDatabase, _ query: TurnQuery) async throws -> [String] {
+        try await database.search(query).map(\.sourceText)
+    }
+
+    @Test func searchIgnoresCaseAndAccentsInBothTexts() async throws {
+        let (database, _) = try await history([
+            ("a coffee please", "un café por favor"), ("CAFÉ au lait", nil), ("tea", "té"), ("Ünïcödé here", "aquí"),
+        ])
+        #expect(try await texts(database, TurnQuery(text: "cafe")) == ["CAFÉ au lait", "a coffee please"])
+        #expect(try await texts(database, TurnQuery(text: "CAFÉ")) == ["CAFÉ au lait", "a coffee please"])
+        #expect(try await texts(database, TurnQuery(text: "unicode")) == ["Ünïcödé here"])
+        #expect(try await texts(database, TurnQuery(text: "te")) == ["tea"])  // a prefix, and "té" folded
+        #expect(try await texts(database, TurnQuery(text: "cafe lait")) == ["CAFÉ au lait"])  // every word
+        #expect(try await texts(database, TurnQuery(text: "chocolate")).isEmpty)
+        // FTS operators and quotes are words, not syntax.
+        #expect(try await texts(database, TurnQuery(text: "\"tea OR")).isEmpty)
+        #expect(try await texts(database, TurnQuery(text: "tea*")) == ["tea"])
+    }
+
+    @Test func searchFollowsEditsAndDeletes() async throws {
+        let (database, _) = try await history([("the café", "el café")])
+        let id = try #require(try await database.search(TurnQuery(text: "cafe")).first?.id)
+        #expect(try await database.deleteTurn(id: id) != nil)
+        #expect(try await texts(database, TurnQuery(text: "cafe")).isEmpty)
+        #expect(try await database.deleteTurn(id: id) == nil)
+    }
+
+    @Test func filtersCombineAndPagesAreNewestFirst() async throws {
+        let database = try AppDatabase.inMemory()
+        let first = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        let second = try #require(try await database.startSession(speakerA: "en", speakerB: "fr").id)
+        _ = try await database.insert(turn(first, "one", "uno", at: 100))
+        _ = try await database.insert(turn(first, "dos", "two", speaker: "b", from: "es", to: "en", at: 200, favorite: true))
+        _ = try await database.insert(turn(second, "three", "trois", to: "fr", at: 300))
+        _ = try await database.insert(turn(second, "quatre", "four", speaker: "b", from: "fr", to: "en", at: 400, favorite: true))
+        #expect(try await texts(database, TurnQuery()) == ["quatre", "three", "dos", "one"])
+        #expect(try await texts(database, TurnQuery(favoritesOnly: true)) == ["quatre", "dos"])
+        #expect(try await texts(database, TurnQuery(speaker: "b")) == ["quatre", "dos"])
+        #expect(try await texts(database, TurnQuery(language: "fr")) == ["quatre", "three"])
+        #expect(try await texts(database, TurnQuery(language: "es")) == ["dos", "one"])
+        #expect(try await texts(database, TurnQuery(since: Date(timeIntervalSince1970: 200))) == ["quatre", "three", "dos"])
+        #expect(try await texts(database, TurnQuery(until: Date(timeIntervalSince1970: 200))) == ["one"])
+        #expect(try await texts(database, TurnQuery(sessionID: first)) == ["dos", "one"])
+        #expect(try await texts(database, TurnQuery(favoritesOnly: true, sessionID: second)) == ["quatre"])
+        // Paging: two pages of two, then nothing.
+        #expect(try await texts(database, TurnQuery(limit: 2, offset: 0)) == ["quatre", "three"])
+        #expect(try await texts(database, TurnQuery(limit: 2, offset: 2)) == ["dos", "one"])
+        #expect(try await texts(database, TurnQuery(limit: 2, offset: 4)).isEmpty)
+    }
+
+    @Test func favoritesAreMarkedAndUnmarked() async throws {
+        let (database, _) = try await history([("hello", "hola"), ("bye", "adiós")])
+        let id = try #require(try await database.search(TurnQuery(text: "hello")).first?.id)
+        #expect(try await database.setFavorite(id: id, true)?.favorite == true)
+        #expect(try await texts(database, TurnQuery(favoritesOnly: true)) == ["hello"])
+        #expect(try await database.setFavorite(id: id, false)?.favorite == false)
+        #expect(try await texts(database, TurnQuery(favoritesOnly: true)).isEmpty)
+        #expect(try await database.setFavorite(id: 999, true) == nil)
+    }
+
+    @Test func retentionKeepsTheNewestAndEveryFavorite() async throws {
+        let database = try AppDatabase.inMemory()
+        let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        // Given turns 0...9, of which 1 and 2 are favorites
+        for index in 0..<10 {
+            _ = try await database.insert(turn(session, "t\(index)", "x", at: TimeInterval(1_000 + index), favorite: [1, 2].contains(index)))
+        }
+        // When keeping at most 3 ordinary turns
+        let dropped = try await database.applyRetention(Retention(maxTurns: 3, maxAgeDays: nil))
+        // Then the 3 newest ordinary turns and both favorites are left
+        #expect(dropped == 5)
+        #expect(try await texts(database, TurnQuery()) == ["t9", "t8", "t7", "t2", "t1"])
+        // Age: a day after t9, with a 1-day limit only favorites older than that survive.
+        let now = Date(timeIntervalSince1970: 1_009 + 86_400)
+        #expect(try await database.applyRetention(Retention(maxTurns: nil, maxAgeDays: 1), now: now) == 2)
+        #expect(try await texts(database, TurnQuery()) == ["t9", "t2", "t1"])
+    }
+
+    @Test func recordAppliesRetentionAndSkipsARepeat() async throws {
+        let database = try AppDatabase.inMemory()
+        let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        let first = try await database.record(turn(session, "hello", "hola", at: 1), retention: .unlimited)
+        // The same words again, right after: not stored twice; the stored turn comes back.
+        let again = try await database.record(turn(session, "hello", "hola", at: 2), retention: .unlimited)
+        #expect(again.id == first.id)
+        #expect(try await database.turnCount() == 1)
+        // Another speaker, or something in between, is a new turn.
+        _ = try await database.record(turn(session, "hello", "hola", speaker: "b", at: 3), retention: .unlimited)
+        _ = try await database.record(turn(session, "hello", "hola", at: 4), retention: .unlimited)
+        #expect(try await database.turnCount() == 3)
+        // Retention runs with every write.
+        _ = try await database.record(turn(session, "new", "nuevo", at: 5), retention: Retention(maxTurns: 2))
+        #expect(try await texts(database, TurnQuery()) == ["new", "hello"])
+    }
+
+    @Test func undoDeletesTheLastTurnOfTheSessionOnly() async throws {
+        let database = try AppDatabase.inMemory()
+        let old = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        _ = try await database.insert(turn(old, "old", "viejo", at: 1))
+        let current = try #require(try await database.startSession(speakerA: "en", speakerB: "es", ending: old).id)
+        #expect(try await database.undoLastTurn(inSession: current) == nil)
+        _ = try await database.insert(turn(current, "one", "uno", at: 2))
+        _ = try await database.insert(turn(current, "two", "dos", at: 3))
+        #expect(try await database.undoLastTurn(inSession: current)?.sourceText == "two")
+        #expect(try await texts(database, TurnQuery()) == ["one", "old"])
+        #expect(try await database.export().sessions.first { $0.id == old }?.endedAt != nil)
+    }
+
+    @Test func clearDeletesEverythingButTheCurrentSession() async throws {
+        let database = try AppDatabase.inMemory()
+        let old = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        _ = try await database.insert(turn(old, "old", "viejo", at: 1, favorite: true))
+        let current = try #require(try await database.startSession(speakerA: "en", speakerB: "es", ending: old).id)
+        _ = try await database.insert(turn(current, "now", "ahora", at: 2))
+        #expect(try await database.clear(keepingSession: current) == 2)
+        #expect(try await database.turnCount() == 0)
+        #expect(try await texts(database, TurnQuery(text: "old")).isEmpty)
+        // The current session still takes turns.
+        _ = try await database.insert(turn(current, "later", "luego", at: 3))
+        #expect(try await texts(database, TurnQuery()) == ["later"])
+    }
+
+    @Test func exportImportRoundTripsUnicodeAndIsIdempotent() async throws {
+        let samples = [
+            ("漢字かな交じり文、中文简体", "日本語"), ("שלום עולם — مرحبا بالعالم", "‏RTL‏"), ("👋🏽 family 👨‍👩‍👧‍👦 flags 🇪🇸", "emoji ✓"),
+            ("quote \" comma , newline\nend", nil),
+        ]
+        let (source, _) = try await history(samples)
+        let export = try await source.export()
+        #expect(export.turns.count == 4)
+        // Into a fresh history, twice.
+        let target = try AppDatabase.inMemory()
+        let session = try #require(export.sessions.first)
+        #expect(try await target.importSession(session, turns: export.turns) == 4)
+        #expect(try await target.importSession(session, turns: export.turns) == 0)
+        let copy = try await target.export()
+        #expect(copy.sessions.count == 1)
+        #expect(copy.turns.map(\.sourceText) == samples.map(\.0))
+        #expect(copy.turns.map(\.translatedText) == samples.map(\.1))
+        #expect(copy.turns.map(\.createdAt) == export.turns.map(\.createdAt))
+        // And searchable there.
+        #expect(try await texts(target, TurnQuery(text: "عالم")).isEmpty)  // a word is matched from its start
+        #expect(try await texts(target, TurnQuery(text: "بالعالم")) == [samples[1].0])
+        #expect(try await texts(target, TurnQuery(text: "שלום")) == [samples[1].0])
+    }
+
+    @Test func exportTakesAPeriod() async throws {
+        let (database, _) = try await history([("one", "uno"), ("two", "dos"), ("three", "tres")])
+        let middle = try await database.export(since: Date(timeIntervalSince1970: 1_001), until: Date(timeIntervalSince1970: 1_002))
+        #expect(middle.turns.map(\.sourceText) == ["two"])
+        #expect(middle.sessions.count == 1)
+    }
+
+    @Test func corruptFileIsMovedAsideAndANewHistoryStarted() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-history-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("history.sqlite").path
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        let database = try AppDatabase.open(path: path, now: Date(timeIntervalSince1970: 1_795_000_000))
+        let aside = try #require(database.movedAside)
+        #expect(aside == path + ".corrupt-20261118T110640Z")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: aside)) == garbage)
+        #expect(try await database.integrityCheck() == "ok")
+        let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        _ = try await database.insert(turn(session, "fresh", "nuevo", at: 1))
+        #expect(try await database.turnCount() == 1)
+        // A sound file is left where it is.
+        #expect(try AppDatabase.open(path: path).movedAside == nil)
+    }
+
+    @Test func corruptPagesInsideAValidFileAreCaught() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-history-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("history.sqlite").path
+        do {
+            let database = try AppDatabase.open(path: path)
+            let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+            for index in 0..<200 { _ = try await database.insert(turn(session, String(repeating: "words \(index) ", count: 20), "x", at: TimeInterval(index))) }
+        }
+        // Scribble over the middle of the file, keeping its header.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 8192))
+        try handle.close()
+        let reopened = try AppDatabase.open(path: path)
+        #expect(reopened.movedAside != nil)
+        #expect(try await reopened.turnCount() == 0)
+    }
+}

@@ -1,0 +1,290 @@
+import Foundation
+import GRDB
+
+/// How much history to keep. Favorites are exempt from both limits and do not count toward
+/// `maxTurns`.
+public struct Retention: Sendable, Equatable {
+    /// Keep at most this many turns that are not favorites; nil for no limit.
+    public var maxTurns: Int?
+    /// Drop turns (not favorites) older than this many days; nil for no limit.
+    public var maxAgeDays: Int?
+
+    public init(maxTurns: Int? = 10_000, maxAgeDays: Int? = nil) {
+        self.maxTurns = maxTurns
+        self.maxAgeDays = maxAgeDays
+    }
+
+    public static let unlimited = Retention(maxTurns: nil, maxAgeDays: nil)
+}
+
+/// What to look for in history. Every filter given must match; results are newest first.
+public struct TurnQuery: Sendable, Equatable {
+    /// Words to find in the source text or the translation, ignoring case and accents. Each word
+    /// matches as a prefix ("caf" finds "café").
+    public var text: String?
+    public var favoritesOnly = false
+    /// "a" or "b".
+    public var speaker: String?
+    /// A language, spoken or translated into.
+    public var language: String?
+    /// Turns made at or after this moment.
+    public var since: Date?
+    /// Turns made before this moment.
+    public var until: Date?
+    public var sessionID: Int64?
+    public var limit = 50
+    /// Turns to skip, for paging: page n (from 0) is `offset = n * limit`.
+    public var offset = 0
+
+    public init(
+        text: String? = nil, favoritesOnly: Bool = false, speaker: String? = nil, language: String? = nil, since: Date? = nil,
+        until: Date? = nil, sessionID: Int64? = nil, limit: Int = 50, offset: Int = 0
+    ) {
+        self.text = text
+        self.favoritesOnly = favoritesOnly
+        self.speaker = speaker
+        self.language = language
+        self.since = since
+        self.until = until
+        self.sessionID = sessionID
+        self.limit = limit
+        self.offset = offset
+    }
+
+    /// The FTS5 query for `text`: each word quoted (so no word is read as an operator) and
+    /// matched as a prefix; nil when there are no words.
+    static func matchExpression(_ text: String) -> String? {
+        let words = text.split(whereSeparator: { $0.isWhitespace }).map { word in
+            "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\"*"
+        }
+        return words.isEmpty ? nil : words.joined(separator: " ")
+    }
+}
+
+/// Every turn and session of a history (or of a period), for export and import.
+public struct HistoryExport: Sendable, Equatable {
+    public var sessions: [SessionRecord]
+    /// Oldest first.
+    public var turns: [TurnRecord]
+
+    public init(sessions: [SessionRecord], turns: [TurnRecord]) {
+        self.sessions = sessions
+        self.turns = turns
+    }
+}
+
+// MARK: - Writes
+
+extension AppDatabase: HistoryStore {
+    public func writeSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) throws -> SessionRecord {
+        try writer.write { db in try Self.startSession(speakerA: speakerA, speakerB: speakerB, at: date, ending: previous, in: db) }
+    }
+
+    public func writeTurn(_ turn: TurnRecord, retention: Retention, now: Date) throws -> TurnRecord {
+        try writer.write { db in try Self.record(turn, retention: retention, now: now, in: db) }
+    }
+}
+
+extension AppDatabase {
+    /// Starts a session, ending `previous` (if any) at the same moment, in one transaction.
+    public func startSession(speakerA: String, speakerB: String, at date: Date = Date(), ending previous: Int64?) async throws
+        -> SessionRecord
+    {
+        try await writer.write { db in try Self.startSession(speakerA: speakerA, speakerB: speakerB, at: date, ending: previous, in: db) }
+    }
+
+    private static func startSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?, in db: Database) throws
+        -> SessionRecord
+    {
+        if let previous {
+            _ = try SessionRecord.filter(SessionRecord.CodingKeys.id == previous)
+                .updateAll(db, SessionRecord.CodingKeys.endedAt.set(to: date))
+        }
+        var session = SessionRecord(startedAt: date, speakerA: speakerA, speakerB: speakerB)
+        try session.insert(db)
+        return session
+    }
+
+    /// Stores a turn, in one transaction with what goes with it:
+    /// - a turn identical to the one before it in its session (same speaker, languages, words and
+    ///   translation) is not stored twice: the stored one is returned;
+    /// - then `retention` is applied.
+    public func record(_ turn: TurnRecord, retention: Retention, now: Date = Date()) async throws -> TurnRecord {
+        try await writer.write { db in try Self.record(turn, retention: retention, now: now, in: db) }
+    }
+
+    private static func record(_ turn: TurnRecord, retention: Retention, now: Date, in db: Database) throws -> TurnRecord {
+        let previous = try TurnRecord.filter(TurnRecord.Columns.sessionID == turn.sessionID)
+            .order(TurnRecord.Columns.id.desc).fetchOne(db)
+        if let previous, previous.isRepeat(of: turn) { return previous }
+        var stored = turn
+        try stored.insert(db)
+        _ = try applyRetention(retention, now: now, in: db)
+        return stored
+    }
+
+    /// Applies `retention` now; returns how many turns were dropped.
+    @discardableResult
+    public func applyRetention(_ retention: Retention, now: Date = Date()) async throws -> Int {
+        try await writer.write { db in try Self.applyRetention(retention, now: now, in: db) }
+    }
+
+    private static func applyRetention(_ retention: Retention, now: Date, in db: Database) throws -> Int {
+        var dropped = 0
+        if let days = retention.maxAgeDays {
+            let cutoff = now.addingTimeInterval(-Double(days) * 86_400)
+            dropped += try TurnRecord.filter(TurnRecord.Columns.favorite == false && TurnRecord.Columns.createdAt < cutoff).deleteAll(db)
+        }
+        if let maxTurns = retention.maxTurns {
+            let ordinary = TurnRecord.filter(TurnRecord.Columns.favorite == false)
+            let excess = try ordinary.fetchCount(db) - maxTurns
+            if excess > 0 {
+                let oldest = try ordinary.order(TurnRecord.Columns.createdAt, TurnRecord.Columns.id).limit(excess)
+                    .select(TurnRecord.Columns.id, as: Int64.self).fetchAll(db)
+                dropped += try TurnRecord.filter(keys: oldest).deleteAll(db)
+            }
+        }
+        return dropped
+    }
+
+    /// Marks or unmarks a favorite; nil when there is no such turn.
+    public func setFavorite(id: Int64, _ favorite: Bool) async throws -> TurnRecord? {
+        try await writer.write { db in
+            guard var turn = try TurnRecord.fetchOne(db, key: id) else { return nil }
+            turn.favorite = favorite
+            try turn.update(db, columns: [TurnRecord.Columns.favorite])
+            return turn
+        }
+    }
+
+    /// Deletes one turn; returns it, or nil when there is no such turn.
+    public func deleteTurn(id: Int64) async throws -> TurnRecord? {
+        try await writer.write { db in
+            guard let turn = try TurnRecord.fetchOne(db, key: id) else { return nil }
+            try turn.delete(db)
+            return turn
+        }
+    }
+
+    /// Deletes the newest turn of `sessionID`; returns it, or nil when the session has none.
+    public func undoLastTurn(inSession sessionID: Int64) async throws -> TurnRecord? {
+        try await writer.write { db in
+            guard let turn = try TurnRecord.filter(TurnRecord.Columns.sessionID == sessionID)
+                .order(TurnRecord.Columns.id.desc).fetchOne(db)
+            else { return nil }
+            try turn.delete(db)
+            return turn
+        }
+    }
+
+    /// Deletes every turn, favorites too, and every session but `keeping`; returns how many
+    /// turns were deleted.
+    public func clear(keepingSession keeping: Int64?) async throws -> Int {
+        let deleted = try await writer.write { db in
+            let turns = try TurnRecord.deleteAll(db)
+            try SessionRecord.filter(SessionRecord.CodingKeys.id != keeping).deleteAll(db)
+            return turns
+        }
+        // Give the space (and the deleted words) back; not possible inside a transaction.
+        try await writer.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
+        return deleted
+    }
+
+    /// Imports `turns` (of one exported session) into the session that has the same start and
+    /// languages as `session`, creating it if there is none. A turn already there (same time,
+    /// speaker and words) is skipped, so importing a file twice changes nothing. Returns how many
+    /// turns were added.
+    public func importSession(_ session: SessionRecord, turns: [TurnRecord]) async throws -> Int {
+        try await writer.write { db in
+            var target = try SessionRecord
+                .filter(SessionRecord.CodingKeys.startedAt == session.startedAt)
+                .filter(SessionRecord.CodingKeys.speakerA == session.speakerA && SessionRecord.CodingKeys.speakerB == session.speakerB)
+                .fetchOne(db)
+            if target == nil {
+                var fresh = session
+                fresh.id = nil
+                try fresh.insert(db)
+                target = fresh
+            }
+            guard let sessionID = target?.id else { throw HistoryError("the imported session could not be stored") }
+            var added = 0
+            for turn in turns {
+                let exists = try TurnRecord.filter(TurnRecord.Columns.sessionID == sessionID)
+                    .filter(TurnRecord.Columns.createdAt == turn.createdAt && TurnRecord.Columns.speaker == turn.speaker)
+                    .filter(TurnRecord.Columns.sourceText == turn.sourceText)
+                    .fetchCount(db) > 0
+                guard !exists else { continue }
+                var copy = turn
+                copy.id = nil
+                copy.sessionID = sessionID
+                try copy.insert(db)
+                added += 1
+            }
+            return added
+        }
+    }
+
+    /// Test hook: caps the database at `pages` pages, so writes beyond fail with SQLITE_FULL
+    /// exactly as on a full disk. nil lifts the cap.
+    func limitSize(pages: Int?) async throws {
+        try await writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA max_page_count = \(pages ?? 1_073_741_823)")
+        }
+    }
+}
+
+// MARK: - Reads
+
+extension AppDatabase {
+    /// The turns matching `query`, newest first.
+    public func search(_ query: TurnQuery) async throws -> [TurnRecord] {
+        try await writer.read { db in
+            var request = TurnRecord.all()
+            if let text = query.text, let match = TurnQuery.matchExpression(text) {
+                request = request.filter(
+                    sql: "turns.id IN (SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?)", arguments: [match])
+            }
+            if query.favoritesOnly { request = request.filter(TurnRecord.Columns.favorite == true) }
+            if let speaker = query.speaker { request = request.filter(TurnRecord.Columns.speaker == speaker) }
+            if let language = query.language {
+                request = request.filter(TurnRecord.Columns.sourceLang == language || TurnRecord.Columns.targetLang == language)
+            }
+            if let since = query.since { request = request.filter(TurnRecord.Columns.createdAt >= since) }
+            if let until = query.until { request = request.filter(TurnRecord.Columns.createdAt < until) }
+            if let session = query.sessionID { request = request.filter(TurnRecord.Columns.sessionID == session) }
+            return try request.newestFirst().limit(query.limit, offset: query.offset).fetchAll(db)
+        }
+    }
+
+    public func turn(id: Int64) async throws -> TurnRecord? {
+        try await writer.read { db in try TurnRecord.fetchOne(db, key: id) }
+    }
+
+    /// The turns made in [since, until), oldest first, with their sessions.
+    public func export(since: Date? = nil, until: Date? = nil) async throws -> HistoryExport {
+        try await writer.read { db in
+            var request = TurnRecord.all()
+            if let since { request = request.filter(TurnRecord.Columns.createdAt >= since) }
+            if let until { request = request.filter(TurnRecord.Columns.createdAt < until) }
+            let turns = try request.order(TurnRecord.Columns.createdAt, TurnRecord.Columns.id).fetchAll(db)
+            let ids = Set(turns.map(\.sessionID))
+            let sessions = try SessionRecord.filter(keys: ids).order(SessionRecord.CodingKeys.id).fetchAll(db)
+            return HistoryExport(sessions: sessions, turns: turns)
+        }
+    }
+
+    /// Whether the file is sound: SQLite's own `integrity_check` says "ok".
+    public func integrityCheck() async throws -> String {
+        try await writer.read { db in
+            try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
+        }
+    }
+}
+
+extension TurnRecord {
+    /// The same words from the same speaker, with the same translation.
+    func isRepeat(of other: TurnRecord) -> Bool {
+        speaker == other.speaker && sourceLang == other.sourceLang && targetLang == other.targetLang
+            && sourceText == other.sourceText && translatedText == other.translatedText
+    }
+}

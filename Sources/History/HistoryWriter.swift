@@ -1,0 +1,249 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// Where `HistoryWriter` stores things, synchronously, on the writer's own queue. `AppDatabase`
+/// is the real one; tests wrap it to inject faults.
+public protocol HistoryStore: Sendable {
+    func writeSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) throws -> SessionRecord
+    func writeTurn(_ turn: TurnRecord, retention: Retention, now: Date) throws -> TurnRecord
+}
+
+/// The history write queue. Writes never block the caller: `enqueue` returns at once and one
+/// worker, on a dispatch queue of its own (not the concurrency pool, so no busy task can
+/// delay it), commits items in order. A write that fails for a reason that can pass (disk full,
+/// database locked or busy, I/O error) keeps the item in memory and retries it with backoff
+/// (0.1 s doubling to `maxBackoff`); meanwhile the writer is `degraded`. Nothing already stored
+/// is touched by a failure.
+///
+/// The writer also keeps the current session: a turn that comes more than `sessionGap` after
+/// the previous one starts a new session first.
+public final class HistoryWriter: Sendable {
+    /// What clients see in `status`.
+    public struct Health: Sendable, Equatable {
+        /// Writes are failing and being retried.
+        public var degraded: Bool
+        /// Items waiting to be committed.
+        public var pending: Int
+        /// The last write failure while degraded.
+        public var lastError: String?
+    }
+
+    enum Item: Sendable {
+        case session(speakerA: String, speakerB: String, at: Date, done: @Sendable (Result<SessionRecord, any Error>) -> Void)
+        case turn(TurnRecord, done: @Sendable (Result<TurnRecord, any Error>) -> Void)
+
+        func fail(_ error: any Error) {
+            switch self {
+            case .session(_, _, _, let done): done(.failure(error))
+            case .turn(_, let done): done(.failure(error))
+            }
+        }
+    }
+
+    struct State {
+        /// Items in order, each with a number, so the worker never finishes an item that
+        /// `failPending` already answered.
+        var queue: [(number: Int, item: Item)] = []
+        var nextNumber = 0
+        /// After `failPending`: new items fail at once instead of waiting forever.
+        var closed = false
+        var draining = false
+        var lastError: String?
+        var sessionID: Int64?
+        /// When the last turn was enqueued, for the session gap.
+        var lastTurnAt: Date?
+        var speakers: (a: String, b: String)
+    }
+
+    private let store: any HistoryStore
+    private let retention: Retention
+    private let sessionGap: TimeInterval
+    private let maxBackoff: Duration
+    private let state: Mutex<State>
+    private let worker = DispatchQueue(label: "parley.history")
+    /// Told when the writer becomes degraded (with the error) or recovers (nil).
+    private let onHealthChange: @Sendable (String?) -> Void
+
+    public init(
+        store: any HistoryStore, retention: Retention = Retention(), sessionGap: TimeInterval = 30 * 60, speakerA: String,
+        speakerB: String, maxBackoff: Duration = .seconds(5), onHealthChange: @escaping @Sendable (String?) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.retention = retention
+        self.sessionGap = sessionGap
+        self.maxBackoff = maxBackoff
+        self.onHealthChange = onHealthChange
+        self.state = Mutex(State(speakers: (speakerA, speakerB)))
+    }
+
+    public var health: Health {
+        state.withLock { Health(degraded: $0.lastError != nil, pending: $0.queue.count, lastError: $0.lastError) }
+    }
+
+    /// The session new turns go to; nil until the first session is committed.
+    public var currentSessionID: Int64? {
+        state.withLock { $0.sessionID }
+    }
+
+    // MARK: - Enqueueing
+
+    /// Starts a new session (ending the current one) with these languages; `done` is told once
+    /// it is committed.
+    public func startSession(
+        speakerA: String, speakerB: String, at date: Date = Date(),
+        done: @escaping @Sendable (Result<SessionRecord, any Error>) -> Void = { _ in }
+    ) {
+        let (start, closed) = state.withLock { state in
+            guard !state.closed else { return (false, true) }
+            state.speakers = (speakerA, speakerB)
+            state.lastTurnAt = nil
+            Self.append(.session(speakerA: speakerA, speakerB: speakerB, at: date, done: done), to: &state)
+            return (Self.claimDrain(&state), false)
+        }
+        if closed { done(.failure(Self.closedError)) }
+        if start { worker.async { self.drain() } }
+    }
+
+    /// Starts a new session and waits until it is committed.
+    public func startSessionCommitted(speakerA: String, speakerB: String) async throws -> SessionRecord {
+        try await withCheckedThrowingContinuation { continuation in
+            startSession(speakerA: speakerA, speakerB: speakerB) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Queues a turn for the current session (its `sessionID` is filled in when it is written);
+    /// `done` is told the committed turn, which for a repeat of the previous turn is the stored
+    /// one.
+    public func enqueue(_ turn: TurnRecord, done: @escaping @Sendable (Result<TurnRecord, any Error>) -> Void) {
+        let (start, closed) = state.withLock { state in
+            guard !state.closed else { return (false, true) }
+            if let last = state.lastTurnAt, turn.createdAt.timeIntervalSince(last) > sessionGap {
+                let (a, b) = turn.speaker == "b" ? (turn.targetLang, turn.sourceLang) : (turn.sourceLang, turn.targetLang)
+                state.speakers = (a, b)
+                Self.append(.session(speakerA: a, speakerB: b, at: turn.createdAt, done: { _ in }), to: &state)
+            }
+            state.lastTurnAt = turn.createdAt
+            Self.append(.turn(turn, done: done), to: &state)
+            return (Self.claimDrain(&state), false)
+        }
+        if closed { done(.failure(Self.closedError)) }
+        if start { worker.async { self.drain() } }
+    }
+
+    /// Queues a turn and waits until it is committed.
+    public func store(_ turn: TurnRecord) async throws -> TurnRecord {
+        try await withCheckedThrowingContinuation { continuation in
+            enqueue(turn) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Waits until the queue is empty, at most `timeout`; false if items are still pending.
+    public func flush(timeout: Duration) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if state.withLock({ $0.queue.isEmpty && !$0.draining }) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return state.withLock { $0.queue.isEmpty }
+    }
+
+    /// At exit, after `flush`: answers every item still waiting with a failure (so nobody waits
+    /// for it forever) and refuses new ones. Returns how many were given up.
+    @discardableResult
+    public func failPending() -> Int {
+        let abandoned = state.withLock { state in
+            state.closed = true
+            defer { state.queue.removeAll() }
+            return state.queue.map(\.item)
+        }
+        for item in abandoned { item.fail(Self.closedError) }
+        return abandoned.count
+    }
+
+    static let closedError = HistoryError("the daemon is stopping and history could not be written; the turn was not stored")
+
+    private static func append(_ item: Item, to state: inout State) {
+        state.queue.append((state.nextNumber, item))
+        state.nextNumber += 1
+    }
+
+    private static func claimDrain(_ state: inout State) -> Bool {
+        guard !state.draining else { return false }
+        state.draining = true
+        return true
+    }
+
+    // MARK: - The worker
+
+    /// On `worker`: commits the queue in order, retrying what fails for a passing reason.
+    private func drain() {
+        var backoff = Duration.milliseconds(100)
+        while true {
+            guard let (number, item, previousSession) = state.withLock({ state -> (Int, Item, Int64?)? in
+                guard let first = state.queue.first else {
+                    state.draining = false
+                    return nil
+                }
+                return (first.number, first.item, state.sessionID)
+            }) else { return }
+            do {
+                switch item {
+                case .session(let a, let b, let date, let done):
+                    let session = try store.writeSession(speakerA: a, speakerB: b, at: date, ending: previousSession)
+                    if committed(number, { $0.sessionID = session.id }) { done(.success(session)) }
+                case .turn(var turn, let done):
+                    guard let sessionID = previousSession else {
+                        // No session could be written yet: the first item (the session) failed for good.
+                        if committed(number) { done(.failure(HistoryError("no session to store the turn in"))) }
+                        continue
+                    }
+                    turn.sessionID = sessionID
+                    let stored = try store.writeTurn(turn, retention: retention, now: Date())
+                    if committed(number) { done(.success(stored)) }
+                }
+                backoff = .milliseconds(100)
+            } catch where Self.isPassing(error) {
+                let message = "\(error)"
+                let first = state.withLock { state in
+                    defer { state.lastError = message }
+                    return state.lastError == nil
+                }
+                if first { onHealthChange(message) }
+                let (seconds, attoseconds) = backoff.components
+                Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+                backoff = min(backoff * 2, maxBackoff)
+            } catch {
+                // A failure that retrying cannot mend: give up on this item only.
+                if committed(number) { item.fail(error) }
+            }
+        }
+    }
+
+    /// Removes item `number` from the head of the queue after it was handled, and leaves the
+    /// degraded state. False when `failPending` already answered it.
+    private func committed(_ number: Int, _ update: (inout State) -> Void = { _ in }) -> Bool {
+        let (mine, recovered) = state.withLock { state -> (Bool, Bool) in
+            update(&state)
+            defer { state.lastError = nil }
+            guard state.queue.first?.number == number else { return (false, state.lastError != nil) }
+            state.queue.removeFirst()
+            return (true, state.lastError != nil)
+        }
+        if recovered { onHealthChange(nil) }
+        return mine
+    }
+
+    /// Failures that pass: a full disk, a lock held by someone else, an I/O error.
+    static func isPassing(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        switch error.resultCode {
+        case .SQLITE_FULL, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PROTOCOL,
+            .SQLITE_NOMEM:
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,329 @@
+import ArgumentParser
+import Foundation
+import ParleyProtocol
+
+/// `parley history`: search and manage past turns. Without a subcommand it lists them.
+struct HistoryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history", abstract: "Show, search and manage past turns.",
+        subcommands: [List.self, Export.self, Import.self, Delete.self, Clear.self, Undo.self],
+        defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show past turns, newest first (the default).",
+            discussion: "Search ignores case and accents: \"cafe\" finds \"café\". Every word must match, as a prefix.")
+
+        @OptionGroup var options: ClientOptions
+
+        @Option(name: .long, help: "Words to find in what was said or its translation.")
+        var search: String?
+
+        @Flag(name: .long, help: "Only favorites.")
+        var favorites = false
+
+        @Option(name: .long, help: "Only turns of speaker a or b.")
+        var speaker: SpeakerArgument?
+
+        @Option(name: .long, help: "Only turns spoken in or translated into this language (e.g. es).")
+        var lang: String?
+
+        @Option(name: .long, help: "Only turns from this moment on (2026-11-22 or 2026-11-22T08:00:00Z).")
+        var since: String?
+
+        @Option(name: .long, help: "Only turns before this moment.")
+        var until: String?
+
+        @Option(name: .long, help: "Only turns of this session.")
+        var session: Int?
+
+        @Option(name: .long, help: "How many turns to show (1-10000).")
+        var limit: Int = 20
+
+        @Option(name: .long, help: "Which page of --limit turns to show, from 1.")
+        var page: Int = 1
+
+        func validate() throws {
+            guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be from 1 to 10000") }
+            guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
+            if let session, session < 1 { throw ValidationError("--session must be a session id, 1 or more") }
+        }
+
+        func run() throws {
+            var data: [String: JSONValue] = ["limit": .number(Double(limit))]
+            if page > 1 { data["offset"] = .number(Double((page - 1) * limit)) }
+            if let search { data["search"] = .string(search) }
+            if favorites { data["favorites"] = .bool(true) }
+            if let speaker { data["speaker"] = .string(speaker.rawValue) }
+            if let lang { data["lang"] = .string(lang) }
+            if let since { data["since"] = .string(since) }
+            if let until { data["until"] = .string(until) }
+            if let session { data["session"] = .number(Double(session)) }
+            let turns = try options.call(Request(type: "history", data: data), as: [TurnInfo].self)
+            if options.json { return try options.printJSON(turns) }
+            if turns.isEmpty { print(data.count > 1 ? "no turns match" : "no turns yet") }
+            for turn in turns { turn.show() }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the history to stdout, oldest first, as JSON (which `parley history import` reads back) or CSV.")
+
+        @OptionGroup var options: ClientOptions
+
+        @Option(name: .long, help: "json or csv.")
+        var format: ExportFormat
+
+        @Option(name: .long, help: "Only turns from this moment on (2026-11-22 or 2026-11-22T08:00:00Z).")
+        var since: String?
+
+        @Option(name: .long, help: "Only turns before this moment.")
+        var until: String?
+
+        enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
+            case json, csv
+        }
+
+        func run() throws {
+            var data: [String: JSONValue] = [:]
+            if let since { data["since"] = .string(since) }
+            if let until { data["until"] = .string(until) }
+            let export = try options.call(Request(type: "history_export", data: data), as: HistoryExportInfo.self)
+            switch format {
+            case .json: try options.printJSON(export)
+            case .csv: print(CSV.render(export.turns), terminator: "")
+            }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add the turns of a JSON export (or of `parley history --json`) to the history.",
+            discussion: "Turns already in the history are skipped, so importing a file twice adds nothing.")
+
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "The JSON file; - reads stdin.")
+        var file: String
+
+        func run() throws {
+            let data: Data
+            do {
+                data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+            } catch {
+                printError("parley: cannot read \(file): \(error.localizedDescription)")
+                throw ExitCode(1)
+            }
+            let export: HistoryExportInfo
+            let decoder = JSONDecoder()
+            if let full = try? decoder.decode(HistoryExportInfo.self, from: data) {
+                export = full
+            } else if let turns = try? decoder.decode([TurnInfo].self, from: data) {
+                export = HistoryExportInfo(sessions: [], turns: turns)
+            } else {
+                printError("parley: \(file) is not a Parley history: make it with `parley history export --format json`")
+                throw ExitCode(1)
+            }
+            var total = ImportResult(imported: 0, skipped: 0)
+            for batch in try ImportBatches.make(export) {
+                let result = try options.call(Request(type: "history_import", data: batch), as: ImportResult.self)
+                total.imported += result.imported
+                total.skipped += result.skipped
+            }
+            if options.json { return try options.printJSON(total) }
+            print("imported \(total.imported) turns (\(total.skipped) already there)")
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete one turn.")
+
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "The turn's id (see `parley history`).")
+        var id: Int64
+
+        func run() throws {
+            let turn = try options.call(Request(type: "history_delete", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+            if options.json { return try options.printJSON(turn) }
+            print("deleted #\(turn.id)")
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete every turn, favorites too.")
+
+        @OptionGroup var options: ClientOptions
+
+        @Flag(name: .long, help: "Yes, delete everything.")
+        var yes = false
+
+        func validate() throws {
+            guard yes else { throw ValidationError("this deletes every turn, favorites too; add --yes to confirm") }
+        }
+
+        func run() throws {
+            let result = try options.call(Request(type: "history_clear", data: ["yes": .bool(true)]), as: ClearResult.self)
+            if options.json { return try options.printJSON(result) }
+            print("deleted \(result.deleted) turns")
+        }
+    }
+
+    struct Undo: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete the last turn of the current session.")
+
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let turn = try options.call(Request(type: "undo"), as: TurnInfo.self)
+            if options.json { return try options.printJSON(turn) }
+            print("undone #\(turn.id): \(turn.sourceText)")
+        }
+    }
+}
+
+struct Favorite: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Mark a turn as a favorite (kept whatever the retention).")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "The turn's id (see `parley history`).")
+    var id: Int64
+
+    func run() throws {
+        let turn = try options.call(Request(type: "favorite", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+        if options.json { return try options.printJSON(turn) }
+        print("#\(turn.id) is a favorite")
+    }
+}
+
+struct Unfavorite: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unmark a favorite.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "The turn's id.")
+    var id: Int64
+
+    func run() throws {
+        let turn = try options.call(Request(type: "unfavorite", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+        if options.json { return try options.printJSON(turn) }
+        print("#\(turn.id) is no longer a favorite")
+    }
+}
+
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Speak a past turn's translation again (it is not stored again).")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "The turn's id.")
+    var id: Int64
+
+    func run() throws {
+        let turn = try options.call(Request(type: "replay", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+        if options.json { return try options.printJSON(turn) }
+        print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "")")
+    }
+}
+
+struct SessionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session", abstract: "Conversation sessions.", subcommands: [New.self])
+
+    struct New: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End the current session and start a new one.")
+
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let session = try options.call(Request(type: "session_new"), as: SessionInfo.self)
+            if options.json { return try options.printJSON(session) }
+            print("session \(session.id) started (\(session.speakerA) <-> \(session.speakerB))")
+        }
+    }
+}
+
+extension TurnInfo {
+    /// Three lines: id, time, languages; what was said; its translation.
+    func show() {
+        let other = speaker == "a" ? "b" : "a"
+        print("#\(id)\(favorite ? " ★" : "")  \(createdAt)  \(speaker) \(sourceLang) -> \(targetLang)")
+        print("  \(speaker): \(sourceText)")
+        print("  \(other): \(translatedText ?? "(untranslated: \(error ?? "error"))")")
+    }
+}
+
+/// CSV as RFC 4180 has it: a header, comma-separated fields, quotes around fields that need them.
+enum CSV {
+    static let header = [
+        "id", "session_id", "created_at", "speaker", "source_lang", "target_lang", "source_text", "translated_text", "ipa",
+        "confidence", "status", "error", "favorite", "low_confidence", "asr_ms", "mt_ms", "tts_ms", "response_ms",
+    ]
+
+    static func render(_ turns: [TurnInfo]) -> String {
+        var lines = [header.joined(separator: ",")]
+        for turn in turns {
+            let fields: [String?] = [
+                String(turn.id), String(turn.sessionID), turn.createdAt, turn.speaker, turn.sourceLang, turn.targetLang, turn.sourceText,
+                turn.translatedText, turn.ipa, turn.confidence.map { String($0) }, turn.status, turn.error, String(turn.favorite),
+                String(turn.lowConfidence), turn.timings.asrMs.map(String.init), turn.timings.mtMs.map(String.init),
+                turn.timings.ttsMs.map(String.init), turn.timings.responseMs.map(String.init),
+            ]
+            lines.append(fields.map { quote($0 ?? "") }.joined(separator: ","))
+        }
+        return lines.map { $0 + "\r\n" }.joined()
+    }
+
+    static func quote(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// An export cut into `history_import` requests that each fit in a request line.
+enum ImportBatches {
+    /// Leaves room for the envelope under the daemon's 64 KiB line limit.
+    static let budget = maxLineBytes - 1_024
+
+    static func make(_ export: HistoryExportInfo) throws -> [[String: JSONValue]] {
+        let sessions = Dictionary(export.sessions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var order: [Int64] = []
+        var bySession: [Int64: [TurnInfo]] = [:]
+        for turn in export.turns {
+            if bySession[turn.sessionID] == nil { order.append(turn.sessionID) }
+            bySession[turn.sessionID, default: []].append(turn)
+        }
+        let encoder = JSONEncoder()
+        var batches: [[String: JSONValue]] = []
+        for sessionID in order {
+            let turns = bySession[sessionID] ?? []
+            // A session the file does not describe starts with its first turn.
+            let session = sessions[sessionID] ?? SessionInfo(
+                id: sessionID, startedAt: turns.first?.createdAt ?? "", endedAt: nil,
+                speakerA: turns.first.map { $0.speaker == "a" ? $0.sourceLang : $0.targetLang } ?? "",
+                speakerB: turns.first.map { $0.speaker == "a" ? $0.targetLang : $0.sourceLang } ?? "")
+            let sessionValue = try JSONDecoder().decode(JSONValue.self, from: encoder.encode(session))
+            let sessionSize = try encoder.encode(session).count
+            var batch: [JSONValue] = []
+            var size = sessionSize
+            for turn in turns {
+                let encoded = try encoder.encode(turn)
+                guard encoded.count + sessionSize < budget else {
+                    printError("parley: turn \(turn.id) is too long to import (\(encoded.count) bytes); it is skipped")
+                    continue
+                }
+                if size + encoded.count >= budget {
+                    batches.append(["session": sessionValue, "turns": .array(batch)])
+                    batch = []
+                    size = sessionSize
+                }
+                batch.append(try JSONDecoder().decode(JSONValue.self, from: encoded))
+                size += encoded.count + 1
+            }
+            if !batch.isEmpty { batches.append(["session": sessionValue, "turns": .array(batch)]) }
+        }
+        return batches
+    }
+}

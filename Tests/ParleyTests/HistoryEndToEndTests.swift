@@ -1,0 +1,332 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ParleyHistory
+@testable import ParleyProtocol
+
+/// The real parleyd (silent microphone through ALSA's file plugin) and the real parley CLI.
+@Suite("History end to end", .serialized)
+struct HistoryEndToEndTests {
+    struct Daemon {
+        var process: Process
+        var log: URL
+        var socket: String
+        var dir: URL
+
+        /// Runs the real CLI against this daemon.
+        func parley(_ arguments: [String]) throws -> EndToEnd.Output {
+            try EndToEnd.run(try EndToEnd.binary("parley"), arguments + ["--socket", socket], in: dir, timeout: 60)
+        }
+
+        func call<T: Decodable>(_ type: String, _ data: [String: JSONValue]? = nil, as: T.Type) throws -> T {
+            let line = try ControlClient(path: socket).call(Request(type: type, data: data))
+            return try JSONDecoder().decode(Reply<T>.self, from: line).data
+        }
+
+        func stop() {
+            kill(process.processIdentifier, SIGTERM)
+            _ = EndToEnd.wait(process, timeout: 20)
+        }
+
+        struct Reply<T: Decodable>: Decodable { var data: T }
+    }
+
+    /// Starts parleyd live with its history (unless `history` says otherwise) and socket in `dir`.
+    static func startDaemon(in dir: URL, history: String? = nil) async throws -> Daemon {
+        let silence = dir.appendingPathComponent("silence.raw")
+        if !FileManager.default.fileExists(atPath: silence.path) { try Data(count: 32_000).write(to: silence) }
+        let asoundrc = """
+            pcm.parleyin { type file; slave.pcm "null"; infile "\(silence.path)"; file "/dev/null"; format "raw" }
+            pcm.parleyout { type file; slave.pcm "null"; file "/dev/null"; format "raw" }
+            """
+        try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
+        let socket = dir.appendingPathComponent("control.sock").path
+        let config = dir.appendingPathComponent("parley.toml")
+        try """
+            [audio]
+            capture_device = "parleyin"
+            playback_device = "parleyout"
+            [history]
+            \(history ?? "path = \"\(dir.path)/state/history.sqlite\"")
+            [control]
+            socket = "\(socket)"
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (process, _, log) = try EndToEnd.start(
+            try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: ["HOME": dir.path],
+            tag: "parleyd-\(UUID().uuidString.prefix(4))")
+        let deadline = Date(timeIntervalSinceNow: 30)
+        // Until it answers (a socket left by a killed daemon exists but refuses).
+        while (try? ControlClient(path: socket).call(Request(type: "version"))) == nil && Date() < deadline && process.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try #require(process.isRunning, "parleyd exited: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        return Daemon(process: process, log: log, socket: socket, dir: dir)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ output: EndToEnd.Output) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(output.stdout.utf8))
+    }
+
+    @Test func theCLIContract() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await Self.startDaemon(in: dir)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+
+        // Typed turns, Unicode and all: CJK, right-to-left, emoji.
+        let unicode = "漢字 שלום مرحبا 👋🏽 café"
+        let first = try daemon.parley(["say", "--speaker", "a", "--json", unicode])
+        #expect(first.status == 0, "\(first.stderr)")
+        let said = try Self.decode(TurnInfo.self, first)
+        #expect(said.sourceText == unicode)
+        let second = try daemon.parley(["say", "--speaker", "b", "--json", "el café está caliente"])
+        #expect(second.status == 0, "\(second.stderr)")
+        let spanish = try Self.decode(TurnInfo.self, second)
+        // The same words again are not stored twice.
+        let repeated = try Self.decode(TurnInfo.self, try daemon.parley(["say", "--speaker", "b", "--json", "el café está caliente"]))
+        #expect(repeated.id == spanish.id)
+
+        // Search ignores case and accents; newest first; paging.
+        let found = try Self.decode([TurnInfo].self, try daemon.parley(["history", "--search", "CAFE", "--json"]))
+        #expect(found.map(\.id) == [spanish.id, said.id])
+        let page2 = try Self.decode([TurnInfo].self, try daemon.parley(["history", "--limit", "1", "--page", "2", "--json"]))
+        #expect(page2.map(\.id) == [said.id])
+        let bySpeaker = try Self.decode([TurnInfo].self, try daemon.parley(["history", "--speaker", "b", "--json"]))
+        #expect(bySpeaker.map(\.id) == [spanish.id])
+        let plain = try daemon.parley(["history", "--search", "שלום"])
+        #expect(plain.status == 0 && plain.stdout.contains(unicode))
+
+        // Favorites.
+        #expect(try daemon.parley(["favorite", "\(said.id)"]).status == 0)
+        #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--favorites", "--json"])).map(\.id) == [said.id])
+        #expect(try daemon.parley(["unfavorite", "\(said.id)"]).status == 0)
+        #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--favorites", "--json"])).isEmpty)
+        let missing = try daemon.parley(["favorite", "99999"])
+        #expect(missing.status == 1 && missing.stderr.contains("not_found"))
+
+        // Export: JSON and CSV on stdout.
+        let exported = try daemon.parley(["history", "export", "--format", "json"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let export = try Self.decode(HistoryExportInfo.self, exported)
+        #expect(export.turns.map(\.sourceText) == [unicode, "el café está caliente"])
+        let csv = try daemon.parley(["history", "export", "--format", "csv"])
+        let rows = csv.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        #expect(rows.first?.hasPrefix("id,session_id,created_at,speaker") == true)
+        #expect(rows.count == 3 && rows[1].contains(unicode))
+
+        // Clear needs --yes; then the JSON export imports back, once.
+        #expect(try daemon.parley(["history", "clear"]).status == 2)
+        #expect(try daemon.parley(["history", "clear", "--yes"]).status == 0)
+        #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).isEmpty)
+        let file = dir.appendingPathComponent("export.json")
+        try exported.stdout.write(to: file, atomically: true, encoding: .utf8)
+        let imported = try daemon.parley(["history", "import", file.path])
+        #expect(imported.status == 0 && imported.stdout.contains("imported 2 turns"), "\(imported.stdout) \(imported.stderr)")
+        #expect(try daemon.parley(["history", "import", file.path]).stdout.contains("imported 0 turns"))
+        let back = try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"]))
+        #expect(back.map(\.sourceText) == ["el café está caliente", unicode])
+        #expect(back.map(\.translatedText) == [spanish.translatedText, said.translatedText])
+        #expect(back.map(\.createdAt) == [spanish.createdAt, said.createdAt])
+
+        // Replay speaks again without storing; undo removes the last turn; a new session.
+        let replayed = try daemon.parley(["replay", "\(back[1].id)"])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
+        #expect(try daemon.parley(["history", "undo"]).status == 0)
+        #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).map(\.sourceText) == [unicode])
+        let session = try Self.decode(SessionInfo.self, try daemon.parley(["session", "new", "--json"]))
+        let status = try daemon.call("status", as: StatusInfo.self)
+        #expect(status.sessionID == session.id && session.id > said.sessionID)
+        #expect(!status.historyDegraded && status.historyPending == 0 && status.historyProblem == nil)
+        #expect(try daemon.parley(["history", "undo"]).status == 1)  // nothing in the new session yet
+        let next = try Self.decode(TurnInfo.self, try daemon.parley(["say", "--speaker", "a", "--json", "hello"]))
+        #expect(next.sessionID == session.id)
+        let inSession = try Self.decode([TurnInfo].self, try daemon.parley(["history", "--session", "\(session.id)", "--json"]))
+        #expect(inSession.map(\.id) == [next.id])
+
+        // Private: the file 0600, its folder 0700.
+        let path = dir.appendingPathComponent("state/history.sqlite").path
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("state").path)[.posixPermissions] as? Int == 0o700)
+        daemon.stop()
+        #expect(daemon.process.terminationStatus == 0)
+    }
+
+    @Test func disabledHistoryKeepsNothingOnDisk() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("state/history.sqlite").path
+        let daemon = try await Self.startDaemon(in: dir, history: "enabled = false\npath = \"\(path)\"")
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        #expect(try daemon.parley(["say", "--speaker", "a", "secret words"]).status == 0)
+        // The session's turns are there to search while it runs...
+        #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).map(\.sourceText) == ["secret words"])
+        daemon.stop()
+        // ...and nothing was written anywhere under the folder.
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("state").path))
+        let files = try FileManager.default.subpathsOfDirectory(atPath: dir.path)
+        #expect(!files.contains { $0.contains("sqlite") }, "\(files)")
+        // (The CLI's own output, captured by the test, is the only place the words may be.)
+        for file in files where !file.hasSuffix(".out") && !file.hasSuffix(".err") {
+            let contents = (try? Data(contentsOf: dir.appendingPathComponent(file))) ?? Data()
+            #expect(contents.range(of: Data("secret words".utf8)) == nil, "\(file) holds the words")
+        }
+    }
+
+    @Test func aCorruptHistoryIsMovedAsideAtStart() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let state = dir.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        try Data(repeating: 0x42, count: 10_000).write(to: state.appendingPathComponent("history.sqlite"))
+        let daemon = try await Self.startDaemon(in: dir)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        let status = try daemon.call("status", as: StatusInfo.self)
+        #expect(status.historyProblem?.contains("corrupt") == true)
+        let files = try FileManager.default.contentsOfDirectory(atPath: state.path)
+        #expect(files.contains { $0.hasPrefix("history.sqlite.corrupt-") }, "\(files)")
+        let shown = try daemon.parley(["status"])
+        #expect(shown.stdout.contains("history   the history was corrupt; it was moved to"), "\(shown.stdout)")
+        #expect(try daemon.parley(["say", "--speaker", "a", "hello"]).status == 0)
+        daemon.stop()
+        let log = (try? String(contentsOf: daemon.log, encoding: .utf8)) ?? ""
+        #expect(log.contains("corrupt") && log.contains("moved"))
+        #expect(try await AppDatabase.open(path: state.appendingPathComponent("history.sqlite").path).turnCount() == 1)
+    }
+
+    /// Another program holds the database's write lock: turns wait in memory, status says
+    /// `history_degraded`, the conversation goes on, and every turn is stored once the lock goes.
+    @Test func aLockedDatabaseDegradesAndRecovers() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await Self.startDaemon(in: dir)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        #expect(try daemon.parley(["say", "--speaker", "a", "before the lock"]).status == 0)
+        // Hold the write lock with the sqlite3 shell.
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        locker.arguments = [dir.appendingPathComponent("state/history.sqlite").path]
+        let input = Pipe()
+        locker.standardInput = input
+        locker.standardOutput = FileHandle.nullDevice
+        try locker.run()
+        defer { if locker.isRunning { locker.terminate() } }
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nINSERT INTO sessions(started_at, speaker_a, speaker_b) VALUES ('2000-01-01', 'x', 'y');\n".utf8))
+        // Two typed turns meanwhile, one after the other: neither is answered before it is stored.
+        let socket = daemon.socket
+        // On threads of their own: a blocking call must not take a thread of the concurrency pool.
+        func say(_ speaker: String, _ text: String) -> Task<TurnInfo?, Never> {
+            Task {
+                await withCheckedContinuation { continuation in
+                    Thread.detachNewThread {
+                        let line = try? ControlClient(path: socket).call(
+                            Request(type: "say", data: ["speaker": .string(speaker), "text": .string(text)]))
+                        continuation.resume(returning: line.flatMap { try? JSONDecoder().decode(ResultReply<TurnInfo>.self, from: $0).data })
+                    }
+                }
+            }
+        }
+        func waitForPending(_ count: Int) async throws -> StatusInfo? {
+            for _ in 0..<300 {
+                let status = try daemon.call("status", as: StatusInfo.self)
+                if status.historyPending == count && status.state == "listening" { return status }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return nil
+        }
+        let first = say("a", "during the lock")
+        _ = try #require(try await waitForPending(1), "the first turn never waited in memory")
+        let second = say("b", "durante el bloqueo")
+        var degraded: StatusInfo?
+        for _ in 0..<300 {
+            let status = try daemon.call("status", as: StatusInfo.self)
+            if status.historyDegraded && status.historyPending == 2 {
+                degraded = status
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let replies = [first, second]
+        let status = try #require(degraded, "status never said history_degraded with both turns pending")
+        #expect(status.historyProblem?.contains("lock") == true, "\(status.historyProblem ?? "")")
+        #expect(status.state == "listening")  // the conversation goes on
+        // Let go: both turns are stored and answered.
+        input.fileHandleForWriting.write(Data("ROLLBACK;\n.quit\n".utf8))
+        try input.fileHandleForWriting.close()
+        let stored = [await replies[0].value, await replies[1].value]
+        #expect(stored.allSatisfy { $0 != nil })
+        let after = try daemon.call("status", as: StatusInfo.self)
+        #expect(!after.historyDegraded && after.historyPending == 0)
+        let texts = try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).map(\.sourceText)
+        #expect(Set(texts) == ["before the lock", "during the lock", "durante el bloqueo"])
+        daemon.stop()
+        let log = (try? String(contentsOf: daemon.log, encoding: .utf8)) ?? ""
+        #expect(log.contains("history writes are failing") && log.contains("history writes work again"))
+    }
+
+    /// kill -9 during a burst of typed turns: the database opens clean and holds every turn
+    /// that was acknowledged before the kill.
+    @Test func killedDuringABurstLosesNoAcknowledgedTurn() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await Self.startDaemon(in: dir)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        let acknowledged = Mutex<[Int64: String]>([:])
+        let attempts = Atomic<Int>(0)
+        let socket = daemon.socket
+        // Three clients fire `say` as fast as they are answered (a busy daemon refuses some).
+        let clients = (0..<3).map { client in
+            Thread.detachNewThreadWithResult {
+                for index in 0..<10_000 {
+                    let text = "burst \(client)-\(index) ünïcödé 漢字"
+                    attempts.add(1, ordering: .relaxed)
+                    guard let line = try? ControlClient(path: socket).call(Request(type: "say", data: ["speaker": .string("a"), "text": .string(text)]))
+                    else { return }  // the daemon is gone
+                    if let turn = try? JSONDecoder().decode(ResultReply<TurnInfo>.self, from: line).data {
+                        acknowledged.withLock { $0[turn.id] = text }
+                    }
+                }
+            }
+        }
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while acknowledged.withLock({ $0.count }) < 25 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        kill(daemon.process.processIdentifier, SIGKILL)
+        daemon.process.waitUntilExit()
+        for client in clients { await client.value }
+        let acked = acknowledged.withLock { $0 }
+        #expect(acked.count >= 25, "only \(acked.count) turns acknowledged in \(attempts.load(ordering: .relaxed)) attempts")
+
+        // The database opens clean and holds every acknowledged turn.
+        let path = dir.appendingPathComponent("state/history.sqlite").path
+        let database = try AppDatabase.open(path: path)
+        #expect(database.movedAside == nil)
+        #expect(try await database.integrityCheck() == "ok")
+        let stored = try await database.search(TurnQuery(limit: 10_000))
+        let byID = Dictionary(stored.compactMap { turn in turn.id.map { ($0, turn.sourceText) } }, uniquingKeysWith: { a, _ in a })
+        for (id, text) in acked {
+            #expect(byID[id] == text, "acknowledged turn \(id) (\(text)) is missing")
+        }
+        // And the daemon starts again on it.
+        let restarted = try await Self.startDaemon(in: dir)
+        defer { if restarted.process.isRunning { kill(restarted.process.processIdentifier, SIGKILL) } }
+        let status = try restarted.call("status", as: StatusInfo.self)
+        #expect(status.historyProblem == nil)
+        #expect(try restarted.parley(["say", "--speaker", "a", "after the crash"]).status == 0)
+        #expect(try Self.decode([TurnInfo].self, try restarted.parley(["history", "--search", "crash", "--json"])).count == 1)
+        restarted.stop()
+    }
+}
+
+extension Thread {
+    /// Runs `body` on a new thread; the task finishes when it returns.
+    static func detachNewThreadWithResult(_ body: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        Task {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                Thread.detachNewThread {
+                    body()
+                    continuation.resume()
+                }
+            }
+        }
+    }
+}
