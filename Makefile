@@ -13,6 +13,8 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DATADIR     ?= $(PREFIX)/share
 # install: which build of the binaries to install (release; the tests use debug)
 CONFIGURATION ?= release
+STATIC        ?= --static-swift-stdlib
+TMPFILESDIR   ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG      ?= config/parley.toml
 DEMO_INPUT  ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
@@ -90,19 +92,25 @@ units:
 	cp systemd/parleyd.socket out/systemd/parleyd.socket
 
 ## install: binaries, config (an edited one is kept), units, man pages, completions, docs.
+## Builds nothing (`make` first, as yourself; then `sudo make install`).
 ## Honours PREFIX and DESTDIR: make install PREFIX=/usr DESTDIR=/tmp/stage
-install: units man completions
-	@$(SWIFT) build -c $(CONFIGURATION) --product parleyd >/dev/null && $(SWIFT) build -c $(CONFIGURATION) --product parley >/dev/null
-	bin=$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path); \
-	install -d $(DESTDIR)$(BINDIR) && install -m 0755 $$bin/parleyd $$bin/parley $(DESTDIR)$(BINDIR)/
+BUILT = .build/$(CONFIGURATION)
+install:
+	@for f in $(BUILT)/parleyd $(BUILT)/parley out/man/parley.1 out/man/parleyd.1 out/completions/parley.bash out/completions/parley.zsh out/completions/parley.fish; do \
+		[ -e $$f ] || { echo "make install: $$f is missing; run \`make\` first (as yourself), then \`sudo make install\`" >&2; exit 1; }; done
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILT)/parleyd $(BUILT)/parley $(DESTDIR)$(BINDIR)/
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/parley
 	@conf=$(DESTDIR)$(SYSCONFDIR)/parley/parley.toml; \
 	if [ ! -e $$conf ]; then install -m 0644 config/parley.toml $$conf; echo "installed $$conf"; \
 	elif cmp -s config/parley.toml $$conf; then echo "$$conf is up to date"; \
 	else install -m 0644 config/parley.toml $$conf.dist; echo "kept your edited $$conf; the new default is $$conf.dist"; fi
-	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
-	install -m 0644 out/systemd/parleyd.service out/systemd/parleyd.socket $(DESTDIR)$(UNITDIR)/
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
+	sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' systemd/parleyd.service.in > $(DESTDIR)$(UNITDIR)/parleyd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/parleyd.service
+	install -m 0644 systemd/parleyd.socket $(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/parley.sysusers $(DESTDIR)$(SYSUSERSDIR)/parley.conf
+	install -m 0644 systemd/parley.tmpfiles $(DESTDIR)$(TMPFILESDIR)/parley.conf
 	install -d $(DESTDIR)$(MANDIR)/man1 && install -m 0644 out/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -d $(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/site-functions $(DESTDIR)$(DATADIR)/fish/vendor_completions.d
 	install -m 0644 out/completions/parley.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/parley
@@ -110,7 +118,9 @@ install: units man completions
 	install -m 0644 out/completions/parley.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/parley.fish
 	install -d $(DESTDIR)$(DOCDIR) && install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
-		systemd-sysusers $(SYSUSERSDIR)/parley.conf 2>/dev/null || true; systemctl daemon-reload 2>/dev/null || true; \
+		systemd-sysusers $(SYSUSERSDIR)/parley.conf || echo "make install: create the parley user by hand: see $(SYSUSERSDIR)/parley.conf"; \
+		systemd-tmpfiles --create $(TMPFILESDIR)/parley.conf 2>/dev/null || true; \
+		systemctl daemon-reload 2>/dev/null || true; \
 		echo "next: systemctl enable --now parleyd (docs/raspberry-pi.md)"; fi
 
 clean:

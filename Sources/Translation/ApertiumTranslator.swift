@@ -134,7 +134,7 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLauncher.run(process)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
@@ -210,7 +210,7 @@ private final class Pipeline {
         process.standardOutput = stdoutPipe
         process.standardError = FileHandle.nullDevice
         do {
-            try process.run()
+            try ProcessLauncher.run(process)
         } catch {
             throw TranslationError("cannot start the Apertium \(pair) pipeline: \(error)")
         }

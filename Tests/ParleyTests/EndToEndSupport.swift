@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ParleyTranslation
 @testable import ParleyAudio
 
 /// Helpers for tests that run the real parleyd and parley binaries.
@@ -47,7 +48,7 @@ enum EndToEnd {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try ProcessLauncher.run(process)
         return (process, out, err)
     }
 
@@ -56,9 +57,10 @@ enum EndToEnd {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         if process.isRunning {
-            process.interrupt()
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            // Not waitUntilExit: if Foundation missed the exit it would wait forever.
+            let killed = Date(timeIntervalSinceNow: 10)
+            while process.isRunning && Date() < killed { usleep(20_000) }
             return false
         }
         return true

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ParleyTranslation
 @testable import ParleyHistory
 @testable import ParleyProtocol
 
@@ -209,7 +210,7 @@ struct HistoryEndToEndTests {
         let input = Pipe()
         locker.standardInput = input
         locker.standardOutput = FileHandle.nullDevice
-        try locker.run()
+        try ProcessLauncher.run(locker)
         defer { if locker.isRunning { locker.terminate() } }
         input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nINSERT INTO sessions(started_at, speaker_a, speaker_b) VALUES ('2000-01-01', 'x', 'y');\n".utf8))
         // Two typed turns meanwhile, one after the other: neither is answered before it is stored.

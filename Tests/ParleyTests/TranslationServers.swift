@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ParleyTranslation
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -102,7 +103,7 @@ final class FaultServer: @unchecked Sendable {
         process.arguments = [script.path, mode, argument]
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLauncher.run(process)
         // The script is read at start-up; the first line out is the port. It is read on a thread
         // of its own: blocking one of the concurrency pool's few threads would stall other tests.
         let reader = output.fileHandleForReading
@@ -168,7 +169,7 @@ final class ApyServer: @unchecked Sendable {
         process.currentDirectoryURL = modes
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLauncher.run(process)
         let deadline = Date(timeIntervalSinceNow: 90)
         let probe = URL(string: "http://127.0.0.1:\(port)/listPairs")!
         while Date() < deadline {

@@ -6,11 +6,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 fail() { echo "check-install: $*" >&2; exit 1; }
+# What `make` would build, from the debug build (the tests do not build a release).
+make -C "$root" --no-print-directory man completions >"$stage.log" 2>&1 || { cat "$stage.log" >&2; fail "make man completions failed"; }
 install_once() { make -C "$root" --no-print-directory install PREFIX=/usr DESTDIR="$stage" CONFIGURATION=debug >"$stage.log" 2>&1 || { cat "$stage.log" >&2; fail "make install failed"; }; }
 
 install_once
 for file in usr/bin/parleyd usr/bin/parley etc/parley/parley.toml \
   usr/lib/systemd/system/parleyd.service usr/lib/systemd/system/parleyd.socket usr/lib/sysusers.d/parley.conf \
+  usr/lib/tmpfiles.d/parley.conf \
   usr/share/man/man1/parley.1 usr/share/man/man1/parleyd.1 \
   usr/share/bash-completion/completions/parley usr/share/zsh/site-functions/_parley \
   usr/share/fish/vendor_completions.d/parley.fish usr/share/doc/parley/raspberry-pi.md; do
