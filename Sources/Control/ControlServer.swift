@@ -66,7 +66,7 @@ public final class ControlServer: Sendable {
     private let overLimit = Atomic<Int>(0)
     /// At most this many extra connections wait to ask; the rest are refused at once, so a
     /// flood of connections cannot hold descriptors for long.
-    public static let maxWaitingOverLimit = 16
+    public static let maxWaitingOverLimit = 256
     /// Refusals are logged at most once a second.
     private let lastRefusalLog = Mutex<ContinuousClock.Instant?>(nil)
     /// Connections served at once; the next one is answered `too_many_clients` and closed.
