@@ -208,11 +208,20 @@ struct HistoryEndToEndTests {
         locker.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         locker.arguments = [dir.appendingPathComponent("state/history.sqlite").path]
         let input = Pipe()
+        let output = Pipe()
         locker.standardInput = input
-        locker.standardOutput = FileHandle.nullDevice
+        locker.standardOutput = output
         try ProcessLauncher.run(locker)
         defer { if locker.isRunning { locker.terminate() } }
-        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nINSERT INTO sessions(started_at, speaker_a, speaker_b) VALUES ('2000-01-01', 'x', 'y');\n".utf8))
+        input.fileHandleForWriting.write(
+            Data("BEGIN IMMEDIATE;\nINSERT INTO sessions(started_at, speaker_a, speaker_b) VALUES ('2000-01-01', 'x', 'y');\nSELECT 'locked';\n".utf8))
+        // Only once the shell says so does it hold the lock (on a busy machine it may start late).
+        var said = ""
+        while !said.contains("locked") {
+            let chunk = output.fileHandleForReading.availableData
+            try #require(!chunk.isEmpty, "sqlite3 ended before taking the lock")
+            said += String(decoding: chunk, as: UTF8.self)
+        }
         // Two typed turns meanwhile, one after the other: neither is answered before it is stored.
         let socket = daemon.socket
         // On threads of their own: a blocking call must not take a thread of the concurrency pool.
