@@ -58,11 +58,13 @@ demo: release
 	$$bin/parleyd --config config/demo.toml --input $(DEMO_INPUT) --output out/demo.wav && \
 	echo "The spoken translation is in out/demo.wav (play it with: aplay out/demo.wav)."
 
-## test: every test, unit and end to end, against the real engines
+## test: every test, unit and end to end, against the real engines. One at a time: the end-to-end
+## tests start daemons, audio servers and translation servers, and on two cores running them
+## side by side starved each other (about 100 s in all, serially)
 test: deps
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory system-checks
-	PARLEY_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build
+	PARLEY_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build --no-parallel
 
 ## system-checks: the systemd units (systemd-analyze verify, security score <= 2.0) and `make install`
 system-checks: build
