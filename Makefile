@@ -20,7 +20,7 @@ DEMO_INPUT  ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
-        libsqlite3-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd
+        libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
