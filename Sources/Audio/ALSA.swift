@@ -106,6 +106,8 @@ enum ALSADevice {
 
 /// Captures 16 kHz mono audio from an ALSA device in periods of about 20 ms.
 public final class ALSACapture: AudioCapture {
+    /// How long a live device may deliver nothing before it counts as lost.
+    static let stallMs: Int32 = 2_000
     private let pcm: OpaquePointer
     private let periodFrames: Int
     private let name: String
@@ -126,6 +128,13 @@ public final class ALSACapture: AudioCapture {
 
     public func read() throws(AudioError) -> [Int16] {
         guard !closed else { throw AudioError(.io, "capture device \"\(name)\" is closed") }
+        // A device that stops delivering (a sound server gone, a hung driver) must not hold
+        // the capture loop, and with it shutdown and the watchdog, forever: no audio for
+        // `stallMs` counts as a lost device, which is reopened with backoff.
+        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED { snd_pcm_start(pcm) }
+        if snd_pcm_wait(pcm, Self.stallMs) == 0 {
+            throw AudioError(.deviceLost, "no audio from capture device \"\(name)\" for \(Self.stallMs) ms; reopening it")
+        }
         var buffer = [Int16](repeating: 0, count: periodFrames)
         try buffer.withUnsafeMutableBufferPointer { pointer throws(AudioError) in
             guard let base = pointer.baseAddress else { return }
