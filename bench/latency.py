@@ -29,10 +29,25 @@ def clips():
         for line in f:
             words, _, ident = line.rpartition("(")
             refs[ident.strip(" )\n")] = words.replace("<s>", "").replace("</s>", "").split()
+    cards = {}
+    with open(f"{DATA}/cards/cards.transcription") as f:
+        for line in f:
+            words, _, ident = line.rpartition("(")
+            cards[ident.strip(" )\n")] = words.replace("<s>", "").replace("</s>", "").split()
     out = [(f"{DATA}/goforward.raw", "go forward ten meters".split()), (f"{DATA}/numbers.raw", None), (f"{DATA}/something.raw", None)]
     for ident, words in sorted(refs.items()):
         out.append((f"{LIBRIVOX}/{ident}.wav", words))
+    for ident, words in sorted(cards.items()):
+        out.append((f"{DATA}/cards/{ident}.wav", words))
     return out
+
+
+# The recognizer settings compared: (name, [recognizer] keys, whether it is parleyd's default).
+VARIANTS = [
+    ("first pass (maxhmmpf 4000) + bestpath (default)", "", True),
+    ("first pass (maxhmmpf 30000, PocketSphinx's own) + bestpath", "maxhmmpf = 30000\n", False),
+    ("first pass (maxhmmpf 4000) + fwdflat + bestpath", "fwdflat = true\n", False),
+]
 
 
 def wer(reference, hypothesis):
@@ -54,12 +69,12 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def run_parley(bin_dir, work, fwdflat):
+def run_parley(bin_dir, work, variant, recognizer):
     """Runs every clip through parleyd; returns per-turn timings, transcripts and costs."""
-    config = f"{work}/parley-{fwdflat}.toml"
+    config = f"{work}/parley-{variant}.toml"
     with open(config, "w") as f:
-        f.write(f'[recognizer]\nfwdflat = {"true" if fwdflat else "false"}\n'
-                f'[history]\npath = "{work}/history-{fwdflat}.sqlite"\n[log]\nlevel = "notice"\n')
+        f.write(f'[recognizer]\n{recognizer}'
+                f'[history]\npath = "{work}/history-{variant}.sqlite"\n[log]\nlevel = "notice"\n')
     # Start-up cost: a second of silence.
     silence = f"{work}/silence.raw"
     with open(silence, "wb") as f:
@@ -76,7 +91,7 @@ def run_parley(bin_dir, work, fwdflat):
         raw_input = ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1"] if original.endswith(".raw") else []
         subprocess.run(["sox", *raw_input, original, "-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", path,
                         "pad", "0", "1.5"], check=True)
-        db = f"{work}/history-{fwdflat}.sqlite"
+        db = f"{work}/history-{variant}.sqlite"
         before = children_cpu()
         log = subprocess.run([f"{bin_dir}/parleyd", "--config", config, "--input", path, "--output", f"{work}/o.wav", "--pace"],
                              check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr
@@ -127,12 +142,11 @@ def main():
         print(f"{len(clips())} recordings from pocketsphinx-testdata, paced at microphone speed\n")
         print("| recognizer | response median | response p95 | recognition finalize median | translation median | TTS first sample median | recognition CPU per second of speech | parleyd CPU per second of audio | WER |")
         print("|---|---|---|---|---|---|---|---|---|")
-        medians = {}
-        for fwdflat in (False, True):
-            before_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-            response, asr, mt, tts, word_error, cpu, recognition = summary(run_parley(bin_dir, work, fwdflat))
-            medians[fwdflat] = statistics.median(response)
-            name = "first pass + fwdflat + bestpath" if fwdflat else "first pass + bestpath (default)"
+        default_median = None
+        for variant, (name, recognizer, default) in enumerate(VARIANTS):
+            response, asr, mt, tts, word_error, cpu, recognition = summary(run_parley(bin_dir, work, variant, recognizer))
+            if default:
+                default_median = statistics.median(response)
             print(f"| {name} | {statistics.median(response):.0f} ms | {p95(response):.0f} ms | {statistics.median(asr):.0f} ms "
                   f"| {statistics.median(mt):.0f} ms | {statistics.median(tts):.0f} ms | {recognition:.3f} core | {cpu:.3f} core | {100 * word_error:.1f} % |")
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -145,7 +159,7 @@ def main():
                 errors, words = errors + e, words + n
         print(f"\nstock pipeline (pocketsphinx_continuous -infile | apertium eng-spa | espeak-ng): median {statistics.median(stock_times):.0f} ms "
               f"per recording after it is complete, WER {100 * errors / words:.1f} %")
-        print(f"Parley's median response is {statistics.median(stock_times) / medians[False]:.0f}x faster")
+        print(f"Parley's median response is {statistics.median(stock_times) / default_median:.0f}x faster")
         print(f"peak resident memory of parleyd: {peak:.1f} MiB")
 
 

@@ -70,6 +70,10 @@ public struct ParleyConfig: Sendable, Equatable {
     /// and bought no accuracy (docs/benchmarks.md). The lattice pass (bestpath) always runs: the
     /// turn's confidence is its posterior.
     public var fwdflat = false
+    /// PocketSphinx's `-maxhmmpf`: at most this many HMMs are kept active per frame (-1: no
+    /// limit). 4000 rather than PocketSphinx's 30000 halves recognition CPU with the same word
+    /// error rate on pocketsphinx-testdata's recordings (docs/benchmarks.md).
+    public var maxHMMsPerFrame = 4_000
     // [voice.<lang>]: how each language is spoken (espeak-ng)
     public var voices: [String: VoiceConfig] = [:]
     // [translator]
@@ -207,7 +211,13 @@ extension ParleyConfig {
         }
         if let section = try file.section("recognizer") {
             config.fwdflat = try section.bool("fwdflat") ?? config.fwdflat
-            for language in section.table.keys.sorted() where language != "fwdflat" {
+            if let limit = try section.int("maxhmmpf", in: -1...1_000_000) {
+                guard limit == -1 || limit >= 100 else {
+                    throw section.error("maxhmmpf", "must be -1 (no limit) or at least 100; 4000 is the default")
+                }
+                config.maxHMMsPerFrame = limit
+            }
+            for language in section.table.keys.sorted() where language != "fwdflat" && language != "maxhmmpf" {
                 guard let model = try section.section(language) else {
                     throw section.error(language, "must be a table [recognizer.\(language)] with acoustic_model, language_model and dictionary")
                 }

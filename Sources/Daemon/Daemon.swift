@@ -435,7 +435,7 @@ final class RecognizerPool: @unchecked Sendable {
         }
         let decoder = try PocketSphinxDecoder(
             acousticModel: model.acousticModel, languageModel: model.languageModel, dictionary: model.dictionary,
-            options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes"])
+            options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes", "maxhmmpf": String(config.maxHMMsPerFrame)])
         decoders[model.acousticModel] = decoder
         return try PocketSphinxRecognizer(language: language, sharing: decoder, languageModel: model.languageModel, dictionary: model.dictionary)
     }

@@ -68,6 +68,9 @@ public final class PocketSphinxDecoder: @unchecked Sendable {
         return name
     }
 
+    /// The value of an integer decoder flag such as "-maxhmmpf", as the decoder was configured.
+    public func integerOption(_ name: String) -> Int { cmd_ln_int_r(config, name) }
+
     /// How many language models share this acoustic model.
     public var searchCount: Int { searches.count }
 

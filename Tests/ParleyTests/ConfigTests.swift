@@ -73,6 +73,15 @@ struct ConfigTests {
         #expect(config.controlSocket == "/tmp/p.sock")
     }
 
+    @Test func recognizerSearchKeysAreReadAndChecked() throws {
+        #expect(try parse("").maxHMMsPerFrame == 4_000)
+        #expect(try parse("").fwdflat == false)
+        let config = try parse("[recognizer]\nfwdflat = true\nmaxhmmpf = -1")
+        #expect(config.fwdflat && config.maxHMMsPerFrame == -1)
+        #expect(error("[recognizer]\nmaxhmmpf = 10")?.contains("[recognizer] maxhmmpf must be -1 (no limit) or at least 100") == true)
+        #expect(error("[recognizer]\nmaxhmmpf = \"many\"")?.contains("[recognizer] maxhmmpf") == true)
+    }
+
     @Test func unknownKeyIsNamed() {
         let message = error("[audio]\ncapture_devise = \"hw:0\"")
         #expect(message?.contains("[audio] capture_devise") == true)

@@ -68,6 +68,20 @@ struct RecognizerPoolTests {
         #expect(english.engine.activeSearch == english.searchName, "English is back")
     }
 
+    @Test func theDecoderKeepsAtMostTheConfiguredHMMsPerFrame() throws {
+        let defaults = try RecognizerPool(config: ParleyConfig(environment: ["HOME": "/tmp"]), logger: Logger(label: "test"))
+        let english = try #require(defaults.recognizer(for: "en") as? PocketSphinxRecognizer)
+        #expect(english.engine.integerOption("-maxhmmpf") == 4_000)
+        #expect(english.engine.integerOption("-fwdflat") == 0)
+        #expect(try Self.recognize(english, "\(EndToEnd.testData)/goforward.raw") == "go forward ten meters")
+
+        var config = ParleyConfig(environment: ["HOME": "/tmp"])
+        config.maxHMMsPerFrame = -1
+        let unlimited = try RecognizerPool(config: config, logger: Logger(label: "test"))
+        let engine = try #require(unlimited.recognizer(for: "en") as? PocketSphinxRecognizer).engine
+        #expect(engine.integerOption("-maxhmmpf") == -1)
+    }
+
     @Test func aDifferentAcousticModelGetsADecoderOfItsOwn() throws {
         let second = RecognizerModel(
             acousticModel: "\(EndToEnd.testData)/an4_ci_cont", languageModel: "\(EndToEnd.testData)/turtle.lm.bin",
