@@ -13,6 +13,8 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DATADIR     ?= $(PREFIX)/share
 # install: which build of the binaries to install (release; the tests use debug)
 CONFIGURATION ?= release
+# man, completions: which build generates them (`make` uses its release build; the tests, debug)
+GENERATE_WITH ?= debug
 STATIC        ?= --static-swift-stdlib
 TMPFILESDIR   ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG      ?= config/parley.toml
@@ -26,7 +28,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps build release run demo test bench man completions units install system-checks clean
 
-all: build
+## all (`make`): the release binaries with the Swift runtime linked in (a service needs no
+## toolchain at run time), man pages, completions and units: everything `make install` installs
+all: release units
+	@$(MAKE) --no-print-directory man completions GENERATE_WITH=release
 
 ## deps: install the Debian packages that are missing (nothing happens when all are there)
 deps:
@@ -41,7 +46,7 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release $(STATIC)
 
 ## run: start parleyd with config/parley.toml on the default sound devices
 run: release
@@ -72,14 +77,14 @@ system-checks: build
 	Tests/system/check-install.sh
 
 ## man, completions: generated from the argument parser into out/man and out/completions
-man: build
-	$(SWIFT) build --product generate-manual
+man: $(GENERATE_WITH:debug=build)
+	$(SWIFT) build -c $(GENERATE_WITH) $(if $(filter release,$(GENERATE_WITH)),$(STATIC)) --product generate-manual
 	@mkdir -p out/man
-	bin=$$($(SWIFT) build --show-bin-path); $$bin/generate-manual $$bin/parley -o out/man && $$bin/generate-manual $$bin/parleyd -o out/man
+	bin=$$($(SWIFT) build -c $(GENERATE_WITH) --show-bin-path); $$bin/generate-manual $$bin/parley -o out/man && $$bin/generate-manual $$bin/parleyd -o out/man
 
-completions: build
+completions: $(GENERATE_WITH:debug=build)
 	@mkdir -p out/completions
-	bin=$$($(SWIFT) build --show-bin-path); for shell in bash zsh fish; do $$bin/parley --generate-completion-script $$shell > out/completions/parley.$$shell; done
+	bin=$$($(SWIFT) build -c $(GENERATE_WITH) --show-bin-path); for shell in bash zsh fish; do $$bin/parley --generate-completion-script $$shell > out/completions/parley.$$shell; done
 
 ## bench: measurements for docs/benchmarks.md, on a release build
 bench: release
