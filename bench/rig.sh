@@ -5,7 +5,7 @@
 start_rig() {
   bin=$1
   work=$(mktemp -d /tmp/parley-bench-XXXXXX)
-  export XDG_RUNTIME_DIR=$work/run HOME=$work PULSE_SERVER=unix:$work/pulse.sock
+  export XDG_RUNTIME_DIR=$work/run HOME=$work PULSE_SERVER=unix:$work/pulse.sock XDG_CACHE_HOME=$work/cache
   mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
   trap stop_rig EXIT
   pulseaudio -n --daemonize=yes --exit-idle-time=-1 --log-target=file:"$work/pulse.log" \
@@ -23,6 +23,12 @@ socket = "$work/control.sock"
 [log]
 level = "warning"
 TOML
+}
+
+# Stops parleyd and waits until it has exited.
+stop_daemon() {
+  kill "$daemon" 2>/dev/null || true
+  while kill -0 "$daemon" 2>/dev/null; do sleep 0.05; done
 }
 
 stop_rig() {

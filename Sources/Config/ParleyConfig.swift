@@ -74,6 +74,9 @@ public struct ParleyConfig: Sendable, Equatable {
     /// limit). 4000 rather than PocketSphinx's 30000 halves recognition CPU with the same word
     /// error rate on pocketsphinx-testdata's recordings (docs/benchmarks.md).
     public var maxHMMsPerFrame = 4_000
+    /// Where cut-down copies of the dictionaries are kept (only the words each language model
+    /// can produce; see PrunedDictionary); nil loads the dictionaries whole.
+    public var recognizerCacheDirectory: String?
     // [voice.<lang>]: how each language is spoken (espeak-ng)
     public var voices: [String: VoiceConfig] = [:]
     // [translator]
@@ -112,6 +115,7 @@ public struct ParleyConfig: Sendable, Equatable {
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         historyPath = Self.defaultHistoryPath(environment: environment)
         controlSocket = ControlSocketPath.defaultPath(environment: environment)
+        recognizerCacheDirectory = Self.defaultCacheDirectory(environment: environment)
     }
 
     /// The model for `language`: the configured one, or Debian's for English; nil when none is known.
@@ -136,6 +140,17 @@ public struct ParleyConfig: Sendable, Equatable {
         }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return home + "/.local/state/parley/history.sqlite"
+    }
+
+    /// `$CACHE_DIRECTORY` under systemd, else `$XDG_CACHE_HOME/parley` (by default `~/.cache/parley`).
+    public static func defaultCacheDirectory(environment: [String: String]) -> String {
+        if let cache = environment["CACHE_DIRECTORY"], !cache.isEmpty {
+            return cache.split(separator: ":").first.map(String.init) ?? cache
+        }
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+            return xdg + "/parley"
+        }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/parley"
     }
 }
 

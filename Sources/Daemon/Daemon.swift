@@ -429,15 +429,28 @@ final class RecognizerPool: @unchecked Sendable {
 
     private func load(_ language: String) throws(RecognizerError) -> any SpeechRecognizer {
         guard let model = config.recognizerModel(for: language) else { throw RecognizerError("no model for \(language)") }
+        let dictionary = dictionary(for: model)
         if let shared = decoders[model.acousticModel] {
             logger.info("\(language) shares the acoustic model \(model.acousticModel) loaded for another language")
-            return try PocketSphinxRecognizer(language: language, sharing: shared, languageModel: model.languageModel, dictionary: model.dictionary)
+            return try PocketSphinxRecognizer(language: language, sharing: shared, languageModel: model.languageModel, dictionary: dictionary)
         }
         let decoder = try PocketSphinxDecoder(
-            acousticModel: model.acousticModel, languageModel: model.languageModel, dictionary: model.dictionary,
+            acousticModel: model.acousticModel, languageModel: model.languageModel, dictionary: dictionary,
             options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes", "maxhmmpf": String(config.maxHMMsPerFrame)])
         decoders[model.acousticModel] = decoder
-        return try PocketSphinxRecognizer(language: language, sharing: decoder, languageModel: model.languageModel, dictionary: model.dictionary)
+        return try PocketSphinxRecognizer(language: language, sharing: decoder, languageModel: model.languageModel, dictionary: dictionary)
+    }
+
+    /// The model's dictionary cut down to its language model's words (made once, then kept in
+    /// the cache folder), or the whole dictionary when no copy can be made.
+    private func dictionary(for model: RecognizerModel) -> String {
+        guard let cache = config.recognizerCacheDirectory else { return model.dictionary }
+        do {
+            return try PrunedDictionary.path(for: model.dictionary, languageModel: model.languageModel, in: cache)
+        } catch {
+            logger.notice("loading the whole dictionary \(model.dictionary), which costs more memory: \(error)")
+            return model.dictionary
+        }
     }
 
     /// Decoders loaded (one per acoustic model), for tests.

@@ -20,6 +20,9 @@ enum EndToEnd {
         return path
     }
 
+    /// The cache folder of the daemons the tests start (see PrunedDictionary).
+    static let sharedCache = FileManager.default.temporaryDirectory.appendingPathComponent("parley-test-cache").path
+
     /// A fresh folder for one test.
     static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("parley-e2e-\(UUID().uuidString.prefix(8))")
@@ -39,6 +42,8 @@ enum EndToEnd {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        // One cache for every daemon the tests start: the cut-down dictionary is made once.
+        env["XDG_CACHE_HOME"] = sharedCache
         env.merge(environment) { _, new in new }
         process.environment = env
         let out = directory.appendingPathComponent("\(tag).out")

@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import Testing
+@testable import ParleyConfig
+@testable import ParleyDaemon
+@testable import ParleyRecognition
+
+/// Dictionaries are cut down to the words their language model can produce, once, into a cache.
+@Suite("Pruned dictionaries")
+struct PrunedDictionaryTests {
+    static let cmudict = RecognizerModel.debianEnglish.dictionary
+    static let turtleModel = "\(EndToEnd.testData)/turtle.lm.bin"
+
+    static func entries(_ path: String) throws -> [Substring] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+    }
+
+    @Test func keepsEveryPronunciationOfTheLanguageModelsWordsAndNothingElse() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = dir.appendingPathComponent("cache").path
+        let path = try PrunedDictionary.path(for: Self.cmudict, languageModel: Self.turtleModel, in: cache)
+        #expect(path.hasPrefix(cache + "/cmudict-en-us-") && path.hasSuffix(".dict"))
+
+        let vocabulary = try PrunedDictionary.words(of: Self.turtleModel)
+        #expect(vocabulary.count == 91 && vocabulary.contains("forward") && vocabulary.contains("<s>"))
+        let kept = try Self.entries(path)
+        let expected = try Self.entries(Self.cmudict).filter { line in
+            let word = line.split(separator: " ").first.map { $0.split(separator: "(").first ?? $0 } ?? ""
+            return vocabulary.contains(String(word))
+        }
+        #expect(kept == expected)
+        #expect(kept.contains("go G OW"))
+        #expect(kept.contains("a(2) EY"), "alternate pronunciations stay")
+        #expect(!kept.contains { $0.hasPrefix("zywicki ") }, "a word the model cannot produce is dropped")
+        #expect(kept.count < 200)
+    }
+
+    @Test func theCopyIsMadeOnceAndRemadeWhenAModelChanges() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let model = dir.appendingPathComponent("turtle.lm.bin")
+        try FileManager.default.copyItem(atPath: Self.turtleModel, toPath: model.path)
+        let cache = dir.appendingPathComponent("cache").path
+        let first = try PrunedDictionary.path(for: Self.cmudict, languageModel: model.path, in: cache)
+        // A marker line shows whether the second call rewrote the copy.
+        try (String(contentsOfFile: first, encoding: .utf8) + "marker M AA R K ER\n").write(toFile: first, atomically: true, encoding: .utf8)
+        #expect(try PrunedDictionary.path(for: Self.cmudict, languageModel: model.path, in: cache) == first)
+        #expect(try Self.entries(first).last == "marker M AA R K ER", "the kept copy was used, not remade")
+
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: model.path)
+        let second = try PrunedDictionary.path(for: Self.cmudict, languageModel: model.path, in: cache)
+        #expect(second != first)
+        #expect(try !Self.entries(second).contains("marker M AA R K ER"))
+    }
+
+    @Test func aBrokenLanguageModelIsAClearError() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bogus = dir.appendingPathComponent("bogus.lm")
+        try "not a language model".write(to: bogus, atomically: true, encoding: .utf8)
+        #expect {
+            try PrunedDictionary.path(for: Self.cmudict, languageModel: bogus.path, in: dir.path)
+        } throws: { error in
+            "\(error)".contains("could not read the language model \(bogus.path)")
+        }
+    }
+
+    @Test func theDaemonsDecoderLoadsTheCutDownDictionaryAndStillRecognizes() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var config = ParleyConfig(environment: ["HOME": "/tmp"])
+        config.recognizerCacheDirectory = dir.appendingPathComponent("cache").path
+        let pool = try RecognizerPool(config: config, logger: Logger(label: "test"))
+        let english = try #require(pool.recognizer(for: "en") as? PocketSphinxRecognizer)
+        #expect(english.engine.knows("aardvark"), "a word of the language model")
+        #expect(!english.engine.knows("zywicki"), "a word only the dictionary has")
+        let copies = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("cache").path)
+        #expect(copies.count == 1)
+        #expect(try RecognizerPoolTests.recognize(english, "\(EndToEnd.testData)/goforward.raw") == "go forward ten meters")
+    }
+
+    @Test func withoutAWritableCacheTheWholeDictionaryIsLoaded() throws {
+        var config = ParleyConfig(environment: ["HOME": "/tmp"])
+        config.recognizerCacheDirectory = "/dev/null/parley"
+        let pool = try RecognizerPool(config: config, logger: Logger(label: "test"))
+        let english = try #require(pool.recognizer(for: "en") as? PocketSphinxRecognizer)
+        #expect(english.engine.knows("zywicki"))
+        #expect(try RecognizerPoolTests.recognize(english, "\(EndToEnd.testData)/goforward.raw") == "go forward ten meters")
+    }
+
+    @Test func theCacheFolderFollowsSystemdAndXDG() {
+        #expect(ParleyConfig.defaultCacheDirectory(environment: ["CACHE_DIRECTORY": "/var/cache/parley"]) == "/var/cache/parley")
+        #expect(ParleyConfig.defaultCacheDirectory(environment: ["XDG_CACHE_HOME": "/x", "HOME": "/h"]) == "/x/parley")
+        #expect(ParleyConfig.defaultCacheDirectory(environment: ["HOME": "/h"]) == "/h/.cache/parley")
+    }
+}
