@@ -14,7 +14,14 @@ public enum PrunedDictionary {
     /// made now if there is none yet.
     public static func path(for dictionary: String, languageModel: String, in cacheDirectory: String) throws(RecognizerError) -> String {
         let copy = cacheDirectory + "/" + fileName(dictionary: dictionary, languageModel: languageModel)
-        if FileManager.default.fileExists(atPath: copy) { return copy }
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: copy),
+            attributes[.type] as? FileAttributeType == .typeRegular, ((attributes[.size] as? NSNumber)?.intValue ?? 0) > 0
+        {
+            return copy
+        }
+        // Not there, or damaged (PocketSphinx would load an empty or unreadable dictionary
+        // without a word and never recognize anything): made (again).
+        try? FileManager.default.removeItem(atPath: copy)
         let vocabulary = try words(of: languageModel)
         guard let text = try? String(contentsOfFile: dictionary, encoding: .utf8) else {
             throw RecognizerError("cannot read the dictionary \(dictionary)")
@@ -30,11 +37,14 @@ public enum PrunedDictionary {
                 kept += "\n"
             }
         }
+        guard !kept.isEmpty else {
+            throw RecognizerError("no word of \(dictionary) is in the language model \(languageModel); check that they belong to the same language")
+        }
         do {
             try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
             try Data(kept.utf8).write(to: URL(fileURLWithPath: copy), options: .atomic)
         } catch {
-            throw RecognizerError("cannot write \(copy): \(error.localizedDescription); check that \(cacheDirectory) is writable")
+            throw RecognizerError("cannot write \(copy); check that \(cacheDirectory) can be created and written")
         }
         return copy
     }

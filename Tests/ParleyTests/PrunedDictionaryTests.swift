@@ -54,6 +54,35 @@ struct PrunedDictionaryTests {
         #expect(try !Self.entries(second).contains("marker M AA R K ER"))
     }
 
+    @Test func aDamagedCopyIsMadeAgain() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = dir.appendingPathComponent("cache").path
+        let copy = cache + "/" + PrunedDictionary.fileName(dictionary: Self.cmudict, languageModel: Self.turtleModel)
+        // An empty file, then a folder, where the copy should be: PocketSphinx would load either
+        // as a dictionary without a word.
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: copy, contents: Data())
+        #expect(try PrunedDictionary.path(for: Self.cmudict, languageModel: Self.turtleModel, in: cache) == copy)
+        #expect(try Self.entries(copy).contains("go G OW"))
+        try FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        #expect(try PrunedDictionary.path(for: Self.cmudict, languageModel: Self.turtleModel, in: cache) == copy)
+        #expect(try Self.entries(copy).contains("go G OW"))
+    }
+
+    @Test func aDictionaryWithoutAWordOfTheModelIsAClearError() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let other = dir.appendingPathComponent("other.dict")
+        try "zywicki Z IH W IH K IY\n".write(to: other, atomically: true, encoding: .utf8)
+        #expect {
+            try PrunedDictionary.path(for: other.path, languageModel: Self.turtleModel, in: dir.path)
+        } throws: { error in
+            "\(error)".contains("no word of \(other.path) is in the language model")
+        }
+    }
+
     @Test func aBrokenLanguageModelIsAClearError() throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
