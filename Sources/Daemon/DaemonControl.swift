@@ -144,7 +144,11 @@ struct DaemonControl: ControlHandler {
         EffectiveConfig(
             settings: interpreter.snapshot.settings, captureDevice: config.captureDevice, playbackDevice: config.playbackDevice,
             historyEnabled: config.historyEnabled, historyPath: config.historyEnabled ? config.historyPath : nil,
-            controlSocket: config.controlSocket, repeatPrompt: config.repeatPrompt)
+            controlSocket: config.controlSocket, repeatPrompt: config.repeatPrompt,
+            recognizerFwdflat: config.fwdflat, recognizerMaxHMMsPerFrame: config.maxHMMsPerFrame,
+            translatorBackends: config.translatorBackends.map(\.rawValue), translatorDeadlineMs: config.translationDeadlineMs,
+            historyMaxTurns: config.historyMaxTurns, historyMaxAgeDays: config.historyMaxAgeDays,
+            sessionGapMinutes: config.sessionGapMinutes)
     }
 }
 
@@ -161,12 +165,23 @@ struct EffectiveConfig: Codable, Sendable {
     var historyPath: String?
     var controlSocket: String
     var repeatPrompt: Bool
+    var recognizerFwdflat: Bool
+    var recognizerMaxHMMsPerFrame: Int
+    var translatorBackends: [String]
+    var translatorDeadlineMs: Int
+    var historyMaxTurns: Int
+    var historyMaxAgeDays: Int?
+    var sessionGapMinutes: Int
 
     enum CodingKeys: String, CodingKey {
         case settings
         case captureDevice = "capture_device", playbackDevice = "playback_device"
         case historyEnabled = "history_enabled", historyPath = "history_path"
         case controlSocket = "control_socket", repeatPrompt = "repeat_prompt"
+        case recognizerFwdflat = "recognizer_fwdflat", recognizerMaxHMMsPerFrame = "recognizer_maxhmmpf"
+        case translatorBackends = "translator_backends", translatorDeadlineMs = "translator_deadline_ms"
+        case historyMaxTurns = "history_max_turns", historyMaxAgeDays = "history_max_age_days"
+        case sessionGapMinutes = "session_gap_minutes"
     }
 }
 

@@ -90,6 +90,28 @@ struct ServiceLifecycleTests {
         #expect(lines.allSatisfy { $0.range(of: #"^<[3-7]>"#, options: .regularExpression) != nil }, "\(lines.filter { !$0.hasPrefix("<") })")
     }
 
+    @Test func configShowsTheRecognizerTranslatorAndHistorySettingsInForce() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (daemon, _, socket) = try await EndToEnd.startLiveDaemon(
+            in: dir, infile: try Self.silence(in: dir), played: "/dev/null",
+            extraConfig: "[recognizer]\nmaxhmmpf = 5000\n[translator]\ndeadline_ms = 7000")
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        guard case .object(let config) = try Self.call(socket, Request(type: "config"), as: JSONValue.self) else {
+            Issue.record("config did not answer an object")
+            return
+        }
+        #expect(config["recognizer_maxhmmpf"] == .number(5000))
+        #expect(config["recognizer_fwdflat"] == .bool(false))
+        #expect(config["translator_backends"] == .array([.string("apertium")]))
+        #expect(config["translator_deadline_ms"] == .number(7000))
+        #expect(config["history_max_turns"] == .number(10_000))
+        #expect(config["session_gap_minutes"] == .number(30))
+        #expect(config["history_max_age_days"] == nil, "no age limit")
+        kill(daemon.processIdentifier, SIGTERM)
+        #expect(EndToEnd.wait(daemon, timeout: 10))
+    }
+
     @Test func sighupAndReloadReadTheConfigAgainAndAnInvalidOneChangesNothing() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
