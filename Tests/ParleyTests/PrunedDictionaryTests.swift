@@ -71,28 +71,26 @@ struct PrunedDictionaryTests {
         #expect(try Self.entries(copy).contains("go G OW"))
     }
 
-    @Test func aDictionaryWithoutAWordOfTheModelIsAClearError() throws {
+    /// A dictionary sharing no word with its language model, and a file that is no language
+    /// model: each is an error naming the file, never an empty copy.
+    @Test(arguments: [
+        ("zywicki Z IH W IH K IY\n", "turtle", "no word of DICT is in the language model"),
+        ("not a language model", "bogus", "could not read the language model LM"),
+    ])
+    func badFilesAreClearErrors(written: String, model: String, message: String) throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let other = dir.appendingPathComponent("other.dict")
-        try "zywicki Z IH W IH K IY\n".write(to: other, atomically: true, encoding: .utf8)
+        let file = dir.appendingPathComponent("written")
+        try written.write(to: file, atomically: true, encoding: .utf8)
+        let dictionary = model == "turtle" ? file.path : Self.cmudict
+        let languageModel = model == "turtle" ? Self.turtleModel : file.path
+        let expected = message.replacingOccurrences(of: "DICT", with: dictionary).replacingOccurrences(of: "LM", with: languageModel)
         #expect {
-            try PrunedDictionary.path(for: other.path, languageModel: Self.turtleModel, in: dir.path)
+            try PrunedDictionary.path(for: dictionary, languageModel: languageModel, in: dir.appendingPathComponent("cache").path)
         } throws: { error in
-            "\(error)".contains("no word of \(other.path) is in the language model")
+            "\(error)".contains(expected)
         }
-    }
-
-    @Test func aBrokenLanguageModelIsAClearError() throws {
-        let dir = try EndToEnd.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let bogus = dir.appendingPathComponent("bogus.lm")
-        try "not a language model".write(to: bogus, atomically: true, encoding: .utf8)
-        #expect {
-            try PrunedDictionary.path(for: Self.cmudict, languageModel: bogus.path, in: dir.path)
-        } throws: { error in
-            "\(error)".contains("could not read the language model \(bogus.path)")
-        }
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("cache").path))
     }
 
     @Test func theDaemonsDecoderLoadsTheCutDownDictionaryAndStillRecognizes() throws {
