@@ -4,23 +4,30 @@ import Testing
 @testable import ParleyConversation
 import ParleyEndpoint
 
+/// Parses `text` as a config file in /etc/parley.
+func parseConfig(_ text: String, environment: [String: String]) throws(ConfigError) -> ParleyConfig {
+    try ParleyConfig.parse(text, source: "test.toml", baseDirectory: "/etc/parley", environment: environment)
+}
+
+/// The error message for `text`, or nil when it parses.
+func configError(_ text: String, environment: [String: String]) -> String? {
+    do {
+        _ = try parseConfig(text, environment: environment)
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
 @Suite("Config")
 struct ConfigTests {
     let environment = ["HOME": "/home/someone", "XDG_RUNTIME_DIR": "/run/user/1000"]
 
     private func parse(_ text: String) throws(ConfigError) -> ParleyConfig {
-        try ParleyConfig.parse(text, source: "test.toml", baseDirectory: "/etc/parley", environment: environment)
+        try parseConfig(text, environment: environment)
     }
 
-    /// The error message for `text`, or nil when it parses.
-    private func error(_ text: String) -> String? {
-        do {
-            _ = try parse(text)
-            return nil
-        } catch {
-            return error.description
-        }
-    }
+    private func error(_ text: String) -> String? { configError(text, environment: environment) }
 
     @Test func emptyFileGivesTheDefaults() throws {
         let config = try parse("")

@@ -7,17 +7,10 @@ import Testing
 @Suite("Config: [translator]")
 struct TranslatorConfigTests {
     private func parse(_ text: String) throws(ConfigError) -> ParleyConfig {
-        try ParleyConfig.parse(text, source: "test.toml", baseDirectory: "/etc/parley", environment: ["HOME": "/home/someone"])
+        try parseConfig(text, environment: ["HOME": "/home/someone"])
     }
 
-    private func error(_ text: String) -> String? {
-        do {
-            _ = try parse(text)
-            return nil
-        } catch {
-            return error.description
-        }
-    }
+    private func error(_ text: String) -> String? { configError(text, environment: ["HOME": "/home/someone"]) }
 
     @Test func defaultsAreApertiumAloneWithAFiveSecondDeadline() throws {
         let config = try parse("")
