@@ -69,9 +69,17 @@ let package = Package(
             name: "ParleySystemd", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Sources/Systemd",
             swiftSettings: swiftSettings),
         .target(
+            name: "ParleyRuntime",
+            dependencies: [
+                "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation", "ParleySynthesis",
+                "ParleyHistory", "ParleyConversation", "ParleyProtocol", "ParleyControl", "ParleyConfig",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Runtime", swiftSettings: swiftSettings),
+        .target(
             name: "ParleyDaemon",
             dependencies: [
-                "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
+                "ParleyRuntime", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl", "ParleySystemd",
                 .product(name: "Logging", package: "swift-log"),
@@ -103,7 +111,7 @@ let package = Package(
             dependencies: [
                 "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
-                "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd",
+                "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
             ],
             path: "Tests/ParleyTests", swiftSettings: swiftSettings),
     ]

@@ -8,6 +8,7 @@ import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
+import ParleyRuntime
 import ParleySynthesis
 import ParleySystemd
 import ParleyTranslation
@@ -74,76 +75,42 @@ public enum Daemon {
         try requireSpeechModel(config)
         let started = Date()
         let synthesizer = try makeSynthesizer(config)
-        let playback: any AudioPlayback
-        let source: CaptureSource
-        do {
-            if let input = options.input, let output = options.output {
-                source = CaptureSource(first: try FileCapture(path: input, pace: options.pace)) { () throws(AudioError) in
-                    throw AudioError(.io, "the recording \(input) cannot be reopened")
-                }
-                playback = try WAVRecorder(path: output, sampleRate: synthesizer.sampleRate)
-            } else {
-                let device = config.captureDevice
-                source = CaptureSource(first: try ALSACapture(device: device)) { () throws(AudioError) in
-                    try ALSACapture(device: device)
-                }
-                let output = config.playbackDevice
-                let rate = synthesizer.sampleRate
-                playback = ReopeningPlayback(device: try ALSAPlayback(device: output, sampleRate: rate)) { () throws(AudioError) in
-                    try ALSAPlayback(device: output, sampleRate: rate)
-                }
-            }
-        } catch {
-            let code: DaemonFailure.Code = error.kind == .format || options.input != nil ? .runtime : .audioDevice
-            throw DaemonFailure(code, error.description)
-        }
-        // Until the interpreter exists playback is ours to close; after that the interpreter
-        // closes it on its own queue, never while a write is in progress.
-        var closePlayback = true
-        defer { if closePlayback { playback.close() } }
         let recognizers = try RecognizerPool(config: config, logger: logger)
         let translator = try makeTranslator(config)
-        let engines = Engines(
-            recognizer: recognizers.recognizer(for:), canHear: recognizers.canHear,
-            translator: translator, synthesizer: synthesizer, playback: playback)
         let history = try openHistory(config)
-        let fileMode = options.input != nil
         let events = EventBus()
         let writer = makeHistoryWriter(config, history, events: events, logger: logger)
         if let aside = history.movedAside {
             logger.error("the history was corrupt; it was moved to \(aside) and a new one started")
         }
+        // The devices last: from here on nothing can fail before the interpreter owns them.
+        let source = try openCapture(options, config)
+        let playback = try openPlayback(options, config, sampleRate: synthesizer.sampleRate)
         // Sessions and turns go through the queue: a full disk or a locked file is retried
         // while the conversation goes on.
         writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
-        let interpreter = Interpreter(
-            settings: RuntimeSettings(
-                speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
-                echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
-            endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, engines: engines, history: writer,
+        let voices = synthesizer.languages
+        let interpreter = Interpreter.make(
+            config: config,
+            engines: EngineAccess(canHear: recognizers.canHear, canSpeak: { voices.contains($0) }, translator: translator),
+            recognizer: recognizers.recognizer(for:), synthesizer: synthesizer, playback: playback, capture: source, history: writer,
             events: events, logger: logger,
-            observer: Interpreter.Observer(
-                heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
-        closePlayback = false
+            observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
                 "speaker \(speaker.rawValue) cannot be heard; they can still type with `parley say`",
                 metadata: ["hint": "\(notHearableHint(language: config.language(of: speaker)))"])
         }
-        interpreter.setFailureNotice(config.failureNotice)
 
-        if fileMode {
-            let subscription = events.subscribe()
-            let printer = Task {
-                while let line = await subscription.next() {
-                    printTurn(line)
-                }
-            }
-            defer { subscription.finish() }
-            try await runCaptureThread(interpreter, source)
-            await flushHistory(writer, logger: logger)
-            subscription.finish()
-            await printer.value
+        // One service group in both modes: the conversation, and either the file-mode printer
+        // or the control socket and reload. The conversation ending (a recording's end, SIGTERM)
+        // shuts the others down; history is flushed once, before the socket closes.
+        let conversation = ConversationService(interpreter: interpreter, notifier: notifier, history: writer, logger: logger)
+        // Graceful shutdown runs in reverse order: the conversation (listed last) finishes its
+        // turn and flushes history first, while the socket still answers and the printer prints.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if options.input != nil {
+            services.append(.init(service: TurnPrinter(subscription: events.subscribe())))
         } else {
             let reloader = Reloader(path: options.configPath, initial: config, interpreter: interpreter, notifier: notifier, logger: logger)
             let control = DaemonControl(
@@ -163,28 +130,58 @@ public enum Daemon {
                     ])
                 notifier.ready(status: statusLine(interpreter.snapshot))
             }
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: [
-                        .init(service: ControlService(server: server)),
-                        .init(service: ReloadService(reloader: reloader, hangups: hangups, logger: logger)),
-                        .init(
-                            service: ConversationService(interpreter: interpreter, source: source, notifier: notifier, history: writer, logger: logger),
-                            successTerminationBehavior: .gracefullyShutdownGroup),
-                    ],
-                    gracefulShutdownSignals: [.sigterm, .sigint],
-                    logger: logger))
-            do {
-                try await group.run()
-            } catch let failure as DaemonFailure {
-                throw failure
-            } catch {
-                throw DaemonFailure(.runtime, "\(error)")
-            }
+            services.append(.init(service: ControlService(server: server)))
+            services.append(.init(service: ReloadService(reloader: reloader, hangups: hangups, logger: logger)))
         }
-        await flushHistory(writer, logger: logger)
+        services.append(.init(service: conversation, successTerminationBehavior: .gracefullyShutdownGroup))
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch let failure as DaemonFailure {
+            throw failure
+        } catch {
+            throw DaemonFailure(.runtime, "\(error)")
+        }
         if let sessionID = writer.currentSessionID {
             try? await history.endSession(id: sessionID)
+        }
+    }
+
+    /// The microphone, or in file mode the recording.
+    static func openCapture(_ options: DaemonOptions, _ config: ParleyConfig) throws(DaemonFailure) -> CaptureSource {
+        try failing(options) { () throws(AudioError) in
+            if let input = options.input {
+                return CaptureSource(first: try FileCapture(path: input, pace: options.pace)) { () throws(AudioError) in
+                    throw AudioError(.io, "the recording \(input) cannot be reopened")
+                }
+            }
+            let device = config.captureDevice
+            return CaptureSource(first: try ALSACapture(device: device)) { () throws(AudioError) in
+                try ALSACapture(device: device)
+            }
+        }
+    }
+
+    /// The speaker, or in file mode the .wav that gets what would have been played.
+    static func openPlayback(_ options: DaemonOptions, _ config: ParleyConfig, sampleRate: Int) throws(DaemonFailure) -> any AudioPlayback {
+        try failing(options) { () throws(AudioError) -> any AudioPlayback in
+            if let output = options.output {
+                return try WAVRecorder(path: output, sampleRate: sampleRate)
+            }
+            let output = config.playbackDevice
+            return ReopeningPlayback(device: try ALSAPlayback(device: output, sampleRate: sampleRate)) { () throws(AudioError) in
+                try ALSAPlayback(device: output, sampleRate: sampleRate)
+            }
+        }
+    }
+
+    /// A device that cannot be opened stops start-up: exit 3, or 1 for a recording or a format.
+    private static func failing<T>(_ options: DaemonOptions, _ open: () throws(AudioError) -> T) throws(DaemonFailure) -> T {
+        do {
+            return try open()
+        } catch {
+            let code: DaemonFailure.Code = error.kind == .format || options.input != nil ? .runtime : .audioDevice
+            throw DaemonFailure(code, error.description)
         }
     }
 
@@ -264,7 +261,7 @@ public enum Daemon {
             backends, timing: .init(deadline: .milliseconds(config.translationDeadlineMs)), cacheCapacity: config.translationCacheSize)
     }
 
-    static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> any SpeechSynthesizer {
+    static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> EspeakSynthesizer {
         let synthesizer: EspeakSynthesizer
         do {
             synthesizer = try EspeakSynthesizer.shared()
@@ -319,25 +316,6 @@ public enum Daemon {
             : "no speech model for \"\(language)\": add a PocketSphinx model under [recognizer.\(language)]"
     }
 
-    // MARK: - Running
-
-    /// Runs the capture loop on a thread of its own and waits for it.
-    static func runCaptureThread(_ interpreter: Interpreter, _ source: CaptureSource) async throws {
-        let result: Result<Void, AudioError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(returning: Result { () throws(AudioError) in
-                    try interpreter.run(openCapture: source.open)
-                })
-            }
-            thread.name = "parley-capture"
-            thread.qualityOfService = .userInteractive
-            thread.start()
-        }
-        if case .failure(let error) = result {
-            throw DaemonFailure(error.kind == .deviceLost ? .audioDevice : .runtime, error.description)
-        }
-    }
-
     /// File mode prints each committed turn.
     static func printTurn(_ line: Data) {
         guard let envelope = try? JSONDecoder().decode(Envelope.self, from: line), envelope.type == EventType.turn,
@@ -354,26 +332,6 @@ public enum Daemon {
 
     private struct TurnEventLine: Decodable {
         var data: TurnInfo
-    }
-}
-
-/// Opens the capture device: the one opened at start-up first, then fresh ones after a pause or
-/// a lost device. Used only by the capture thread.
-final class CaptureSource: @unchecked Sendable {
-    private var first: (any AudioCapture)?
-    private let reopen: () throws(AudioError) -> any AudioCapture
-
-    init(first: any AudioCapture, reopen: @escaping () throws(AudioError) -> any AudioCapture) {
-        self.first = first
-        self.reopen = reopen
-    }
-
-    func open() throws(AudioError) -> any AudioCapture {
-        if let first {
-            self.first = nil
-            return first
-        }
-        return try reopen()
     }
 }
 
@@ -472,10 +430,10 @@ struct ControlService: Service {
     }
 }
 
-/// The capture loop as a service: graceful shutdown stops it after the turn in flight.
+/// The conversation as a service: graceful shutdown stops the capture loop after the turn in
+/// flight; then the history is flushed.
 struct ConversationService: Service {
     let interpreter: Interpreter
-    let source: CaptureSource
     let notifier: SystemdNotifier
     let history: HistoryWriter
     let logger: Logger
@@ -483,10 +441,14 @@ struct ConversationService: Service {
     func run() async throws {
         let interpreter = self.interpreter
         // Graceful shutdown (SIGTERM) and cancellation (another service failed) both end the
-        // capture loop; the thread cannot see task cancellation by itself.
+        // capture loop; its thread cannot see task cancellation by itself.
         try await withTaskCancellationHandler {
             try await withGracefulShutdownHandler {
-                try await Daemon.runCaptureThread(interpreter, source)
+                do {
+                    try await interpreter.run()
+                } catch let error as AudioError {
+                    throw DaemonFailure(error.kind == .deviceLost ? .audioDevice : .runtime, error.description)
+                }
                 // Before the socket closes: clients waiting for a stored turn get their answer.
                 await Daemon.flushHistory(history, logger: logger)
             } onGracefulShutdown: { [notifier] in
@@ -495,6 +457,22 @@ struct ConversationService: Service {
             }
         } onCancel: {
             interpreter.stop()
+        }
+    }
+}
+
+/// File mode: prints each committed turn, until the conversation has ended and every turn
+/// queued before that is printed.
+struct TurnPrinter: Service {
+    let subscription: Subscription
+
+    func run() async {
+        await withGracefulShutdownHandler {
+            while let line = await subscription.next() {
+                Daemon.printTurn(line)
+            }
+        } onGracefulShutdown: {
+            subscription.finish()
         }
     }
 }

@@ -4,6 +4,7 @@ import ParleyControl
 import ParleyConversation
 import ParleyHistory
 import ParleyProtocol
+import ParleyRuntime
 
 /// No turn or session with the id a client gave.
 struct NotFound: Error, CustomStringConvertible {

@@ -3,6 +3,7 @@ import Logging
 import ParleyControl
 import ParleyHistory
 import ParleyProtocol
+import ParleyRuntime
 import ParleyTranslation
 
 // MARK: - retry, languages

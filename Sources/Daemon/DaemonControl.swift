@@ -5,6 +5,7 @@ import ParleyControl
 import ParleyConversation
 import ParleyHistory
 import ParleyProtocol
+import ParleyRuntime
 
 /// Answers control requests from the daemon's state. Bad input gets an error reply that says
 /// what to send instead; nothing a client sends can stop the conversation.
@@ -232,23 +233,4 @@ struct Fields {
         guard let speaker = Speaker(rawValue: raw) else { throw FieldError("data.\(key) must be \"a\" or \"b\", not \"\(raw)\"") }
         return speaker
     }
-}
-
-extension TurnRecord {
-    /// The turn as clients see it.
-    var info: TurnInfo {
-        TurnInfo(
-            id: id ?? 0, sessionID: sessionID, speaker: speaker, sourceLang: sourceLang, targetLang: targetLang,
-            sourceText: sourceText, translatedText: translatedText, ipa: ipa, confidence: confidence, favorite: favorite,
-            lowConfidence: lowConfidence, status: status.rawValue, error: error,
-            createdAt: Self.iso8601.string(from: createdAt),
-            timings: .init(asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs))
-    }
-
-    nonisolated(unsafe) static let iso8601: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter
-    }()
 }

@@ -4,6 +4,7 @@ import ParleyConfig
 import ParleyConversation
 import ParleyEndpoint
 import ParleyProtocol
+import ParleyRuntime
 import ParleySystemd
 import Synchronization
 

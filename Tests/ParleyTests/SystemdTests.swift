@@ -7,6 +7,7 @@ import Testing
 @testable import ParleyEndpoint
 @testable import ParleyHistory
 @testable import ParleyProtocol
+@testable import ParleyRuntime
 @testable import ParleySystemd
 
 #if canImport(Glibc)

@@ -1,0 +1,171 @@
+import Foundation
+import Logging
+import ParleyAudio
+import ParleyControl
+import ParleyConversation
+import ParleyEndpoint
+import ParleyProtocol
+import Synchronization
+
+/// The capture loop: reads the device period by period on a thread of its own, measures levels,
+/// and hands each period to the runtime. It never waits for an engine; a recording (not real
+/// time) waits for the turn in flight after every period, so it gives the same turns as a
+/// live microphone.
+///
+/// A live device that fails is closed and reopened with backoff (state `device_lost`); `pause`
+/// closes it and `resume` reopens it.
+struct CaptureLoop: Sendable {
+    let interpreter: Interpreter
+    /// The first wait before reopening a lost device, doubling up to `maxBackoff`.
+    var backoff: TimeInterval = 0.5
+    var maxBackoff: TimeInterval = 10
+
+    /// Runs the loop on a thread of its own until the recording ends or a stop, and settles the
+    /// turn in flight.
+    func run(_ source: sending CaptureSource) async -> Result<Void, AudioError> {
+        let handOver = Mutex<CaptureSource?>(source)
+        return await withCheckedContinuation { continuation in
+            let thread = Thread {
+                guard let source = handOver.withLock({ $0.take() }) else { return }
+                continuation.resume(returning: Result { () throws(AudioError) in try loop(source) })
+            }
+            thread.name = "parley-capture"
+            thread.qualityOfService = .userInteractive
+            thread.start()
+        }
+    }
+
+    private func loop(_ source: CaptureSource) throws(AudioError) {
+        var capture: (any AudioCapture)? = try source.open()
+        let isRealTime = capture?.isRealTime ?? true
+        var position: SampleTime = 0
+        var backoff = self.backoff
+        var pendingLevel: Levels?
+        defer {
+            finishInput(at: position)
+            capture?.close()
+        }
+        while !interpreter.stopping.load(ordering: .relaxed) {
+            interpreter.observer?.heartbeat()
+            if interpreter.shared.withLock({ $0.userPaused }) {
+                if let open = capture {
+                    open.close()
+                    capture = nil
+                    interpreter.logger.info("microphone released (paused)")
+                }
+                waitForSignal(seconds: 1)
+                continue
+            }
+            guard let current = capture else {
+                do {
+                    capture = try source.open()
+                    deviceRestored()
+                } catch {
+                    deviceLost(error)
+                    waitForSignal(seconds: backoff)
+                    backoff = min(backoff * 2, maxBackoff)
+                }
+                continue
+            }
+            let frame: [Int16]
+            do {
+                frame = try current.read()
+                backoff = self.backoff
+            } catch {
+                guard isRealTime else { throw error }
+                current.close()
+                capture = nil
+                deviceLost(error)
+                // A device that opens but cannot be read must not be retried in a tight loop.
+                waitForSignal(seconds: backoff)
+                backoff = min(backoff * 2, maxBackoff)
+                continue
+            }
+            if frame.isEmpty { break }
+            let start = position
+            position += SampleTime(frame.count)
+            let level = Levels(measuring: frame)
+            publishLevel(level, pending: &pendingLevel)
+            interpreter.process(frame, at: start, level: level, now: position)
+            if !isRealTime { waitWhileBusy(until: .distantFuture, unlessStopping: true) }
+        }
+    }
+
+    /// At the end of a recording an utterance in progress is still processed; on stop it is
+    /// abandoned. Either way the turn already in flight is finished (within `stopTimeout`) and
+    /// its history write queued.
+    private func finishInput(at position: SampleTime) {
+        let stopped = interpreter.stopping.load(ordering: .relaxed)
+        let actions = interpreter.locked { state -> [ConversationMachine.Action] in
+            guard case .hearing = state.machine.state else { return [] }
+            if stopped {
+                state.endpointer.reset()
+                return state.handle(.speechDiscarded)
+            }
+            _ = state.endpointer.forceEnd(at: position)
+            return state.handle(.speechEnded(at: position))
+        }
+        interpreter.perform(actions)
+        waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Interpreter.stopTimeout) : .distantFuture, unlessStopping: false)
+        interpreter.shared.withLock { _ in interpreter.closing.store(true, ordering: .relaxed) }
+        _ = interpreter.recorder.waitForRecords(seconds: Interpreter.stopTimeout)
+    }
+
+    /// Levels go out at about 25 Hz: two 20 ms periods per event.
+    private func publishLevel(_ level: Levels, pending: inout Levels?) {
+        guard let first = pending else {
+            pending = level
+            return
+        }
+        pending = nil
+        guard interpreter.events.hasSubscribers else { return }
+        let power = (pow(10, first.rmsDB / 10) + pow(10, level.rmsDB / 10)) / 2
+        interpreter.events.publish(
+            EventType.level, LevelEvent(rmsDB: max(Levels.silenceDB, 10 * log10(power)), peakDB: max(first.peakDB, level.peakDB)))
+    }
+
+    /// Waits while a turn is in flight: a recording does so after every period (unless a stop
+    /// was asked for); a stop does so once, up to a deadline.
+    private func waitWhileBusy(until deadline: Date, unlessStopping: Bool) {
+        interpreter.wakeup.wait(until: deadline) {
+            interpreter.shared.withLock({ $0.machine.isBusy }) && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
+        }
+    }
+
+    private func waitForSignal(seconds: TimeInterval) {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var woken = false
+        interpreter.wakeup.wait(until: deadline) {
+            defer { woken = true }
+            return !woken && !interpreter.stopping.load(ordering: .relaxed)
+        }
+    }
+
+    private func deviceLost(_ error: AudioError) {
+        var first = false
+        let actions = interpreter.locked { state -> [ConversationMachine.Action] in
+            guard !state.deviceLost else { return [] }
+            state.deviceLost = true
+            first = true
+            return state.userPaused ? [] : state.handle(.pause)
+        }
+        if first {
+            interpreter.report("microphone lost, retrying: \(error)")
+            interpreter.publishState()
+        }
+        interpreter.perform(actions)
+    }
+
+    private func deviceRestored() {
+        let (actions, wasLost) = interpreter.shared.withLock { state -> ([ConversationMachine.Action], Bool) in
+            guard state.deviceLost else { return ([], false) }
+            state.deviceLost = false
+            return (state.userPaused ? [] : state.handle(.resume), true)
+        }
+        if wasLost {
+            interpreter.logger.notice("microphone is back")
+            interpreter.publishState()
+        }
+        interpreter.perform(actions)
+    }
+}

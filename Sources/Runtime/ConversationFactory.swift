@@ -1,0 +1,31 @@
+import Foundation
+import Logging
+import ParleyAudio
+import ParleyConfig
+import ParleyControl
+import ParleyEndpoint
+import ParleyHistory
+import ParleyProtocol
+import ParleyRecognition
+import ParleySynthesis
+
+extension Interpreter {
+    /// Builds a conversation from a config, its engines and a clock: the one factory parleyd
+    /// and the tests use, so a test runs the same runtime as the daemon with in-memory engines
+    /// (see the ParleyTesting module) and a clock it moves itself.
+    public static func make(
+        config: ParleyConfig, engines: EngineAccess, recognizer: sending @escaping (String) -> (any SpeechRecognizer)?,
+        synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
+        history: HistoryWriter,
+        events: EventBus, logger: Logger, observer: Observer? = nil, clock: RuntimeClock = .continuous,
+        date: @escaping @Sendable () -> Date = { Date() }, reopenBackoff: TimeInterval = 0.5
+    ) -> Interpreter {
+        Interpreter(
+            settings: RuntimeSettings(
+                speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
+                echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
+            endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, failureNotice: config.failureNotice, engines: engines,
+            recognizer: recognizer, synthesizer: synthesizer, playback: playback, capture: capture, history: history, events: events,
+            logger: logger, observer: observer, clock: clock, date: date, reopenBackoff: reopenBackoff)
+    }
+}

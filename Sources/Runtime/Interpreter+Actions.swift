@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import ParleyControl
+import ParleyHistory
+import ParleyConversation
+import ParleyEndpoint
+import ParleyProtocol
+import ParleyRecognition
+import ParleyTranslation
+import Synchronization
+
+/// Performing the machine's actions, and the workers' results coming back.
+extension Interpreter {
+    func perform(_ actions: [ConversationMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .startRecognition, .cancelRecognition:
+                break  // queued by `locked`
+            case .finishRecognition(let speaker):
+                publish(EventType.speechEnd, speaker: speaker)  // the work was queued by `locked`
+            case .translate(let speaker, let text):
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
+                translationInbox.yield((speaker, text))
+            case .speak(let speaker, let text):
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
+                let language = shared.withLock { $0.draft?.targetLang ?? $0.settings.language(of: speaker.other) }
+                say(text, in: language, to: speaker.other, prompt: false)
+            case .askToRepeat(let speaker):
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
+                let language = shared.withLock { $0.draft?.sourceLang ?? $0.settings.language(of: speaker) }
+                say(RepeatPrompt.text(for: language), in: language, to: speaker, prompt: true)
+            case .tellUntranslated(let speaker):
+                // The failed turn is already stored: the language comes from the settings that
+                // turn was translated with, kept in `noticeLanguage`.
+                guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
+                let language = shared.withLock { $0.noticeLanguage ?? $0.settings.language(of: speaker) }
+                say(UntranslatedNotice.text(for: language), in: language, to: speaker, prompt: true)
+            case .stopSpeaking:
+                speech.stop()
+            case .reportNoSpeech(let speaker):
+                logger.info("nothing recognized; still listening", metadata: ["speaker": "\(speaker.rawValue)"])
+                publish(EventType.noSpeech, speaker: speaker)
+            case .stateChanged(let state):
+                logger.debug("state", metadata: ["state": "\(state.name)", "speaker": "\(state.speaker?.rawValue ?? "-")"])
+                if case .hearing(let speaker, _) = state { publish(EventType.speechStart, speaker: speaker) }
+                publishState()
+                wakeup.wake()
+            case .releaseCapture, .reopenCapture:
+                wakeup.wake()  // the capture loop follows `userPaused`
+            case .resetEndpointer:
+                break  // applied inside `Shared.handle`
+            }
+        }
+    }
+
+    /// Shutting down: the turn in flight is stored as it stands (untranslated or unspoken), and
+    /// whoever waits for it (`say`) is answered.
+    func abandonTurn() {
+        if let draft = shared.withLock({ $0.takeDraft(for: recorder) }) {
+            record(draft)
+        }
+    }
+
+    /// The recognition worker finished an utterance.
+    func recognized(_ finished: Recognition, speaker: Speaker, language: String) {
+        let actions = shared.withLock { state -> [ConversationMachine.Action] in
+            let confident = (finished.confidence ?? 1) >= state.settings.minConfidence
+            if let end = state.draft?.endOfSpeech {
+                state.draft?.asrMs = clock.milliseconds(since: end)
+            }
+            state.draft?.recognition = finished
+            state.draft?.lowConfidence = !finished.text.isEmpty && !confident
+            let actions = state.handle(.recognized(text: finished.text, confident: confident))
+            if actions.contains(.askToRepeat(speaker)) {
+                state.draft?.error = "low confidence; the speaker was asked to repeat"
+            } else if state.draft?.lowConfidence == true {
+                state.draft?.error = "low confidence (\(finished.confidence ?? 0) < \(state.settings.minConfidence))"
+            }
+            return actions
+        }
+        if !finished.text.isEmpty {
+            events.publish(
+                EventType.transcript,
+                TextEvent(speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence))
+        }
+        perform(actions)
+    }
+
+    /// Translates turns one at a time, as the machine asks for them, until the runtime ends.
+    func translateTurns() async {
+        for await (speaker, text) in translations {
+            await translate(text, spokenBy: speaker)
+        }
+    }
+
+    private func translate(_ text: String, spokenBy speaker: Speaker) async {
+        let (source, target, replayed) = shared.withLock { state in
+            (
+                state.draft?.sourceLang ?? state.settings.language(of: speaker), state.draft?.targetLang ?? state.settings.language(of: speaker.other),
+                state.draft?.replaying?.translatedText
+            )
+        }
+        let started = clock.now
+        do {
+            let translation = if let replayed { replayed } else { try await translator.translate(text, from: source, to: target) }
+            guard !translation.isEmpty else {
+                throw TranslationError("the translation of \"\(text)\" came back empty")
+            }
+            let elapsed = clock.milliseconds(since: started)
+            let actions = shared.withLock { state in
+                state.draft?.translation = translation
+                state.draft?.mtMs = elapsed
+                return state.handle(.translated(text: translation))
+            }
+            events.publish(EventType.translation, TextEvent(speaker: speaker.rawValue, language: target, text: translation))
+            perform(actions)
+        } catch {
+            report("translation failed; the turn is kept untranslated: \(error)")
+            let (actions, draft) = shared.withLock { state in
+                state.draft?.error = "\(error)"
+                state.draft?.mtMs = clock.milliseconds(since: started)
+                state.noticeLanguage = source
+                return (state.handle(.translationFailed), state.takeDraft(for: recorder))
+            }
+            if let draft { record(draft) }
+            perform(actions)
+        }
+    }
+
+    /// Speaks `text` to `listener`: a translation, or a prompt to the speaker in their own
+    /// language (not timed as the turn's response, no IPA).
+    private func say(_ text: String, in language: String, to listener: Speaker, prompt: Bool) {
+        speech.speak(
+            .init(
+                text: text, language: language, wantsIPA: !prompt,
+                started: { [self] synthesisMs in
+                    let actions = shared.withLock { state in
+                        state.draft?.ttsMs = synthesisMs
+                        if let end = state.draft?.endOfSpeech, !prompt {
+                            state.draft?.responseMs = clock.milliseconds(since: end)
+                        }
+                        return state.handle(.speakingStarted)
+                    }
+                    publish(EventType.speakingStart, speaker: listener, language: language)
+                    perform(actions)
+                },
+                finished: { [self] outcome in
+                    if let error = outcome.error {
+                        report("speech output failed: \(error)")
+                    }
+                    publish(EventType.speakingEnd, speaker: listener, language: language)
+                    let (actions, draft) = shared.withLock { state in
+                        if let error = outcome.error { state.draft?.error = error }
+                        if let ipa = outcome.ipa { state.draft?.ipa = ipa }
+                        return (state.handle(.speakingFinished(playedSamples: outcome.played)), state.takeDraft(for: recorder))
+                    }
+                    if let draft { record(draft) }
+                    perform(actions)
+                }))
+    }
+
+    // MARK: - Events and history
+
+    func publish(_ type: String, speaker: Speaker, language: String? = nil) {
+        let language = language ?? snapshot.settings.language(of: speaker)
+        events.publish(type, SpeakerEvent(speaker: speaker.rawValue, language: language))
+    }
+
+    func publishState() {
+        let snapshot = self.snapshot
+        events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue))
+        observer?.stateChanged(snapshot)
+    }
+
+    /// Logs a failure and tells subscribers; the conversation goes on.
+    func report(_ message: String) {
+        logger.error("\(message)")
+        events.publish(EventType.error, ErrorEvent(message: message))
+    }
+
+    /// Stores a turn taken with `takeDraft`.
+    func record(_ draft: TurnDraft) {
+        recorder.record(
+            draft, stored: { [self] in shared.withLock { $0.turnCount += 1 } },
+            failed: { [self] in report($0) })
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Logging
+import ParleyAudio
+import ParleyControl
+import ParleyConversation
+import ParleyEndpoint
+import ParleyHistory
+import ParleyProtocol
+import ParleyRecognition
+import ParleyTranslation
+import Synchronization
+
+/// What clients ask of the conversation: who speaks, stop, pause, typed turns, settings.
+extension Interpreter {
+    /// Push-to-talk: `speaker` speaks next.
+    public func listen(_ speaker: Speaker) throws(ConversationRefusal) {
+        guard isHearable(speaker) else {
+            throw ConversationRefusal("speaker \(speaker.rawValue) cannot be heard (no speech model); they can type with `parley say`")
+        }
+        perform(shared.withLock { $0.handle(.listen(speaker)) })
+    }
+
+    /// Ends the utterance being heard, or cuts the speech being played.
+    public func stopTurn() {
+        perform(locked { $0.handle(.stop) })
+    }
+
+    /// Releases the microphone; a turn in flight finishes first.
+    public func pause() {
+        perform(locked { state in
+            state.userPaused = true
+            return state.deviceLost ? [] : state.handle(.pause)
+        })
+        wakeup.wake()
+    }
+
+    /// Takes the microphone back.
+    public func resume() {
+        perform(shared.withLock { state in
+            state.userPaused = false
+            return state.deviceLost ? [] : state.handle(.resume)
+        })
+        wakeup.wake()
+    }
+
+    /// A typed turn: translated, spoken and logged. Returns once the turn is committed.
+    public func say(_ speaker: Speaker, text: String) async throws -> TurnRecord {
+        let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !words.isEmpty else { throw ConversationRefusal("the text is empty; give the words to translate") }
+        return try await typedTurn(speaker, text: words) { state, completion in
+            TurnDraft(
+                speaker: speaker, sourceLang: state.settings.language(of: speaker),
+                targetLang: state.settings.language(of: speaker.other), endOfSpeech: self.clock.now,
+                recognition: Recognition(text: words, confidence: nil), completion: completion)
+        }
+    }
+
+    /// Speaks a past turn's translation again, as a turn of its speaker (echo guard and all),
+    /// without translating or storing it again. Returns once it was spoken.
+    public func replay(_ turn: TurnRecord) async throws -> TurnRecord {
+        guard let speaker = Speaker(rawValue: turn.speaker), let translation = turn.translatedText else {
+            throw ConversationRefusal("turn \(turn.id ?? 0) has no translation to speak")
+        }
+        return try await typedTurn(speaker, text: turn.sourceText) { _, completion in
+            TurnDraft(
+                speaker: speaker, sourceLang: turn.sourceLang, targetLang: turn.targetLang, endOfSpeech: self.clock.now,
+                recognition: Recognition(text: turn.sourceText, confidence: nil), translation: translation,
+                completion: completion, replaying: turn)
+        }
+    }
+
+    /// Starts a turn that did not come from the microphone, if the machine takes it now.
+    private func typedTurn(
+        _ speaker: Speaker, text: String,
+        draft: @escaping (Shared, @escaping @Sendable (Result<TurnRecord, any Error>) -> Void) -> TurnDraft
+    ) async throws -> TurnRecord {
+        try await withCheckedThrowingContinuation { continuation in
+            let actions = shared.withLock { state -> [ConversationMachine.Action] in
+                guard !closing.load(ordering: .relaxed) else { return [] }
+                let actions = state.handle(.typed(speaker, text: text))
+                guard !actions.isEmpty else { return [] }
+                state.draft = draft(state) { continuation.resume(with: $0) }
+                return actions
+            }
+            guard !actions.isEmpty else {
+                continuation.resume(throwing: ConversationRefusal("busy with a turn (\(snapshot.state)); try again when Parley is listening"))
+                return
+            }
+            perform(actions)
+        }
+    }
+
+    /// What `set` can change; nil fields stay as they are.
+    public struct Change: Sendable {
+        public var speakerA: String?
+        public var speakerB: String?
+        public var mode: ConversationMode?
+        public var silenceMs: Int?
+        public var echoTailMs: Int?
+        public var minConfidence: Double?
+
+        public init(
+            speakerA: String? = nil, speakerB: String? = nil, mode: ConversationMode? = nil, silenceMs: Int? = nil,
+            echoTailMs: Int? = nil, minConfidence: Double? = nil
+        ) {
+            self.speakerA = speakerA
+            self.speakerB = speakerB
+            self.mode = mode
+            self.silenceMs = silenceMs
+            self.echoTailMs = echoTailMs
+            self.minConfidence = minConfidence
+        }
+    }
+
+    /// Changes settings; languages and mode apply from the next turn. Throws, changing nothing,
+    /// when a language cannot be spoken or translated.
+    @discardableResult
+    public func apply(_ change: Change) throws(ConversationRefusal) -> RuntimeSettings {
+        try settingsChange.withLock { _ throws(ConversationRefusal) in
+            var next = snapshot.settings
+            next.speakerA = change.speakerA ?? next.speakerA
+            next.speakerB = change.speakerB ?? next.speakerB
+            next.mode = change.mode ?? next.mode
+            next.silenceMs = change.silenceMs ?? next.silenceMs
+            next.echoTailMs = change.echoTailMs ?? next.echoTailMs
+            next.minConfidence = change.minConfidence ?? next.minConfidence
+            try check(next)
+            return commit(next)
+        }
+    }
+
+    /// Exchanges the two speakers' languages, from the next turn.
+    @discardableResult
+    public func swapLanguages() -> RuntimeSettings {
+        settingsChange.withLock { _ in
+            var next = snapshot.settings
+            swap(&next.speakerA, &next.speakerB)
+            return commit(next)
+        }
+    }
+
+    private func check(_ settings: RuntimeSettings) throws(ConversationRefusal) {
+        for (key, language) in [("speaker_a", settings.speakerA), ("speaker_b", settings.speakerB)] {
+            guard language.count == 2, language.allSatisfy({ $0.isASCII && $0.isLowercase }) else {
+                throw ConversationRefusal("\(key) \"\(language)\" is not a two-letter ISO 639-1 code such as \"en\"")
+            }
+            guard canSpeak(language) else {
+                throw ConversationRefusal("\(key): espeak-ng has no voice for \"\(language)\"; see `espeak-ng --voices`")
+            }
+        }
+        guard settings.speakerA != settings.speakerB else {
+            throw ConversationRefusal("speaker_a and speaker_b are both \"\(settings.speakerA)\"; give them different languages")
+        }
+        for pair in [LanguagePair(settings.speakerA, settings.speakerB), LanguagePair(settings.speakerB, settings.speakerA)]
+        where !translator.supports(pair) {
+            throw ConversationRefusal("no installed translation for \(pair); install the Apertium pair (e.g. apertium-\(pair.source)-\(pair.target))")
+        }
+        guard (50...10_000).contains(settings.silenceMs) else { throw ConversationRefusal("silence_ms must be from 50 to 10000") }
+        guard (0...10_000).contains(settings.echoTailMs) else { throw ConversationRefusal("echo_tail_ms must be from 0 to 10000") }
+        guard (0...1).contains(settings.minConfidence) else { throw ConversationRefusal("min_confidence must be from 0 to 1") }
+    }
+
+    private func commit(_ settings: RuntimeSettings) -> RuntimeSettings {
+        let hearable = Self.hearable(settings, hearing)
+        let actions = shared.withLock { state -> [ConversationMachine.Action] in
+            state.settings = settings
+            state.endpointer.settings.silenceMs = settings.silenceMs
+            var machineSettings = state.machine.settings
+            machineSettings.mode = settings.mode
+            machineSettings.echoTail = samples(ms: settings.echoTailMs)
+            machineSettings.hearable = hearable
+            return state.absorb(state.machine.reconfigure(machineSettings))
+        }
+        perform(actions)
+        // Keep the new languages' engines warm before their first turn.
+        for language in [settings.speakerA, settings.speakerB] {
+            recognition.inbox.yield(.warm(language: language))
+        }
+        let translator = self.translator
+        Task {
+            for pair in [LanguagePair(settings.speakerA, settings.speakerB), LanguagePair(settings.speakerB, settings.speakerA)] {
+                try? await translator.prepare(pair)
+            }
+        }
+        logger.notice("settings changed", metadata: ["a": "\(settings.speakerA)", "b": "\(settings.speakerB)", "mode": "\(settings.mode.rawValue)"])
+        publishState()
+        return settings
+    }
+}

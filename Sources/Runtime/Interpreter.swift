@@ -1,0 +1,304 @@
+import Foundation
+import Logging
+import ParleyAudio
+import ParleyControl
+import ParleyConversation
+import ParleyEndpoint
+import ParleyHistory
+import ParleyProtocol
+import ParleyRecognition
+import ParleySynthesis
+import ParleyTranslation
+import Synchronization
+
+/// The conversation runtime: owns the state machine and the endpointer and performs the
+/// machine's actions through the parts that do the work.
+///
+/// - `CaptureLoop` (a thread of its own) reads the device, measures levels and feeds
+///   `process(_:at:level:now:)`; it never waits for an engine (a recording, which is not real
+///   time, waits for the turn in flight so that it gives the same turns as a live microphone).
+/// - `RecognitionWorker` and `SpeechWorker` are actors, each on a queue of its own, that own the
+///   recognizers and the synthesizer and playback device.
+/// - Translation runs one turn at a time on the concurrency pool (`translateTurns`).
+/// - `TurnRecorder` hands finished turns to the history write queue.
+///
+/// All mutable state sits in `shared`, behind one lock; the work an action calls for is queued
+/// to its worker inside the lock that decided it, so the workers see it in order.
+public final class Interpreter: Sendable {
+    let recognition: RecognitionWorker
+    let speech: SpeechWorker
+    let recorder: TurnRecorder
+    let events: EventBus
+    let logger: Logger
+    let observer: Observer?
+    let clock: RuntimeClock
+    let hearing: @Sendable (String) -> Bool
+    let speaking: @Sendable (String) -> Bool
+    /// The translator the conversation uses (also for `retry` and `languages`).
+    public let translator: any Translator
+
+    let shared: Mutex<Shared>
+    /// The capture device, until `run` hands it to the capture loop.
+    private let capture: Mutex<CaptureSource?>
+    /// Wakes the capture loop when the state changes (pause, resume, a turn ended, stop).
+    let wakeup = Wakeup()
+    let stopping = Atomic<Bool>(false)
+    /// Set once the capture loop has ended: late translations and speech are dropped, so
+    /// nothing touches a device after it is closed.
+    let closing = Atomic<Bool>(false)
+    /// One settings change at a time, so two clients cannot undo each other's.
+    let settingsChange = Mutex(())
+    let translations: AsyncStream<(Speaker, String)>
+    let translationInbox: AsyncStream<(Speaker, String)>.Continuation
+
+    /// The first wait before a lost capture device is opened again (doubling up to 10 s).
+    let reopenBackoff: TimeInterval
+
+    /// How long a stop waits for the turn in flight.
+    public static let stopTimeout: TimeInterval = 10
+
+    struct Shared {
+        var machine: ConversationMachine
+        var endpointer: Endpointer
+        var settings: RuntimeSettings
+        var draft: TurnDraft?
+        /// The language of the utterance being heard (fixed when it starts).
+        var utteranceLanguage: String?
+        /// The language the utterance being heard will be translated into (fixed when it starts).
+        var utteranceTarget: String?
+        var turnCount = 0
+        var userPaused = false
+        var deviceLost = false
+        /// The language of the last turn that could not be translated, for the spoken notice.
+        var noticeLanguage: String?
+
+        /// Feeds the machine and applies what belongs to shared state right here.
+        mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
+            absorb(machine.handle(event))
+        }
+
+        /// Applies the machine's actions that concern shared state (endpointer resets, the
+        /// utterance's languages) and returns the rest.
+        mutating func absorb(_ actions: [ConversationMachine.Action]) -> [ConversationMachine.Action] {
+            for action in actions {
+                switch action {
+                case .resetEndpointer: endpointer.reset()
+                case .startRecognition(let speaker):
+                    utteranceLanguage = settings.language(of: speaker)
+                    utteranceTarget = settings.language(of: speaker.other)
+                default: break
+                }
+            }
+            return actions.filter { $0 != .resetEndpointer }
+        }
+
+        /// Takes the turn in flight to be recorded, registering its write with `recorder` under
+        /// the same lock as the state change, so whoever sees the turn end also waits for it.
+        mutating func takeDraft(for recorder: TurnRecorder) -> TurnDraft? {
+            defer { draft = nil }
+            if draft != nil { recorder.reserve() }
+            return draft
+        }
+
+        /// What clients see as the state.
+        var stateName: String {
+            deviceLost ? "device_lost" : machine.state.name
+        }
+    }
+
+    /// Told that the capture loop goes round (systemd's watchdog) and that the state changed
+    /// (systemd's status line). Both are called on the thread at hand and must be quick.
+    public struct Observer: Sendable {
+        public var heartbeat: @Sendable () -> Void
+        public var stateChanged: @Sendable (Snapshot) -> Void
+
+        public init(heartbeat: @escaping @Sendable () -> Void, stateChanged: @escaping @Sendable (Snapshot) -> Void) {
+            self.heartbeat = heartbeat
+            self.stateChanged = stateChanged
+        }
+    }
+
+    public init(
+        settings: RuntimeSettings, endpoint: EndpointSettings, repeatPrompt: Bool, failureNotice: Bool = false,
+        engines: EngineAccess, recognizer: sending @escaping (String) -> (any SpeechRecognizer)?,
+        synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
+        history: HistoryWriter,
+        events: EventBus, logger: Logger, observer: Observer? = nil, clock: RuntimeClock = .continuous,
+        date: @escaping @Sendable () -> Date = { Date() }, reopenBackoff: TimeInterval = 0.5
+    ) {
+        self.observer = observer
+        self.reopenBackoff = reopenBackoff
+        self.capture = Mutex(capture)
+        self.events = events
+        self.logger = logger
+        self.clock = clock
+        self.hearing = engines.canHear
+        self.speaking = engines.canSpeak
+        self.translator = engines.translator
+        let report: @Sendable (String) -> Void = { message in
+            logger.error("\(message)")
+            events.publish(EventType.error, ErrorEvent(message: message))
+        }
+        self.recognition = RecognitionWorker(recognizer: recognizer, events: events, logger: logger, report: report)
+        self.speech = SpeechWorker(synthesizer: synthesizer, playback: playback, clock: clock, logger: logger)
+        self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: date)
+        (translations, translationInbox) = AsyncStream.makeStream()
+        var endpoint = endpoint
+        endpoint.silenceMs = settings.silenceMs
+        let machine = ConversationMachine(
+            settings: .init(
+                mode: settings.mode, echoTail: samples(ms: settings.echoTailMs),
+                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt, failureNotice: failureNotice))
+        self.shared = Mutex(
+            Shared(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), settings: settings))
+    }
+
+    static func hearable(_ settings: RuntimeSettings, _ canHear: (String) -> Bool) -> Set<Speaker> {
+        Set(Speaker.allCases.filter { canHear(settings.language(of: $0)) })
+    }
+
+    // MARK: - Queries
+
+    public struct Snapshot: Sendable {
+        public var state: String
+        public var speaker: Speaker?
+        public var turns: Int
+        public var settings: RuntimeSettings
+    }
+
+    public var snapshot: Snapshot {
+        shared.withLock { Snapshot(state: $0.stateName, speaker: $0.machine.state.speaker, turns: $0.turnCount, settings: $0.settings) }
+    }
+
+    /// True when `speaker`'s language has a recognizer.
+    public func isHearable(_ speaker: Speaker) -> Bool {
+        hearing(snapshot.settings.language(of: speaker))
+    }
+
+    /// True when `language` has a recognizer model.
+    public func canHear(_ language: String) -> Bool { hearing(language) }
+
+    /// True when `language` has a voice.
+    public func canSpeak(_ language: String) -> Bool { speaking(language) }
+
+    /// Whether a turn no backend could translate is answered with a spoken notice to the
+    /// speaker (`[translator] failure_notice`).
+    public func setFailureNotice(_ on: Bool) {
+        shared.withLock { $0.machine.settings.failureNotice = on }
+    }
+
+    // MARK: - Running
+
+    /// Runs the conversation until the recording ends or `stop()` is called: the workers, and
+    /// the capture loop on a thread of its own. Then the turn in flight is settled, its history
+    /// write queued, and the devices closed.
+    public func run() async throws(AudioError) {
+        guard let source = capture.withLock({ $0.take() }) else { throw AudioError(.open, "the conversation already ran") }
+        let recognitionLoop = Task { await recognition.run() }
+        let speechLoop = Task { await speech.run() }
+        let translationLoop = Task { await translateTurns() }
+        let result = await CaptureLoop(interpreter: self, backoff: reopenBackoff).run(source)
+        recognition.inbox.yield(.close)
+        speech.inbox.yield(.close)
+        translationInbox.finish()
+        // Playback is closed on the speech worker once it is idle; a worker that never gets
+        // there (a hung device) is left alone rather than closed under its feet.
+        let done = await finished(within: .seconds(Self.stopTimeout)) {
+            await recognitionLoop.value
+            await speechLoop.value
+        }
+        if !done { logger.warning("an engine did not finish in time; exiting anyway") }
+        translationLoop.cancel()
+        try result.get()
+    }
+
+    /// Asks the capture loop to end after the period it is reading.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        wakeup.wake()
+    }
+
+    // MARK: - Audio
+
+    /// One captured period: the machine's clock moves to `now`, the endpointer judges the audio,
+    /// and audio of an utterance goes to the recognizer. Called by the capture loop.
+    func process(_ frame: [Int16], at start: SampleTime, level: Levels, now: SampleTime) {
+        let actions = shared.withLock { state -> [ConversationMachine.Action] in
+            var actions = state.handle(.clock(now: now))
+            guard state.machine.acceptsAudio else {
+                queueRecognition(actions, &state)
+                return actions
+            }
+            let wasInSpeech = state.endpointer.isInSpeech
+            var audio: [Int16]?
+            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB) {
+            case .started(let at, let preroll)?:
+                actions += state.handle(.speechStarted(at: at))
+                audio = preroll
+            case .ended(let end, _)?:
+                actions += state.handle(.speechEnded(at: end))
+            case .discarded?:
+                actions += state.handle(.speechDiscarded)
+            case nil:
+                if wasInSpeech { audio = frame }
+            }
+            queueRecognition(actions, &state)
+            // Queued after the utterance was opened, in the same lock.
+            if let audio, let language = state.utteranceLanguage, let speaker = state.machine.state.speaker {
+                recognition.inbox.yield(.feed(audio, speaker: speaker, language: language))
+            }
+            return actions
+        }
+        perform(actions)
+    }
+
+    /// Runs `body` under the lock and queues the recognizer work its actions call for in that
+    /// same lock, so the recognizer sees opens, audio, finishes and cancels in the order the
+    /// machine decided them, whichever thread decided.
+    func locked(_ body: (inout Shared) -> [ConversationMachine.Action]) -> [ConversationMachine.Action] {
+        shared.withLock { state in
+            let actions = body(&state)
+            queueRecognition(actions, &state)
+            return actions
+        }
+    }
+
+    private func queueRecognition(_ actions: [ConversationMachine.Action], _ state: inout Shared) {
+        for action in actions {
+            switch action {
+            case .startRecognition:
+                if let language = state.utteranceLanguage { recognition.inbox.yield(.start(language: language)) }
+            case .finishRecognition(let speaker):
+                let language = state.utteranceLanguage ?? state.settings.language(of: speaker)
+                state.draft = TurnDraft(
+                    speaker: speaker, sourceLang: language,
+                    targetLang: state.utteranceTarget ?? state.settings.language(of: speaker.other), endOfSpeech: clock.now)
+                recognition.inbox.yield(.finish(language: language) { [self] in recognized($0, speaker: speaker, language: language) })
+            case .cancelRecognition:
+                if let language = state.utteranceLanguage { recognition.inbox.yield(.cancel(language: language)) }
+            default:
+                break
+            }
+        }
+    }
+}
+
+/// Wakes a waiting capture loop: a condition variable, signalled on every state change.
+final class Wakeup: Sendable {
+    private let condition = NSCondition()
+
+    func wake() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until woken or `deadline`, while `keepWaiting` holds (checked under the lock).
+    func wait(until deadline: Date, while keepWaiting: () -> Bool) {
+        condition.lock()
+        defer { condition.unlock() }
+        while keepWaiting() && Date() < deadline {
+            _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 1)))
+        }
+    }
+}

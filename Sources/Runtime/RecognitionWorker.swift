@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import ParleyAudio
+import ParleyControl
+import ParleyConversation
+import ParleyProtocol
+import ParleyRecognition
+
+/// Owns the recognizers and feeds them, on a queue of its own.
+///
+/// Commands arrive through `inbox` in the order the conversation decided them (opens, audio,
+/// finishes and cancels are queued under the runtime's lock), so the decoder always sees an
+/// utterance's audio between its start and its finish, whichever thread decided what.
+actor RecognitionWorker {
+    enum Command: Sendable {
+        /// Load a language's model now, so its first turn is fast.
+        case warm(language: String)
+        case start(language: String)
+        case feed([Int16], speaker: Speaker, language: String)
+        /// Finish the utterance and hand the hypothesis to `reply` (an empty one if the language
+        /// cannot be heard or the decoder failed).
+        case finish(language: String?, reply: @Sendable (Recognition) -> Void)
+        case cancel(language: String)
+        /// Log what recognition cost, then end.
+        case close
+    }
+
+    private let executor = QueueExecutor(label: "parley.recognition")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    nonisolated let inbox: AsyncStream<Command>.Continuation
+    private let commands: AsyncStream<Command>
+    private let recognizer: (String) -> (any SpeechRecognizer)?
+    private let events: EventBus
+    private let logger: Logger
+    private let report: @Sendable (String) -> Void
+
+    // Partial hypotheses.
+    private var samplesSincePartial = 0
+    private var lastPartial: String?
+    /// CPU the recognizer used, and the speech it was given.
+    private var cpu: Duration = .zero
+    private var recognizedSamples = 0
+
+    /// How much audio passes between two `partial` events (about 200 ms).
+    static let partialInterval = captureSampleRate / 5
+
+    init(
+        recognizer: sending @escaping (String) -> (any SpeechRecognizer)?, events: EventBus, logger: Logger,
+        report: @escaping @Sendable (String) -> Void
+    ) {
+        (commands, inbox) = AsyncStream.makeStream()
+        self.recognizer = recognizer
+        self.events = events
+        self.logger = logger
+        self.report = report
+    }
+
+    /// Performs commands until `close`.
+    func run() async {
+        for await command in commands {
+            switch command {
+            case .warm(let language):
+                _ = recognizer(language)
+            case .start(let language):
+                samplesSincePartial = 0
+                lastPartial = nil
+                do {
+                    try recognizer(language)?.startUtterance()
+                } catch {
+                    report("recognition failed: \(error)")
+                }
+            case .feed(let audio, let speaker, let language):
+                guard let recognizer = recognizer(language) else { continue }
+                do {
+                    try measuringCPU { () throws(RecognizerError) in try recognizer.feed(audio) }
+                    recognizedSamples += audio.count
+                    publishPartial(from: recognizer, speaker: speaker, language: language, fed: audio.count)
+                } catch {
+                    report("recognition failed: \(error)")
+                }
+            case .finish(let language, let reply):
+                var recognition = Recognition(text: "", confidence: nil)
+                if let language, let recognizer = recognizer(language) {
+                    do {
+                        recognition = try measuringCPU { () throws(RecognizerError) in try recognizer.finishUtterance() }
+                    } catch {
+                        report("recognition failed: \(error)")
+                    }
+                }
+                reply(recognition)
+            case .cancel(let language):
+                recognizer(language)?.cancelUtterance()
+            case .close:
+                logCost()
+                inbox.finish()
+            }
+        }
+    }
+
+    /// The words so far, when they changed, every `partialInterval`.
+    private func publishPartial(from recognizer: any SpeechRecognizer, speaker: Speaker, language: String, fed: Int) {
+        samplesSincePartial += fed
+        guard samplesSincePartial >= Self.partialInterval, events.hasSubscribers else { return }
+        samplesSincePartial = 0
+        guard let words = recognizer.partial(), words != lastPartial else { return }
+        lastPartial = words
+        events.publish(EventType.partial, TextEvent(speaker: speaker.rawValue, language: language, text: words))
+    }
+
+    private func logCost() {
+        guard recognizedSamples > 0 else { return }
+        let seconds = Double(cpu.components.seconds) + Double(cpu.components.attoseconds) / 1e18
+        let speech = Double(recognizedSamples) / Double(captureSampleRate)
+        logger.notice(
+            "recognition used \(String(format: "%.3f", seconds)) s of CPU for \(String(format: "%.2f", speech)) s of speech (\(String(format: "%.3f", seconds / speech)) of a core)")
+    }
+
+    /// Runs `work`, adding the CPU time this thread spent to `cpu`.
+    private func measuringCPU<T>(_ work: () throws(RecognizerError) -> T) throws(RecognizerError) -> T {
+        func now() -> Duration {
+            var time = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+        }
+        let start = now()
+        defer { cpu += now() - start }
+        return try work()
+    }
+}

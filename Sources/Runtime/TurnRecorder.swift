@@ -1,0 +1,93 @@
+import Dispatch
+import Foundation
+import Logging
+import ParleyControl
+import ParleyConversation
+import ParleyHistory
+import ParleyProtocol
+import ParleyRecognition
+
+/// What is known about the turn in flight.
+struct TurnDraft: Sendable {
+    var speaker: Speaker
+    var sourceLang: String
+    var targetLang: String
+    /// When the end of speech was decided (or the text typed), on the runtime's clock.
+    var endOfSpeech: Duration
+    var recognition: Recognition?
+    var translation: String?
+    /// The translation's pronunciation, in IPA.
+    var ipa: String?
+    var error: String?
+    var lowConfidence = false
+    var asrMs: Int?
+    var mtMs: Int?
+    var ttsMs: Int?
+    var responseMs: Int?
+    /// Told the committed turn (typed turns wait for it).
+    var completion: (@Sendable (Result<TurnRecord, any Error>) -> Void)?
+    /// A past turn spoken again (`replay`): not translated again, not stored again.
+    var replaying: TurnRecord?
+}
+
+/// Stores finished turns through the history write queue and tells whoever waits for them.
+///
+/// The runtime takes a turn out of its state and `reserve`s its write under the same lock, so
+/// whoever sees the turn end (shutdown) can wait for the write to be queued (`waitForRecords`).
+final class TurnRecorder: Sendable {
+    private let history: HistoryWriter
+    private let events: EventBus
+    private let logger: Logger
+    /// Wall-clock time, for the turn's `created_at`.
+    private let date: @Sendable () -> Date
+    private let inFlight = DispatchGroup()
+
+    init(history: HistoryWriter, events: EventBus, logger: Logger, date: @escaping @Sendable () -> Date) {
+        self.history = history
+        self.events = events
+        self.logger = logger
+        self.date = date
+    }
+
+    /// Registers a turn about to be recorded; call under the lock that takes it.
+    func reserve() { inFlight.enter() }
+
+    /// Waits until every reserved turn has been handed to the history queue.
+    func waitForRecords(seconds: TimeInterval) -> Bool {
+        inFlight.wait(timeout: .now() + seconds) == .success
+    }
+
+    /// Stores a turn taken with `reserve`. Queued, never waited for here: a failing disk cannot
+    /// stop the conversation. The turn is acknowledged (its event, the `say` reply) once
+    /// committed; `stored` is told then.
+    func record(_ draft: TurnDraft, stored: @escaping @Sendable () -> Void, failed: @escaping @Sendable (String) -> Void) {
+        defer { inFlight.leave() }
+        guard let recognition = draft.recognition else {
+            draft.completion?(.failure(ConversationRefusal("the turn was abandoned")))
+            return
+        }
+        if let replayed = draft.replaying {
+            draft.completion?(.success(replayed))
+            return
+        }
+        let turn = TurnRecord(
+            sessionID: 0, speaker: draft.speaker.rawValue, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
+            sourceText: recognition.text, translatedText: draft.translation, ipa: draft.ipa, confidence: recognition.confidence,
+            status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
+            lowConfidence: draft.lowConfidence, createdAt: date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
+            ttsMs: draft.ttsMs, responseMs: draft.responseMs)
+        history.enqueue(turn) { [events, logger] result in
+            switch result {
+            case .success(let committed):
+                stored()
+                logger.info(
+                    "turn", metadata: ["id": "\(committed.id ?? 0)", "speaker": "\(committed.speaker)", "response_ms": "\(committed.responseMs ?? -1)"])
+                events.publish(EventType.turn, committed.info)
+                draft.completion?(.success(committed))
+            case .failure(let error):
+                failed("could not store the turn in history: \(error)")
+                draft.completion?(.failure(error))
+            }
+        }
+    }
+}
