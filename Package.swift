@@ -88,6 +88,15 @@ let package = Package(
             ],
             path: "Sources/Daemon", swiftSettings: swiftSettings),
 
+        .target(
+            name: "ParleyTesting",
+            dependencies: [
+                "ParleyRuntime", "ParleyAudio", "ParleyRecognition", "ParleySynthesis", "ParleyTranslation",
+                "ParleyConfig", "ParleyControl", "ParleyHistory", "ParleyProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Testing", swiftSettings: swiftSettings),
+
         // MARK: - Executables (thin)
         .executableTarget(
             name: "parleyd",
@@ -111,7 +120,7 @@ let package = Package(
             dependencies: [
                 "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
-                "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
+                "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime", "ParleyTesting",
             ],
             path: "Tests/ParleyTests", swiftSettings: swiftSettings),
     ]

@@ -1,0 +1,224 @@
+import Foundation
+import ParleyAudio
+import ParleyRecognition
+import ParleySynthesis
+import ParleyTranslation
+import Synchronization
+
+/// A loudspeaker that keeps what it is given. `hold()` makes writes wait until `release()`, so
+/// a test can act while Parley is speaking (a stop, an echo, a pause).
+public final class RecordingSpeaker: Sendable {
+    private struct State {
+        var played: [Int16] = []
+        var held = false
+        var writes = 0
+        var discards = 0
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let condition = NSCondition()
+    public let sampleRate: Int
+
+    public init(sampleRate: Int = 22_050) {
+        self.sampleRate = sampleRate
+    }
+
+    /// The playback device to give the conversation.
+    public func playback() -> any AudioPlayback { RecordingPlayback(self) }
+
+    public var played: [Int16] { state.withLock { $0.played } }
+    public var writes: Int { state.withLock { $0.writes } }
+    public var discards: Int { state.withLock { $0.discards } }
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
+    public func hold() { state.withLock { $0.held = true } }
+
+    public func release() {
+        state.withLock { $0.held = false }
+        condition.broadcast()
+    }
+
+    fileprivate func write(_ samples: [Int16]) {
+        condition.lock()
+        while state.withLock({ $0.held }) { condition.wait() }
+        condition.unlock()
+        state.withLock {
+            $0.played += samples
+            $0.writes += 1
+        }
+    }
+
+    fileprivate func discard() { state.withLock { $0.discards += 1 } }
+    fileprivate func close() { state.withLock { $0.closed = true } }
+}
+
+final class RecordingPlayback: AudioPlayback {
+    private let speaker: RecordingSpeaker
+    var sampleRate: Int { speaker.sampleRate }
+
+    init(_ speaker: RecordingSpeaker) { self.speaker = speaker }
+
+    func write(_ samples: [Int16]) throws(AudioError) { speaker.write(samples) }
+    func drain() throws(AudioError) {}
+    func discard() { speaker.discard() }
+    func close() { speaker.close() }
+}
+
+/// A synthesizer that "speaks" silence: `samplesPerCharacter` samples for each character of the
+/// text, in chunks of `chunk` samples. It has a voice for every language in `languages`.
+public final class SilentSynthesizer: SpeechSynthesizer {
+    public let sampleRate: Int
+    public let languages: Set<String>
+    private let samplesPerCharacter: Int
+    private let chunk: Int
+
+    public init(sampleRate: Int = 22_050, languages: Set<String> = ["en", "es"], samplesPerCharacter: Int = 1_000, chunk: Int = 1_100) {
+        self.sampleRate = sampleRate
+        self.languages = languages
+        self.samplesPerCharacter = samplesPerCharacter
+        self.chunk = chunk
+    }
+
+    public func hasVoice(for language: String) -> Bool { languages.contains(language) }
+
+    @discardableResult
+    public func synthesize(_ text: String, language: String, chunk deliver: ([Int16]) throws -> Void) throws(SynthesisError) -> Int {
+        guard hasVoice(for: language) else { throw SynthesisError("no voice for \(language)") }
+        let total = text.count * samplesPerCharacter
+        var produced = 0
+        do {
+            while produced < total {
+                let count = min(chunk, total - produced)
+                try deliver([Int16](repeating: 0, count: count))
+                produced += count
+            }
+        } catch {
+            throw SynthesisError("stopped: \(error)")
+        }
+        return produced
+    }
+
+    public func ipa(_ text: String, language: String) -> String? { "[\(language)] \(text)" }
+}
+
+/// What a `ScriptedRecognizer` will answer, and what it was asked: shared by the test and the
+/// recognizers it makes (one per language).
+public final class RecognizerScript: Sendable {
+    public enum Call: Sendable, Equatable {
+        case start(String), finish(String), cancel(String)
+    }
+
+    private struct State {
+        var answers: [String: [Recognition]] = [:]
+        var calls: [Call] = []
+        var fed: [String: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+    /// The languages that have a "model".
+    public let languages: Set<String>
+
+    public init(languages: Set<String> = ["en", "es"]) {
+        self.languages = languages
+    }
+
+    /// The next utterance in `language` is recognized as `text`.
+    public func willHear(_ text: String, in language: String, confidence: Double? = 0.9) {
+        state.withLock { $0.answers[language, default: []].append(Recognition(text: text, confidence: confidence)) }
+    }
+
+    public var calls: [Call] { state.withLock { $0.calls } }
+    /// Samples fed, per language.
+    public func fed(_ language: String) -> Int { state.withLock { $0.fed[language, default: 0] } }
+
+    /// The recognizer lookup to give the conversation.
+    public func recognizers() -> (String) -> (any SpeechRecognizer)? {
+        var made: [String: ScriptedRecognizer] = [:]
+        return { [self] language in
+            guard languages.contains(language) else { return nil }
+            if let recognizer = made[language] { return recognizer }
+            let recognizer = ScriptedRecognizer(language: language, script: self)
+            made[language] = recognizer
+            return recognizer
+        }
+    }
+
+    fileprivate func record(_ call: Call) { state.withLock { $0.calls.append(call) } }
+    fileprivate func feed(_ count: Int, _ language: String) { state.withLock { $0.fed[language, default: 0] += count } }
+    fileprivate func answer(_ language: String) -> Recognition {
+        state.withLock { state in
+            guard var queue = state.answers[language], !queue.isEmpty else { return Recognition(text: "", confidence: nil) }
+            let next = queue.removeFirst()
+            state.answers[language] = queue
+            return next
+        }
+    }
+}
+
+/// A recognizer that answers what its script says, whatever audio it is fed.
+final class ScriptedRecognizer: SpeechRecognizer {
+    let language: String
+    private let script: RecognizerScript
+
+    init(language: String, script: RecognizerScript) {
+        self.language = language
+        self.script = script
+    }
+
+    func startUtterance() throws(RecognizerError) { script.record(.start(language)) }
+    func feed(_ samples: [Int16]) throws(RecognizerError) { script.feed(samples.count, language) }
+    func partial() -> String? { nil }
+    func finishUtterance() throws(RecognizerError) -> Recognition {
+        script.record(.finish(language))
+        return script.answer(language)
+    }
+    func cancelUtterance() { script.record(.cancel(language)) }
+}
+
+/// A translator that answers "[target] text", or fails for texts in `failing`. `hold()` makes
+/// translations wait until `release()`.
+public final class EchoTranslator: Translator {
+    private struct State {
+        var held = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var requests: [String] = []
+    }
+
+    private let state = Mutex(State())
+    private let failing: Set<String>
+
+    public init(failing: Set<String> = []) {
+        self.failing = failing
+    }
+
+    public var requests: [String] { state.withLock { $0.requests } }
+
+    public func hold() { state.withLock { $0.held = true } }
+
+    public func release() {
+        let waiting = state.withLock { state in
+            state.held = false
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        waiting.forEach { $0.resume() }
+    }
+
+    public func supports(_ pair: LanguagePair) -> Bool { true }
+    public func prepare(_ pair: LanguagePair) async throws {}
+
+    public func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        await withCheckedContinuation { continuation in
+            let go = state.withLock { state -> Bool in
+                state.requests.append(text)
+                guard state.held else { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if go { continuation.resume() }
+        }
+        if failing.contains(text) { throw TranslationError("the scripted translator cannot translate \"\(text)\"") }
+        return "[\(target)] \(text)"
+    }
+}

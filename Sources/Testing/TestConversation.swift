@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+import ParleyAudio
+import ParleyConfig
+import ParleyControl
+import ParleyHistory
+import ParleyProtocol
+import ParleyRuntime
+import Synchronization
+
+/// A whole conversation runtime on in-memory engines: the same `Interpreter` parleyd runs,
+/// built by the same factory, with a scripted microphone, a recording speaker, scripted
+/// recognizers, a silent synthesizer, an echo translator, an in-memory history and a manual
+/// clock. Nothing here touches a sound card, a model or the disk.
+///
+/// Time on the capture timeline passes only when the test gives the microphone audio, so every
+/// turn is driven period by period; `ManualClock` times the turns.
+public final class TestConversation: Sendable {
+    public let interpreter: Interpreter
+    public let microphone: ScriptedMicrophone
+    public let speaker: RecordingSpeaker
+    public let recognizers: RecognizerScript
+    public let translator: EchoTranslator
+    public let clock: ManualClock
+    public let history: AppDatabase
+    public let writer: HistoryWriter
+    public let events: EventBus
+    /// Every event published, in order, until read.
+    private let received = Mutex<[Data]>([])
+    private let running: Mutex<Task<Result<Void, AudioError>, Never>?>
+
+    /// `config` gives the languages, mode and endpointing (its model and device keys are not
+    /// used); `hearable` are the languages with a "model".
+    public init(
+        config: ParleyConfig = ParleyConfig(), hearable: Set<String> = ["en", "es"], realTime: Bool = true,
+        translator: EchoTranslator = EchoTranslator(), synthesizer: sending SilentSynthesizer = SilentSynthesizer()
+    ) throws {
+        microphone = ScriptedMicrophone(isRealTime: realTime)
+        speaker = RecordingSpeaker(sampleRate: synthesizer.sampleRate)
+        recognizers = RecognizerScript(languages: hearable)
+        self.translator = translator
+        clock = ManualClock()
+        history = try AppDatabase.inMemory()
+        events = EventBus(capacity: 4096)
+        writer = HistoryWriter(store: history, speakerA: config.speakerA, speakerB: config.speakerB)
+        writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
+        var logger = Logger(label: "parley.test")
+        logger.logLevel = .critical
+        let voices = synthesizer.languages
+        let hearing = recognizers.languages
+        interpreter = Interpreter.make(
+            config: config,
+            engines: EngineAccess(canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) }, translator: translator),
+            recognizer: recognizers.recognizers(), synthesizer: synthesizer, playback: speaker.playback(),
+            capture: microphone.source(), history: writer, events: events, logger: logger, clock: RuntimeClock(clock),
+            reopenBackoff: 0.001)
+        running = Mutex(nil)
+        let subscription = events.subscribe()
+        Task { [self] in
+            while let line = await subscription.next() {
+                received.withLock { $0.append(line) }
+            }
+        }
+    }
+
+    /// Starts the conversation (its capture loop waits for the microphone).
+    public func start() {
+        let interpreter = self.interpreter
+        running.withLock { task in
+            task = Task {
+                do throws(AudioError) {
+                    try await interpreter.run()
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+    }
+
+    /// Ends the recording (or stops, with `stop: true`), waits for the runtime to finish and for
+    /// history to commit what it was given.
+    @discardableResult
+    public func finish(stop: Bool = false) async -> Result<Void, AudioError>? {
+        if stop { interpreter.stop() }
+        microphone.end()
+        guard let task = running.withLock({ $0 }) else { return nil }
+        let result = await task.value
+        // As the daemon's conversation service does: the turns queued are committed.
+        _ = await writer.flush(timeout: .seconds(10))
+        return result
+    }
+
+    /// The next event of `type` (skipping others), decoded; nil if none came within `seconds`.
+    public func next<Payload: Decodable>(_ type: String, as payload: Payload.Type, seconds: TimeInterval = 10) async -> Payload? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while Date() < deadline {
+            guard let line = await nextLine(before: deadline) else { return nil }
+            guard let envelope = try? JSONDecoder().decode(Envelope.self, from: line), envelope.type == type else { continue }
+            return try? JSONDecoder().decode(Wrapped<Payload>.self, from: line).data
+        }
+        return nil
+    }
+
+    /// Every event type seen until one of `type` (included); nil if it did not come.
+    public func types(until type: String, seconds: TimeInterval = 10) async -> [String]? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var seen: [String] = []
+        while let line = await nextLine(before: deadline) {
+            guard let envelope = try? JSONDecoder().decode(Envelope.self, from: line) else { continue }
+            if envelope.type == EventType.level { continue }
+            seen.append(envelope.type)
+            if envelope.type == type { return seen }
+        }
+        return nil
+    }
+
+    /// The next event line, in order; nil if none came before `deadline` (a guard against a
+    /// hung test, not a measurement).
+    private func nextLine(before deadline: Date) async -> Data? {
+        while Date() < deadline {
+            if let line = received.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return line }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return nil
+    }
+
+    private struct Wrapped<Payload: Decodable>: Decodable {
+        var data: Payload
+    }
+}
