@@ -78,8 +78,19 @@ struct RealTimeTests {
                 $0.turns == index + 1 && $0.state == "listening" && $0.speaker == next
             }
         }
-        // Parley's own speech went back into the microphone; none of it became a turn.
-        try await Task.sleep(for: .seconds(2))
+        // Parley's own speech went back into the microphone; none of it became a turn: for 2 s
+        // of captured audio after the last turn (50 level events at 25 Hz, counted on the
+        // capture timeline, not the wall clock), nothing starts to be heard.
+        let listener = try ControlClient(path: daemon.socket)
+        try listener.send(Request(type: "subscribe"))
+        var levels = 0
+        var heard = false
+        while levels < 50, !heard, let line = try listener.readLine() {
+            let type = try JSONDecoder().decode(Envelope.self, from: line).type
+            if type == EventType.level { levels += 1 }
+            heard = type == EventType.speechStart
+        }
+        #expect(levels == 50 && !heard, "Parley heard something after the last turn")
         let turns = try daemon.call("history", as: [TurnInfo].self).reversed()
         #expect(turns.map(\.speaker) == ["a", "b", "a"])
         #expect(turns.first?.sourceText.contains("go forward") == true)
