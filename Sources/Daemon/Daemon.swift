@@ -189,16 +189,16 @@ public enum Daemon {
     static func makeHistoryWriter(_ config: ParleyConfig, _ history: AppDatabase, events: EventBus, logger: Logger) -> HistoryWriter {
         HistoryWriter(
             store: history, retention: Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays),
-            sessionGap: TimeInterval(config.sessionGapMinutes * 60), speakerA: config.speakerA, speakerB: config.speakerB
-        ) { problem in
-            if let problem {
-                let message = "history writes are failing; turns are kept in memory and retried: \(problem)"
-                logger.error("\(message)")
-                events.publish(EventType.error, ErrorEvent(message: message))
-            } else {
-                logger.notice("history writes work again; the turns kept in memory are stored")
-            }
-        }
+            sessionGap: TimeInterval(config.sessionGapMinutes * 60), speakerA: config.speakerA, speakerB: config.speakerB,
+            onHealthChange: { problem in
+                if let problem {
+                    let message = "history writes are failing; turns are kept in memory and retried: \(problem)"
+                    logger.error("\(message)")
+                    events.publish(EventType.error, ErrorEvent(message: message))
+                } else {
+                    logger.notice("history writes work again; the turns kept in memory are stored")
+                }
+            })
     }
 
     /// At exit: waits (a while) for the turns still queued; says what is lost if they cannot be stored.

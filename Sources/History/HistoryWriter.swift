@@ -64,11 +64,21 @@ public final class HistoryWriter: Sendable {
     private let worker = DispatchQueue(label: "parley.history")
     /// Told when the writer becomes degraded (with the error) or recovers (nil).
     private let onHealthChange: @Sendable (String?) -> Void
+    /// The wall clock, for retention by age.
+    private let now: @Sendable () -> Date
+    /// Waits out a backoff on the worker's queue (a sleep; tests record the waits instead).
+    private let wait: @Sendable (Duration) -> Void
 
+    /// `now` and `wait` are the clock: the daemon's by default; a test's to drive retries and
+    /// retention without waiting.
     public init(
         store: any HistoryStore, retention: Retention = Retention(), sessionGap: TimeInterval = 30 * 60, speakerA: String,
-        speakerB: String, maxBackoff: Duration = .seconds(5), onHealthChange: @escaping @Sendable (String?) -> Void = { _ in }
+        speakerB: String, maxBackoff: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() },
+        wait: @escaping @Sendable (Duration) -> Void = HistoryWriter.sleep,
+        onHealthChange: @escaping @Sendable (String?) -> Void = { _ in }
     ) {
+        self.now = now
+        self.wait = wait
         self.store = store
         self.retention = retention
         self.sessionGap = sessionGap
@@ -162,6 +172,12 @@ public final class HistoryWriter: Sendable {
         return abandoned.count
     }
 
+    /// The daemon's backoff: the worker's thread sleeps (it has nothing else to do meanwhile).
+    public static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
     static let closedError = HistoryError("the daemon is stopping and history could not be written; the turn was not stored")
 
     private static func append(_ item: Item, to state: inout State) {
@@ -200,7 +216,7 @@ public final class HistoryWriter: Sendable {
                         continue
                     }
                     turn.sessionID = sessionID
-                    let stored = try store.writeTurn(turn, retention: retention, now: Date())
+                    let stored = try store.writeTurn(turn, retention: retention, now: now())
                     if committed(number) { done(.success(stored)) }
                 }
                 backoff = .milliseconds(100)
@@ -211,8 +227,7 @@ public final class HistoryWriter: Sendable {
                     return state.lastError == nil
                 }
                 if first { onHealthChange(message) }
-                let (seconds, attoseconds) = backoff.components
-                Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+                wait(backoff)
                 backoff = min(backoff * 2, maxBackoff)
             } catch {
                 // A failure that retrying cannot mend: give up on this item only.

@@ -64,14 +64,47 @@ struct HistoryWriterTests {
         #expect(try await database.search(TurnQuery(sessionID: session, limit: 100)).count == 20)
     }
 
+    @Test func retriesBackOffByDoublingUpToTheLimitOnTheInjectedClock() async throws {
+        let database = try AppDatabase.inMemory()
+        let store = FaultyStore(database)
+        let waits = Mutex<[Duration]>([])
+        // The store fails until the sixth backoff has been waited out; no real time passes.
+        let writer = HistoryWriter(
+            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(500),
+            wait: { duration in
+                let count = waits.withLock { $0.append(duration); return $0.count }
+                if count == 6 { store.failing.withLock { $0 = nil } }
+            })
+        store.failing.withLock { $0 = .SQLITE_FULL }
+        writer.startSession(speakerA: "en", speakerB: "es")
+        let stored = try await writer.store(turn("after a full disk", at: 1))
+        #expect(stored.id != nil)
+        #expect(waits.withLock { $0 } == [100, 200, 400, 500, 500, 500].map { Duration.milliseconds($0) })
+        #expect(writer.health == .init(degraded: false, pending: 0, lastError: nil))
+    }
+
+    @Test func retentionByAgeUsesTheInjectedWallClock() async throws {
+        let database = try AppDatabase.inMemory()
+        let day: TimeInterval = 86_400
+        let writer = HistoryWriter(
+            store: database, retention: Retention(maxTurns: 100, maxAgeDays: 1), speakerA: "en", speakerB: "es",
+            now: { Date(timeIntervalSince1970: 10 * day) })
+        writer.startSession(speakerA: "en", speakerB: "es", at: Date(timeIntervalSince1970: 8 * day))
+        _ = try await writer.store(turn("two days old", at: 8 * day))
+        _ = try await writer.store(turn("an hour old", at: 10 * day - 3_600))
+        let session = try #require(writer.currentSessionID)
+        let kept = try await database.search(TurnQuery(sessionID: session, limit: 10)).map(\.sourceText)
+        #expect(kept == ["an hour old"])
+    }
+
     @Test func failingWritesAreKeptAndRetriedWhileDegraded() async throws {
         // Given a store whose disk is full
         let database = try AppDatabase.inMemory()
         let store = FaultyStore(database)
         let changes = Mutex<[String?]>([])
-        let writer = HistoryWriter(store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(50)) { change in
-            changes.withLock { $0.append(change) }
-        }
+        let writer = HistoryWriter(
+            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(50),
+            onHealthChange: { change in changes.withLock { $0.append(change) } })
         writer.startSession(speakerA: "en", speakerB: "es")
         _ = try await writer.store(turn("before", at: 1))
         store.failing.withLock { $0 = .SQLITE_FULL }
