@@ -16,6 +16,10 @@ public enum Speaker: String, Sendable, Codable, CaseIterable, Hashable {
 
 /// Who speaks after a turn.
 public enum ConversationMode: String, Sendable, Codable, CaseIterable {
+    /// Either person may speak at any time: each utterance is decoded in both languages and the
+    /// language that explains it best says who spoke; an utterance too short to tell goes to
+    /// whoever's turn it is (as in `alternate`). With one side hearable, it is `alternate`.
+    case auto
     /// The speakers take turns.
     case alternate
     /// Only speaker A talks (a guide, a lecture).
@@ -76,6 +80,8 @@ public struct ConversationMachine: Sendable {
         case speechEnded(at: CaptureTime)
         /// What started as speech was too short and was dropped.
         case speechDiscarded
+        /// What was heard says who spoke (auto mode): the turn being recognized is theirs.
+        case identified(Speaker)
         /// The recognizer finished; `text` is empty when nothing was recognized. `confident` is
         /// false when the decoder's confidence is under the configured minimum.
         case recognized(text: String, confident: Bool = true)
@@ -207,6 +213,10 @@ public struct ConversationMachine: Sendable {
 
         case (.hearing(let speaker, _), .speechDiscarded):
             return transition(to: .listening(speaker)) + [.cancelRecognition]
+
+        case (.recognizing(let expected), .identified(let speaker)):
+            guard speaker != expected, settings.hearable.contains(speaker) else { return [] }
+            return transition(to: .recognizing(speaker))
 
         case (.recognizing(let speaker), .recognized(let text, let confident)):
             let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -346,7 +356,7 @@ public struct ConversationMachine: Sendable {
         switch settings.mode {
         case .manual: nil
         case .oneWay: Self.firstHearable(preferring: .a, in: settings.hearable)
-        case .alternate: Self.firstHearable(preferring: speaker.other, in: settings.hearable)
+        case .alternate, .auto: Self.firstHearable(preferring: speaker.other, in: settings.hearable)
         }
     }
 

@@ -56,6 +56,39 @@ struct ConversationMachineTests {
         #expect(machine.state == .listening(.a))
     }
 
+    @Test func autoGivesTheTurnToWhoeverWasHeardAndTheFloorToTheOtherSide() {
+        var machine = Machine(settings: .init(mode: .auto, echoTail: tail))
+        #expect(machine.state == .listening(.a), "turn order: A first")
+        // B speaks out of turn: the audio says so.
+        _ = machine.handle(.speechStarted(at: 100))
+        _ = machine.handle(.speechEnded(at: 20_000))
+        #expect(machine.handle(.identified(.b)) == [.stateChanged(.recognizing(.b))])
+        #expect(machine.handle(.recognized(text: "hola")) == [.stateChanged(.translating(.b)), .translate(.b, text: "hola")])
+        _ = machine.handle(.translated(text: "hello"))
+        _ = machine.handle(.speakingStarted)
+        #expect(machine.handle(.speakingFinished(playedSamples: 8_000)) == [.stateChanged(.echoGuard(next: .a, until: 8_000 + tail))])
+        // B again, twice in a row: still B's turn by what was heard.
+        _ = machine.handle(.clock(now: 100_000))
+        #expect(machine.state == .listening(.a))
+        _ = machine.handle(.speechStarted(at: 100_000))
+        _ = machine.handle(.speechEnded(at: 120_000))
+        _ = machine.handle(.identified(.b))
+        #expect(machine.handle(.recognized(text: "otra vez")) == [.stateChanged(.translating(.b)), .translate(.b, text: "otra vez")])
+    }
+
+    @Test func autoKeepsTurnOrderWhenTheSpeakerIsConfirmedOrCannotBeHeard() {
+        var machine = Machine(settings: .init(mode: .auto, echoTail: tail, hearable: [.a]))
+        _ = machine.handle(.speechStarted(at: 100))
+        _ = machine.handle(.speechEnded(at: 20_000))
+        #expect(machine.handle(.identified(.a)) == [], "the expected speaker: nothing changes")
+        #expect(machine.handle(.identified(.b)) == [], "B has no model: the audio cannot be theirs")
+        #expect(machine.state == .recognizing(.a))
+        // Out of place, it changes nothing.
+        var listening = Machine(settings: .init(mode: .auto, echoTail: tail))
+        #expect(listening.handle(.identified(.b)) == [])
+        #expect(listening.state == .listening(.a))
+    }
+
     @Test func oneWayAlwaysListensToA() {
         var machine = Machine(settings: .init(mode: .oneWay, echoTail: tail))
         turn(&machine, by: .a, at: 0, played: 1_000)
