@@ -92,8 +92,10 @@ public enum Daemon {
         let voices = synthesizer.languages
         let interpreter = Interpreter.make(
             config: config,
-            engines: EngineAccess(canHear: recognizers.canHear, canSpeak: { voices.contains($0) }, translator: translator),
-            recognizer: recognizers.recognizer(for:), synthesizer: synthesizer, playback: playback, capture: source, history: writer,
+            engines: EngineAccess(
+                recognizer: recognizers.recognizer(for:), lane: recognizers.lane(for:), canHear: recognizers.canHear,
+                canSpeak: { voices.contains($0) }, translator: translator),
+            synthesizer: synthesizer, playback: playback, capture: source, history: writer,
             events: events, logger: logger,
             observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
@@ -336,8 +338,12 @@ public enum Daemon {
 }
 
 /// Recognizers by language, loaded once and kept warm.
+///
+/// (`@unchecked Sendable`: the cache is behind `lock`; each recognizer it hands out is then used
+/// by one recognition lane only, the lane of its decoder (`lane(for:)`), so no decoder is ever
+/// driven from two threads at once.)
 final class RecognizerPool: @unchecked Sendable {
-    // `cache` and `loaded` are touched only on the recognition queue (and in init).
+    private let lock = NSLock()
     private var cache: [String: any SpeechRecognizer] = [:]
     /// Languages configured with the same acoustic model share one decoder, loaded once; each
     /// language model is a search on it.
@@ -360,6 +366,11 @@ final class RecognizerPool: @unchecked Sendable {
         }
     }
 
+    /// The decoder a language's recognizer runs on (its acoustic model): the recognition lane.
+    @Sendable func lane(for language: String) -> String {
+        config.recognizerModel(for: language)?.acousticModel ?? language
+    }
+
     /// Whether `language` can be heard: a model exists and did not fail to load.
     @Sendable func canHear(_ language: String) -> Bool {
         Self.canHear(config, language) && !failed.withLock { $0.contains(language) }
@@ -371,7 +382,9 @@ final class RecognizerPool: @unchecked Sendable {
         return model.firstMissingFile() == nil
     }
 
-    func recognizer(for language: String) -> (any SpeechRecognizer)? {
+    @Sendable func recognizer(for language: String) -> (any SpeechRecognizer)? {
+        lock.lock()
+        defer { lock.unlock() }
         if let warm = cache[language] { return warm }
         guard canHear(language) else { return nil }
         do {
@@ -412,7 +425,7 @@ final class RecognizerPool: @unchecked Sendable {
     }
 
     /// Decoders loaded (one per acoustic model), for tests.
-    var decoderCount: Int { decoders.count }
+    var decoderCount: Int { lock.withLock { decoders.count } }
 }
 
 /// The control socket as a service.

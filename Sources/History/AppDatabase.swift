@@ -155,6 +155,11 @@ public struct AppDatabase: Sendable {
                     CREATE INDEX turns_on_favorite ON turns(favorite, created_at);
                     """)
         }
+        migrator.registerMigration("v4: how auto mode told the speaker") { db in
+            try db.alter(table: "turns") { t in
+                t.add(column: "detection", .text)
+            }
+        }
         return migrator
     }
 }

@@ -59,12 +59,15 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var mtMs: Int?
     public var ttsMs: Int?
     public var responseMs: Int?
+    /// Auto mode: how the speaker was told, as JSON (decided_by, both languages' scores, the
+    /// losing language and what it heard).
+    public var detection: String?
 
     public init(
         id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, status: Status, error: String? = nil,
         favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
-        responseMs: Int? = nil
+        responseMs: Int? = nil, detection: String? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -84,6 +87,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.mtMs = mtMs
         self.ttsMs = ttsMs
         self.responseMs = responseMs
+        self.detection = detection
     }
 
     public enum CodingKeys: String, CodingKey, ColumnExpression {
@@ -99,6 +103,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         case mtMs = "mt_ms"
         case ttsMs = "tts_ms"
         case responseMs = "response_ms"
+        case detection
     }
 
     public typealias Columns = CodingKeys

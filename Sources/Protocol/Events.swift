@@ -58,12 +58,45 @@ public struct TextEvent: Codable, Sendable, Equatable {
     public var language: String
     public var text: String
     public var confidence: Double?
+    /// `transcript` in auto mode: how the speaker was told.
+    public var detection: SpeakerDetection?
 
-    public init(speaker: String, language: String, text: String, confidence: Double? = nil) {
+    public init(speaker: String, language: String, text: String, confidence: Double? = nil, detection: SpeakerDetection? = nil) {
         self.speaker = speaker
         self.language = language
         self.text = text
         self.confidence = confidence
+        self.detection = detection
+    }
+}
+
+/// How auto mode told who spoke: by what was heard (the language that explained the audio
+/// best), or by turn order when the utterance was too short or too close to tell.
+public struct SpeakerDetection: Codable, Sendable, Equatable {
+    public enum Method: String, Codable, Sendable {
+        case audio
+        case turnOrder = "turn_order"
+    }
+
+    public var decidedBy: Method
+    /// Each language's score for the utterance (per frame; higher explains the audio better).
+    public var scores: [String: Double]
+    /// The language that lost, and what it heard.
+    public var rivalLanguage: String?
+    public var rivalText: String?
+
+    public init(decidedBy: Method, scores: [String: Double], rivalLanguage: String?, rivalText: String?) {
+        self.decidedBy = decidedBy
+        self.scores = scores
+        self.rivalLanguage = rivalLanguage
+        self.rivalText = rivalText
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case scores
+        case decidedBy = "decided_by"
+        case rivalLanguage = "rival_language"
+        case rivalText = "rival_text"
     }
 }
 

@@ -167,12 +167,14 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     /// ISO 8601, UTC.
     public var createdAt: String
     public var timings: Timings
+    /// Auto mode: how the speaker was told.
+    public var detection: SpeakerDetection?
 
     public init(
         id: Int64, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, favorite: Bool, lowConfidence: Bool = false, status: String,
         error: String?,
-        createdAt: String, timings: Timings
+        createdAt: String, timings: Timings, detection: SpeakerDetection? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -189,10 +191,11 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         self.error = error
         self.createdAt = createdAt
         self.timings = timings
+        self.detection = detection
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, speaker, ipa, confidence, favorite, status, error, timings
+        case id, speaker, ipa, confidence, favorite, status, error, timings, detection
         case sessionID = "session_id"
         case sourceLang = "source_lang"
         case targetLang = "target_lang"

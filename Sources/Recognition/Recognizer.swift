@@ -4,10 +4,17 @@ public struct Recognition: Sendable, Equatable {
     public var text: String
     /// The decoder's posterior probability of the hypothesis, from 0 to 1, when it has one.
     public var confidence: Double?
+    /// How well this language explains the audio, normalised per frame: comparable between
+    /// languages on the same audio (higher is better).
+    public var score: Double?
+    /// Frames (10 ms) decoded.
+    public var frames: Int
 
-    public init(text: String, confidence: Double?) {
+    public init(text: String, confidence: Double?, score: Double? = nil, frames: Int = 0) {
         self.text = text
         self.confidence = confidence
+        self.score = score
+        self.frames = frames
     }
 }
 

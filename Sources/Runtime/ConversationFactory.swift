@@ -14,7 +14,7 @@ extension Interpreter {
     /// and the tests use, so a test runs the same runtime as the daemon with in-memory engines
     /// (see the ParleyTesting module) and a clock it moves itself.
     public static func make(
-        config: ParleyConfig, engines: EngineAccess, recognizer: sending @escaping (String) -> (any SpeechRecognizer)?,
+        config: ParleyConfig, engines: EngineAccess,
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
         events: EventBus, logger: Logger, observer: Observer? = nil, clock: RuntimeClock = .continuous,
@@ -25,7 +25,7 @@ extension Interpreter {
                 speakerA: config.speakerA, speakerB: config.speakerB, mode: config.mode, silenceMs: config.endpoint.silenceMs,
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
             endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, failureNotice: config.failureNotice, engines: engines,
-            recognizer: recognizer, synthesizer: synthesizer, playback: playback, capture: capture, history: history, events: events,
+            synthesizer: synthesizer, playback: playback, capture: capture, history: history, events: events,
             logger: logger, observer: observer, clock: clock, date: date, reopenBackoff: reopenBackoff)
     }
 }

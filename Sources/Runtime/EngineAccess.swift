@@ -1,18 +1,30 @@
+import ParleyRecognition
 import ParleyTranslation
 
-/// What any thread may ask of the engines, and the translator, which any task may use.
+/// What any thread may ask of the engines: the recognizers (each then used by one lane only), the
+/// translator, and whether a language can be heard or spoken.
 ///
-/// The recognizers, the synthesizer and the playback device are not thread-safe: each is handed
-/// (`sending`) to the one worker that uses it (`RecognitionWorker`, `SpeechWorker`) when the
-/// `Interpreter` is made.
+/// The synthesizer and the playback device are not thread-safe: they are handed (`sending`) to
+/// the speech worker when the `Interpreter` is made.
 public struct EngineAccess: Sendable {
+    /// The warm recognizer for a language, loaded the first time it is asked for; nil when the
+    /// language has no model. Each recognizer is then used by one recognition lane only.
+    public var recognizer: @Sendable (String) -> (any SpeechRecognizer)?
+    /// Which decoder a language's recognizer runs on: languages on the same decoder share a
+    /// lane (one queue), others are decoded side by side.
+    public var lane: @Sendable (String) -> String
     /// Whether a language has a recognizer model. Cheap, and safe from any thread.
     public var canHear: @Sendable (String) -> Bool
     /// Whether a language has a voice. Cheap, and safe from any thread.
     public var canSpeak: @Sendable (String) -> Bool
     public var translator: any Translator
 
-    public init(canHear: @escaping @Sendable (String) -> Bool, canSpeak: @escaping @Sendable (String) -> Bool, translator: any Translator) {
+    public init(
+        recognizer: @escaping @Sendable (String) -> (any SpeechRecognizer)?, lane: @escaping @Sendable (String) -> String = { $0 },
+        canHear: @escaping @Sendable (String) -> Bool, canSpeak: @escaping @Sendable (String) -> Bool, translator: any Translator
+    ) {
+        self.recognizer = recognizer
+        self.lane = lane
         self.canHear = canHear
         self.canSpeak = canSpeak
         self.translator = translator

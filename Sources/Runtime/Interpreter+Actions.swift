@@ -61,16 +61,21 @@ extension Interpreter {
         }
     }
 
-    /// The recognition worker finished an utterance.
-    func recognized(_ finished: Recognition, speaker: Speaker, language: String) {
+    /// The utterance's words, from `speaker` (decided by `detection` in auto mode).
+    func recognized(_ finished: Recognition, speaker: Speaker, language: String, target: String, detection: SpeakerDetection?) {
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
             let confident = (finished.confidence ?? 1) >= state.settings.minConfidence
             if let end = state.draft?.endOfSpeech {
                 state.draft?.asrMs = clock.milliseconds(since: end)
             }
+            state.draft?.speaker = speaker
+            state.draft?.sourceLang = language
+            state.draft?.targetLang = target
+            state.draft?.detection = detection
             state.draft?.recognition = finished
             state.draft?.lowConfidence = !finished.text.isEmpty && !confident
-            let actions = state.handle(.recognized(text: finished.text, confident: confident))
+            var actions = state.handle(.identified(speaker))
+            actions += state.handle(.recognized(text: finished.text, confident: confident))
             if actions.contains(.askToRepeat(speaker)) {
                 state.draft?.error = "low confidence; the speaker was asked to repeat"
             } else if state.draft?.lowConfidence == true {
@@ -81,7 +86,7 @@ extension Interpreter {
         if !finished.text.isEmpty {
             events.publish(
                 EventType.transcript,
-                TextEvent(speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence))
+                TextEvent(speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence, detection: detection))
         }
         perform(actions)
     }
@@ -170,12 +175,6 @@ extension Interpreter {
         let snapshot = self.snapshot
         events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue))
         observer?.stateChanged(snapshot)
-    }
-
-    /// Logs a failure and tells subscribers; the conversation goes on.
-    func report(_ message: String) {
-        logger.error("\(message)")
-        events.publish(EventType.error, ErrorEvent(message: message))
     }
 
     /// Stores a turn taken with `takeDraft`.

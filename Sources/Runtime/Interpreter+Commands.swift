@@ -169,12 +169,13 @@ extension Interpreter {
             machineSettings.mode = settings.mode
             machineSettings.echoTail = samples(ms: settings.echoTailMs)
             machineSettings.hearable = hearable
+            state.dualDecoding = Self.dualDecoding(settings, hearing: hearing, laneKey: laneKey)
             return state.absorb(state.machine.reconfigure(machineSettings))
         }
         perform(actions)
         // Keep the new languages' engines warm before their first turn.
         for language in [settings.speakerA, settings.speakerB] {
-            recognition.inbox.yield(.warm(language: language))
+            lane(for: language).inbox.yield(.warm(language: language))
         }
         let translator = self.translator
         Task {

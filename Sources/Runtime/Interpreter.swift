@@ -17,15 +17,20 @@ import Synchronization
 /// - `CaptureLoop` (a thread of its own) reads the device, measures levels and feeds
 ///   `process(_:at:level:now:)`; it never waits for an engine (a recording, which is not real
 ///   time, waits for the turn in flight so that it gives the same turns as a live microphone).
-/// - `RecognitionWorker` and `SpeechWorker` are actors, each on a queue of its own, that own the
-///   recognizers and the synthesizer and playback device.
+/// - `RecognitionWorker`s (one per decoder: a "lane") and the `SpeechWorker` are actors, each on
+///   a queue of its own, that own the recognizers and the synthesizer and playback device. In
+///   auto mode an utterance goes to both languages' lanes at once, and what they heard says who
+///   spoke (`Interpreter+Recognition.swift`).
 /// - Translation runs one turn at a time on the concurrency pool (`translateTurns`).
 /// - `TurnRecorder` hands finished turns to the history write queue.
 ///
 /// All mutable state sits in `shared`, behind one lock; the work an action calls for is queued
 /// to its worker inside the lock that decided it, so the workers see it in order.
 public final class Interpreter: Sendable {
-    let recognition: RecognitionWorker
+    /// The recognition lanes by decoder, made when a language is first heard.
+    let lanes: Mutex<[String: Lane]>
+    let recognizers: @Sendable (String) -> (any SpeechRecognizer)?
+    let laneKey: @Sendable (String) -> String
     let speech: SpeechWorker
     let recorder: TurnRecorder
     let events: EventBus
@@ -48,6 +53,8 @@ public final class Interpreter: Sendable {
     let closing = Atomic<Bool>(false)
     /// One settings change at a time, so two clients cannot undo each other's.
     let settingsChange = Mutex(())
+    /// Logs a failure and tells subscribers; the conversation goes on.
+    let report: @Sendable (String) -> Void
     let translations: AsyncStream<(Speaker, String)>
     let translationInbox: AsyncStream<(Speaker, String)>.Continuation
 
@@ -62,10 +69,14 @@ public final class Interpreter: Sendable {
         var endpointer: Endpointer
         var settings: RuntimeSettings
         var draft: TurnDraft?
-        /// The language of the utterance being heard (fixed when it starts).
-        var utteranceLanguage: String?
-        /// The language the utterance being heard will be translated into (fixed when it starts).
-        var utteranceTarget: String?
+        /// The languages the utterance being heard is decoded in (fixed when it starts): the
+        /// expected speaker's first, then, in auto mode, the other side's.
+        var utteranceLanguages: [String] = []
+        /// The languages of the expected speaker and of the other side when the utterance started.
+        var utteranceSides: (speaker: String, other: String)?
+        /// Whether auto mode can tell the speakers apart by what it hears: both sides hearable,
+        /// on decoders of their own.
+        var dualDecoding = false
         var turnCount = 0
         var userPaused = false
         var deviceLost = false
@@ -84,8 +95,9 @@ public final class Interpreter: Sendable {
                 switch action {
                 case .resetEndpointer: endpointer.reset()
                 case .startRecognition(let speaker):
-                    utteranceLanguage = settings.language(of: speaker)
-                    utteranceTarget = settings.language(of: speaker.other)
+                    let sides = (speaker: settings.language(of: speaker), other: settings.language(of: speaker.other))
+                    utteranceSides = sides
+                    utteranceLanguages = dualDecoding ? [sides.speaker, sides.other] : [sides.speaker]
                 default: break
                 }
             }
@@ -120,7 +132,7 @@ public final class Interpreter: Sendable {
 
     public init(
         settings: RuntimeSettings, endpoint: EndpointSettings, repeatPrompt: Bool, failureNotice: Bool = false,
-        engines: EngineAccess, recognizer: sending @escaping (String) -> (any SpeechRecognizer)?,
+        engines: EngineAccess,
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
         events: EventBus, logger: Logger, observer: Observer? = nil, clock: RuntimeClock = .continuous,
@@ -139,7 +151,10 @@ public final class Interpreter: Sendable {
             logger.error("\(message)")
             events.publish(EventType.error, ErrorEvent(message: message))
         }
-        self.recognition = RecognitionWorker(recognizer: recognizer, events: events, logger: logger, report: report)
+        self.recognizers = engines.recognizer
+        self.laneKey = engines.lane
+        self.report = report
+        self.lanes = Mutex([:])
         self.speech = SpeechWorker(synthesizer: synthesizer, playback: playback, clock: clock, logger: logger)
         self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: date)
         (translations, translationInbox) = AsyncStream.makeStream()
@@ -149,8 +164,9 @@ public final class Interpreter: Sendable {
             settings: .init(
                 mode: settings.mode, echoTail: samples(ms: settings.echoTailMs),
                 hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt, failureNotice: failureNotice))
-        self.shared = Mutex(
-            Shared(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), settings: settings))
+        var shared = Shared(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), settings: settings)
+        shared.dualDecoding = Self.dualDecoding(settings, engines)
+        self.shared = Mutex(shared)
     }
 
     static func hearable(_ settings: RuntimeSettings, _ canHear: (String) -> Bool) -> Set<Speaker> {
@@ -194,17 +210,16 @@ public final class Interpreter: Sendable {
     /// write queued, and the devices closed.
     public func run() async throws(AudioError) {
         guard let source = capture.withLock({ $0.take() }) else { throw AudioError(.open, "the conversation already ran") }
-        let recognitionLoop = Task { await recognition.run() }
         let speechLoop = Task { await speech.run() }
         let translationLoop = Task { await translateTurns() }
         let result = await CaptureLoop(interpreter: self, backoff: reopenBackoff).run(source)
-        recognition.inbox.yield(.close)
+        let recognitionLoops = closeLanes()
         speech.inbox.yield(.close)
         translationInbox.finish()
         // Playback is closed on the speech worker once it is idle; a worker that never gets
         // there (a hung device) is left alone rather than closed under its feet.
         let done = await finished(within: .seconds(Self.stopTimeout)) {
-            await recognitionLoop.value
+            for loop in recognitionLoops { await loop.value }
             await speechLoop.value
         }
         if !done { logger.warning("an engine did not finish in time; exiting anyway") }
@@ -244,8 +259,10 @@ public final class Interpreter: Sendable {
             }
             queueRecognition(actions, &state)
             // Queued after the utterance was opened, in the same lock.
-            if let audio, let language = state.utteranceLanguage, let speaker = state.machine.state.speaker {
-                recognition.inbox.yield(.feed(audio, speaker: speaker, language: language))
+            if let audio, let speaker = state.machine.state.speaker {
+                for (index, language) in state.utteranceLanguages.enumerated() {
+                    lane(for: language).inbox.yield(.feed(audio, speaker: speaker, language: language, partials: index == 0))
+                }
             }
             return actions
         }
@@ -260,25 +277,6 @@ public final class Interpreter: Sendable {
             let actions = body(&state)
             queueRecognition(actions, &state)
             return actions
-        }
-    }
-
-    private func queueRecognition(_ actions: [ConversationMachine.Action], _ state: inout Shared) {
-        for action in actions {
-            switch action {
-            case .startRecognition:
-                if let language = state.utteranceLanguage { recognition.inbox.yield(.start(language: language)) }
-            case .finishRecognition(let speaker):
-                let language = state.utteranceLanguage ?? state.settings.language(of: speaker)
-                state.draft = TurnDraft(
-                    speaker: speaker, sourceLang: language,
-                    targetLang: state.utteranceTarget ?? state.settings.language(of: speaker.other), endOfSpeech: clock.now)
-                recognition.inbox.yield(.finish(language: language) { [self] in recognized($0, speaker: speaker, language: language) })
-            case .cancelRecognition:
-                if let language = state.utteranceLanguage { recognition.inbox.yield(.cancel(language: language)) }
-            default:
-                break
-            }
         }
     }
 }

@@ -6,7 +6,7 @@ import ParleyConversation
 import ParleyProtocol
 import ParleyRecognition
 
-/// Owns the recognizers and feeds them, on a queue of its own.
+/// Feeds the recognizers of one decoder (a lane), on a queue of its own.
 ///
 /// Commands arrive through `inbox` in the order the conversation decided them (opens, audio,
 /// finishes and cancels are queued under the runtime's lock), so the decoder always sees an
@@ -16,7 +16,8 @@ actor RecognitionWorker {
         /// Load a language's model now, so its first turn is fast.
         case warm(language: String)
         case start(language: String)
-        case feed([Int16], speaker: Speaker, language: String)
+        /// More audio; `partials`: this lane's words so far are published (the expected speaker's).
+        case feed([Int16], speaker: Speaker, language: String, partials: Bool)
         /// Finish the utterance and hand the hypothesis to `reply` (an empty one if the language
         /// cannot be heard or the decoder failed).
         case finish(language: String?, reply: @Sendable (Recognition) -> Void)
@@ -30,7 +31,7 @@ actor RecognitionWorker {
 
     nonisolated let inbox: AsyncStream<Command>.Continuation
     private let commands: AsyncStream<Command>
-    private let recognizer: (String) -> (any SpeechRecognizer)?
+    private let recognizer: @Sendable (String) -> (any SpeechRecognizer)?
     private let events: EventBus
     private let logger: Logger
     private let report: @Sendable (String) -> Void
@@ -46,7 +47,7 @@ actor RecognitionWorker {
     static let partialInterval = captureSampleRate / 5
 
     init(
-        recognizer: sending @escaping (String) -> (any SpeechRecognizer)?, events: EventBus, logger: Logger,
+        recognizer: @escaping @Sendable (String) -> (any SpeechRecognizer)?, events: EventBus, logger: Logger,
         report: @escaping @Sendable (String) -> Void
     ) {
         (commands, inbox) = AsyncStream.makeStream()
@@ -70,12 +71,12 @@ actor RecognitionWorker {
                 } catch {
                     report("recognition failed: \(error)")
                 }
-            case .feed(let audio, let speaker, let language):
+            case .feed(let audio, let speaker, let language, let partials):
                 guard let recognizer = recognizer(language) else { continue }
                 do {
                     try measuringCPU { () throws(RecognizerError) in try recognizer.feed(audio) }
                     recognizedSamples += audio.count
-                    publishPartial(from: recognizer, speaker: speaker, language: language, fed: audio.count)
+                    if partials { publishPartial(from: recognizer, speaker: speaker, language: language, fed: audio.count) }
                 } catch {
                     report("recognition failed: \(error)")
                 }

@@ -15,6 +15,8 @@ struct TurnDraft: Sendable {
     /// When the end of speech was decided (or the text typed), on the runtime's clock.
     var endOfSpeech: Duration
     var recognition: Recognition?
+    /// How the speaker was told (auto mode).
+    var detection: SpeakerDetection?
     var translation: String?
     /// The translation's pronunciation, in IPA.
     var ipa: String?
@@ -75,7 +77,8 @@ final class TurnRecorder: Sendable {
             sourceText: recognition.text, translatedText: draft.translation, ipa: draft.ipa, confidence: recognition.confidence,
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
-            ttsMs: draft.ttsMs, responseMs: draft.responseMs)
+            ttsMs: draft.ttsMs, responseMs: draft.responseMs,
+            detection: draft.detection.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) })
         history.enqueue(turn) { [events, logger] result in
             switch result {
             case .success(let committed):

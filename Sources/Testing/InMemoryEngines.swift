@@ -123,25 +123,22 @@ public final class RecognizerScript: Sendable {
         self.languages = languages
     }
 
-    /// The next utterance in `language` is recognized as `text`.
-    public func willHear(_ text: String, in language: String, confidence: Double? = 0.9) {
-        state.withLock { $0.answers[language, default: []].append(Recognition(text: text, confidence: confidence)) }
+    /// The next utterance in `language` is recognized as `text`, with `score` saying how well
+    /// the language explains it (auto mode compares the languages' scores).
+    public func willHear(_ text: String, in language: String, confidence: Double? = 0.9, score: Double? = nil, frames: Int = 100) {
+        state.withLock {
+            $0.answers[language, default: []].append(Recognition(text: text, confidence: confidence, score: score, frames: frames))
+        }
     }
 
     public var calls: [Call] { state.withLock { $0.calls } }
     /// Samples fed, per language.
     public func fed(_ language: String) -> Int { state.withLock { $0.fed[language, default: 0] } }
 
-    /// The recognizer lookup to give the conversation.
-    public func recognizers() -> (String) -> (any SpeechRecognizer)? {
-        var made: [String: ScriptedRecognizer] = [:]
-        return { [self] language in
-            guard languages.contains(language) else { return nil }
-            if let recognizer = made[language] { return recognizer }
-            let recognizer = ScriptedRecognizer(language: language, script: self)
-            made[language] = recognizer
-            return recognizer
-        }
+    /// The recognizer lookup to give the conversation (the recognizers keep no state of their
+    /// own: it is all here).
+    public func recognizers() -> @Sendable (String) -> (any SpeechRecognizer)? {
+        { [self] language in languages.contains(language) ? ScriptedRecognizer(language: language, script: self) : nil }
     }
 
     fileprivate func record(_ call: Call) { state.withLock { $0.calls.append(call) } }

@@ -50,8 +50,10 @@ public final class TestConversation: Sendable {
         let hearing = recognizers.languages
         interpreter = Interpreter.make(
             config: config,
-            engines: EngineAccess(canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) }, translator: translator),
-            recognizer: recognizers.recognizers(), synthesizer: synthesizer, playback: speaker.playback(),
+            engines: EngineAccess(
+                recognizer: recognizers.recognizers(), canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) },
+                translator: translator),
+            synthesizer: synthesizer, playback: speaker.playback(),
             capture: microphone.source(), history: writer, events: events, logger: logger, clock: RuntimeClock(clock),
             reopenBackoff: 0.001)
         running = Mutex(nil)

@@ -235,3 +235,90 @@ struct RuntimeTests {
         _ = await conversation.finish()
     }
 }
+
+/// Auto mode on in-memory engines: both languages decode every utterance; their scores say who spoke.
+@Suite("Runtime, auto mode, in memory")
+struct AutoModeRuntimeTests {
+    func autoConversation() throws -> TestConversation {
+        var config = ParleyConfig()
+        config.mode = .auto
+        return try TestConversation(config: config)
+    }
+
+    /// One utterance each language will "hear": the true language scores better.
+    func script(_ conversation: TestConversation, _ text: String, spokenIn language: String, frames: Int = 150) {
+        let other = language == "en" ? "es" : "en"
+        conversation.recognizers.willHear(text, in: language, score: -4.0, frames: frames)
+        conversation.recognizers.willHear("garbled \(text)", in: other, score: -6.5, frames: frames)
+    }
+
+    /// One utterance, spoken once Parley listens again (past the echo tail of its last answer):
+    /// the scripted microphone runs ahead of the pipeline, as a recording would.
+    func speak(_ conversation: TestConversation) async {
+        for _ in 0..<100 where conversation.interpreter.snapshot.state != "listening" {
+            conversation.microphone.silence(ms: 100)
+            _ = await conversation.microphone.drained()
+        }
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 800)
+    }
+
+    @Test func peopleMaySpeakInAnyOrderAndEachTurnGoesToWhoeverWasHeard() async throws {
+        let conversation = try autoConversation()
+        let order: [(String, String)] = [
+            ("en", "good morning"), ("en", "how are you"), ("es", "muy bien gracias"), ("es", "y usted"), ("en", "fine"),
+            ("es", "adiós"),
+        ]
+        for (language, text) in order { script(conversation, text, spokenIn: language) }
+        conversation.start()
+        for (language, text) in order {
+            await speak(conversation)
+            let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self), "no turn for \(text)")
+            #expect(turn.sourceText == text)
+            #expect(turn.speaker == (language == "en" ? "a" : "b"), "\(text)")
+            #expect(turn.sourceLang == language && turn.targetLang == (language == "en" ? "es" : "en"))
+            #expect(turn.translatedText == "[\(turn.targetLang)] \(text)")
+            let detection = try #require(turn.detection)
+            #expect(detection.decidedBy == .audio)
+            #expect(detection.scores == [language: -4.0, (language == "en" ? "es" : "en"): -6.5])
+            #expect(detection.rivalText == "garbled \(text)")
+        }
+        // Both languages decoded every utterance, side by side.
+        let starts = conversation.recognizers.calls.filter { if case .start = $0 { true } else { false } }
+        #expect(starts.count == 12)
+        #expect(conversation.recognizers.fed("en") == conversation.recognizers.fed("es"))
+        let stored = try await conversation.history.recentTurns(limit: 10)
+        #expect(stored.reversed().map(\.speaker) == ["a", "a", "b", "b", "a", "b"])
+        #expect(stored.allSatisfy { $0.detection?.contains("\"decided_by\":\"audio\"") == true })
+        _ = await conversation.finish()
+    }
+
+    @Test func anUtteranceTooShortToTellGoesToWhoseTurnItIs() async throws {
+        let conversation = try autoConversation()
+        script(conversation, "hello there", spokenIn: "en")
+        // "sí": Spanish scores better, but 0.3 s is too short to trust.
+        script(conversation, "sí", spokenIn: "es", frames: 30)
+        conversation.start()
+        await speak(conversation)
+        _ = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        await speak(conversation)
+        let short = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(short.speaker == "b", "after A's turn it is B's: turn order decides")
+        #expect(short.detection?.decidedBy == .turnOrder)
+        _ = await conversation.finish()
+    }
+
+    @Test func withOneSideHearableAutoIsTurnOrderOnOneDecoder() async throws {
+        var config = ParleyConfig()
+        config.mode = .auto
+        let conversation = try TestConversation(config: config, hearable: ["en"])
+        conversation.recognizers.willHear("only english", in: "en", score: -4)
+        conversation.start()
+        await speak(conversation)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.speaker == "a" && turn.detection == nil)
+        #expect(conversation.recognizers.calls == [.start("en"), .finish("en")])
+        _ = await conversation.finish()
+    }
+}

@@ -1,0 +1,117 @@
+import ParleyConversation
+import ParleyProtocol
+import ParleyRecognition
+import Synchronization
+
+/// Recognition lanes, and who spoke.
+///
+/// A lane is a `RecognitionWorker` for one decoder (languages on the same acoustic model share
+/// one). An utterance is opened, fed and finished on the lane of each language it is decoded
+/// in: the expected speaker's, and in auto mode the other side's too, side by side on two
+/// queues. When both have finished, the language that explains the audio best says who spoke
+/// (`LanguageDecision`); an utterance too short or too close to tell goes to whoever's turn it was.
+extension Interpreter {
+    struct Lane: Sendable {
+        let worker: RecognitionWorker
+        let loop: Task<Void, Never>
+    }
+
+    /// Frames (10 ms) an utterance needs before its language is trusted to say who spoke.
+    static let minimumDecisionFrames = 60
+    /// How much better (per frame) the winning language must score.
+    static let decisionMargin = 0.0
+
+    /// The lane of `language`'s decoder, made (and its loop started) on first use.
+    func lane(for language: String) -> RecognitionWorker {
+        let key = laneKey(language)
+        return lanes.withLock { lanes in
+            if let lane = lanes[key] { return lane.worker }
+            let worker = RecognitionWorker(recognizer: recognizers, events: events, logger: logger, report: report)
+            lanes[key] = Lane(worker: worker, loop: Task { await worker.run() })
+            return worker
+        }
+    }
+
+    /// Asks every lane to end (after what it was given) and returns their loops to wait for.
+    func closeLanes() -> [Task<Void, Never>] {
+        lanes.withLock { lanes in
+            for lane in lanes.values { lane.worker.inbox.yield(.close) }
+            return lanes.values.map(\.loop)
+        }
+    }
+
+    /// Whether auto mode can tell who spoke by decoding both languages.
+    static func dualDecoding(_ settings: RuntimeSettings, hearing: (String) -> Bool, laneKey: (String) -> String) -> Bool {
+        settings.mode == .auto && hearing(settings.speakerA) && hearing(settings.speakerB)
+            && laneKey(settings.speakerA) != laneKey(settings.speakerB)
+    }
+
+    static func dualDecoding(_ settings: RuntimeSettings, _ engines: EngineAccess) -> Bool {
+        dualDecoding(settings, hearing: engines.canHear, laneKey: engines.lane)
+    }
+
+    /// Queues the recognizer work `actions` call for, under the lock that decided them.
+    func queueRecognition(_ actions: [ConversationMachine.Action], _ state: inout Shared) {
+        for action in actions {
+            switch action {
+            case .startRecognition:
+                for language in state.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
+            case .finishRecognition(let speaker):
+                let sides = state.utteranceSides ?? (state.settings.language(of: speaker), state.settings.language(of: speaker.other))
+                let languages = state.utteranceLanguages.isEmpty ? [sides.speaker] : state.utteranceLanguages
+                state.draft = TurnDraft(speaker: speaker, sourceLang: sides.speaker, targetLang: sides.other, endOfSpeech: clock.now)
+                let collector = Collector(expecting: languages) { [self] results in
+                    recognized(results, expected: speaker, sides: sides)
+                }
+                for language in languages {
+                    lane(for: language).inbox.yield(.finish(language: language) { collector.add(language, $0) })
+                }
+            case .cancelRecognition:
+                for language in state.utteranceLanguages { lane(for: language).inbox.yield(.cancel(language: language)) }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Every lane has finished the utterance: decide who spoke, then go on with their words.
+    private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: (speaker: String, other: String)) {
+        var speaker = expected
+        var detection: SpeakerDetection?
+        if results.count > 1 {
+            let decided = LanguageDecision.decide(results, minimumFrames: Self.minimumDecisionFrames, margin: Self.decisionMargin)
+            if decided == sides.other { speaker = expected.other }
+            let winner = speaker == expected ? sides.speaker : sides.other
+            let rival = results.first { $0.language != winner }
+            detection = SpeakerDetection(
+                decidedBy: decided == nil ? .turnOrder : .audio,
+                scores: Dictionary(results.compactMap { result in result.recognition.score.map { (result.language, $0) } }) { first, _ in first },
+                rivalLanguage: rival?.language, rivalText: rival?.recognition.text)
+        }
+        let language = speaker == expected ? sides.speaker : sides.other
+        let target = speaker == expected ? sides.other : sides.speaker
+        let finished = results.first { $0.language == language }?.recognition ?? Recognition(text: "", confidence: nil)
+        recognized(finished, speaker: speaker, language: language, target: target, detection: detection)
+    }
+}
+
+/// Gathers one utterance's results from its lanes and hands them on once all are in.
+final class Collector: Sendable {
+    private let expecting: [String]
+    private let results = Mutex<[String: Recognition]>([:])
+    private let done: @Sendable ([(language: String, recognition: Recognition)]) -> Void
+
+    init(expecting: [String], done: @escaping @Sendable ([(language: String, recognition: Recognition)]) -> Void) {
+        self.expecting = expecting
+        self.done = done
+    }
+
+    func add(_ language: String, _ recognition: Recognition) {
+        let all = results.withLock { results -> [(language: String, recognition: Recognition)]? in
+            results[language] = recognition
+            guard results.count == expecting.count else { return nil }
+            return expecting.compactMap { language in results[language].map { (language, $0) } }
+        }
+        if let all { done(all) }
+    }
+}
