@@ -193,9 +193,35 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
             return Recognition(text: "", confidence: nil)
         }
         let text = String(cString: hypothesis).trimmingCharacters(in: .whitespaces)
-        let logProbability = ps_get_prob(decoder)
-        let confidence = logmath_exp(ps_get_logmath(decoder), logProbability)
-        return Recognition(text: text, confidence: text.isEmpty ? nil : min(1, max(0, confidence)))
+        let logmath = ps_get_logmath(decoder)
+        let confidence = logmath_exp(logmath, ps_get_prob(decoder))
+        // The path score is acoustic and language model together, each frame measured against
+        // the best state of that frame: per frame, it says how well this language explains the
+        // audio, comparable between languages decoding the same audio.
+        let frames = Int(ps_get_n_frames(decoder))
+        return Recognition(
+            text: text, confidence: text.isEmpty ? nil : min(1, max(0, confidence)),
+            score: frames > 0 ? logmath_log_to_ln(logmath, score) / Double(frames) : nil, frames: wordFrames())
+    }
+
+    /// Frames of the last hypothesis spent in words (not silence, fillers or noise).
+    private func wordFrames() -> Int {
+        var frames = 0
+        var segment = ps_seg_iter(decoder)
+        while let current = segment {
+            if let word = ps_seg_word(current).map({ String(cString: $0) }), !Self.isFiller(word) {
+                var start: Int32 = 0, end: Int32 = 0
+                ps_seg_frames(current, &start, &end)
+                frames += Int(max(0, end - start + 1))
+            }
+            segment = ps_seg_next(current)
+        }
+        return frames
+    }
+
+    /// Silence, sentence marks and the noise dictionary's fillers ([NOISE], ++BREATH++).
+    static func isFiller(_ word: String) -> Bool {
+        word.hasPrefix("<") || word.hasPrefix("[") || word.hasPrefix("+")
     }
 
     public func cancelUtterance() {

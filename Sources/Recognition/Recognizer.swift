@@ -7,7 +7,8 @@ public struct Recognition: Sendable, Equatable {
     /// How well this language explains the audio, normalised per frame: comparable between
     /// languages on the same audio (higher is better).
     public var score: Double?
-    /// Frames (10 ms) decoded.
+    /// Frames (10 ms) of the hypothesis spent in words, not silence or noise: how much speech
+    /// the score rests on.
     public var frames: Int
 
     public init(text: String, confidence: Double?, score: Double? = nil, frames: Int = 0) {

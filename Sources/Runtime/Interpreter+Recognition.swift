@@ -17,7 +17,7 @@ extension Interpreter {
     }
 
     /// Frames (10 ms) an utterance needs before its language is trusted to say who spoke.
-    static let minimumDecisionFrames = 60
+    static let minimumDecisionFrames = 50
     /// How much better (per frame) the winning language must score.
     static let decisionMargin = 0.0
 
