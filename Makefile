@@ -11,6 +11,8 @@ DOCDIR      ?= $(PREFIX)/share/doc/parley
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DATADIR     ?= $(PREFIX)/share
+# install: where the speech models Parley ships go (the installed config points there)
+MODELDIR    ?= $(DATADIR)/parley/models
 # install: which build of the binaries to install (release; the tests use debug)
 CONFIGURATION ?= release
 # man, completions: which build generates them (`make` uses its release build; the tests, debug)
@@ -18,7 +20,8 @@ GENERATE_WITH ?= debug
 STATIC        ?= --static-swift-stdlib
 TMPFILESDIR   ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG      ?= config/parley.toml
-DEMO_INPUT  ?= /usr/share/pocketsphinx/test/data/goforward.raw
+# demo: an English speaker (pocketsphinx-testdata) then a Spanish one (VoxForge), one recording
+DEMO_INPUT  ?= out/demo-input.wav
 
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
@@ -56,9 +59,12 @@ run: release
 	if [ $$rc = 3 ]; then echo "make run: no usable microphone or speaker here; \`make demo\` runs a real recording through Parley without a sound card."; fi; \
 	exit $$rc
 
-## demo: run a real recording (pocketsphinx-testdata's goforward) through file mode and print the turn
+## demo: a real two-person recording (English, then Spanish) through file mode: prints both turns
 demo: release
 	@mkdir -p out
+	@if [ "$(DEMO_INPUT)" = out/demo-input.wav ]; then \
+		sox -q -t raw -r 16000 -e signed -b 16 -c 1 /usr/share/pocketsphinx/test/data/goforward.raw out/demo-en.wav pad 0 1.5 && \
+		sox -q out/demo-en.wav Tests/data/es/voxforge/es-0029.wav out/demo-input.wav pad 0 1.5; fi
 	@bin=$$($(SWIFT) build -c release --show-bin-path); \
 	$$bin/parleyd --config config/demo.toml --input $(DEMO_INPUT) --output out/demo.wav && \
 	echo "The spoken translation is in out/demo.wav (play it with: aplay out/demo.wav)."
@@ -107,11 +113,16 @@ install:
 		[ -e $$f ] || { echo "make install: $$f is missing; run \`make\` first (as yourself), then \`sudo make install\`" >&2; exit 1; }; done
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(BUILT)/parleyd $(BUILT)/parley $(DESTDIR)$(BINDIR)/
-	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/parley
+	install -d $(DESTDIR)$(MODELDIR)/es/acoustic
+	install -m 0644 models/es/NOTICE models/es/LICENSE.profile-GPL-3.0 models/es/README.profile.md models/es/es.lm.bin models/es/es.dict $(DESTDIR)$(MODELDIR)/es/
+	install -m 0644 models/es/acoustic/* $(DESTDIR)$(MODELDIR)/es/acoustic/
+	install -d $(DESTDIR)$(DATADIR)/parley && install -m 0644 LICENSE $(DESTDIR)$(DATADIR)/parley/LICENSE
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/parley out
+	@sed -e 's|"\.\./models/|"$(MODELDIR)/|' config/parley.toml > out/parley.toml
 	@conf=$(DESTDIR)$(SYSCONFDIR)/parley/parley.toml; \
-	if [ ! -e $$conf ]; then install -m 0644 config/parley.toml $$conf; echo "installed $$conf"; \
-	elif cmp -s config/parley.toml $$conf; then echo "$$conf is up to date"; \
-	else install -m 0644 config/parley.toml $$conf.dist; echo "kept your edited $$conf; the new default is $$conf.dist"; fi
+	if [ ! -e $$conf ]; then install -m 0644 out/parley.toml $$conf; echo "installed $$conf"; \
+	elif cmp -s out/parley.toml $$conf; then echo "$$conf is up to date"; \
+	else install -m 0644 out/parley.toml $$conf.dist; echo "kept your edited $$conf; the new default is $$conf.dist"; fi
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
 	sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' systemd/parleyd.service.in > $(DESTDIR)$(UNITDIR)/parleyd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/parleyd.service

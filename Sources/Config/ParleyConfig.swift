@@ -53,7 +53,7 @@ public struct ParleyConfig: Sendable, Equatable {
     // [conversation]
     public var speakerA = "en"
     public var speakerB = "es"
-    public var mode = ConversationMode.alternate
+    public var mode = ConversationMode.auto
     public var echoTailMs = 300
     /// Utterances recognized with less confidence are flagged (0 flags nothing).
     public var minConfidence = 0.0
@@ -194,7 +194,7 @@ extension ParleyConfig {
             config.speakerB = try section.language("speaker_b") ?? config.speakerB
             if let mode = try section.string("mode") {
                 guard let parsed = ConversationMode(rawValue: mode) else {
-                    throw section.error("mode", "is \"\(mode)\"; use \"alternate\", \"one-way\" or \"manual\"")
+                    throw section.error("mode", "is \"\(mode)\"; use \"auto\", \"alternate\", \"one-way\" or \"manual\"")
                 }
                 config.mode = parsed
             }

@@ -32,7 +32,7 @@ struct ConfigTests {
     @Test func emptyFileGivesTheDefaults() throws {
         let config = try parse("")
         #expect(config.speakerA == "en" && config.speakerB == "es")
-        #expect(config.mode == .alternate)
+        #expect(config.mode == .auto, "auto is the default: with one side hearable it takes turns")
         #expect(config.captureDevice == "default" && config.playbackDevice == "default")
         #expect(config.endpoint.silenceMs == 700)
         #expect(config.historyPath == "/home/someone/.local/state/parley/history.sqlite")

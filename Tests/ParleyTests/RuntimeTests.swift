@@ -13,6 +13,13 @@ import Testing
 /// test gives the scripted microphone audio; turn timings come from a manual clock.
 @Suite("Runtime, in memory")
 struct RuntimeTests {
+    /// These tests take turns (`alternate`): one decoder per utterance, the expected speaker's.
+    func alternating() -> ParleyConfig {
+        var config = ParleyConfig()
+        config.mode = .alternate
+        return config
+    }
+
     /// Waits (bounded, as a guard against a hung test) until `condition` holds.
     func until(_ condition: () -> Bool) async -> Bool {
         for _ in 0..<10_000 {
@@ -30,7 +37,7 @@ struct RuntimeTests {
     }
 
     @Test func aSpokenUtteranceIsRecognizedTranslatedSpokenAndStoredThenTheOtherSideListens() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.recognizers.willHear("good morning", in: "en")
         conversation.start()
         utterance(conversation)
@@ -54,7 +61,7 @@ struct RuntimeTests {
     }
 
     @Test func turnTimingsComeFromTheInjectedClock() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.recognizers.willHear("how are you", in: "en")
         conversation.translator.hold()
         conversation.start()
@@ -71,7 +78,7 @@ struct RuntimeTests {
     }
 
     @Test func parleyNeverHearsItselfWhileSpeakingNorDuringTheEchoTail() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.recognizers.willHear("hello", in: "en")
         conversation.recognizers.willHear("hola", in: "es")
         conversation.speaker.hold()
@@ -98,7 +105,7 @@ struct RuntimeTests {
     }
 
     @Test func stopCutsTheSpeechAndTheTurnIsStillStored() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.recognizers.willHear("a long story", in: "en")
         conversation.speaker.hold()
         conversation.start()
@@ -114,7 +121,7 @@ struct RuntimeTests {
     }
 
     @Test func stopWhileHearingEndsTheUtteranceAndProcessesIt() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.recognizers.willHear("wait", in: "en")
         conversation.start()
         conversation.microphone.silence(ms: 200)
@@ -128,7 +135,7 @@ struct RuntimeTests {
     }
 
     @Test func pauseReleasesTheMicrophoneAndResumeTakesItBack() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.start()
         conversation.microphone.silence(ms: 100)
         #expect(await conversation.microphone.drained())
@@ -148,7 +155,7 @@ struct RuntimeTests {
     }
 
     @Test func aLostMicrophoneIsReopenedAndTheConversationGoesOn() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.recognizers.willHear("still here", in: "en")
         conversation.start()
         conversation.microphone.silence(ms: 100)
@@ -165,7 +172,7 @@ struct RuntimeTests {
     }
 
     @Test func theDeviceLossIsReportedAsAStateAndAnError() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.start()
         conversation.microphone.silence(ms: 100)
         conversation.microphone.fail(reopensFailing: 1)
@@ -181,7 +188,7 @@ struct RuntimeTests {
     }
 
     @Test func shutdownFinishesTheTurnInFlightStoresItAndClosesTheSpeaker() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.recognizers.willHear("one more thing", in: "en")
         conversation.translator.hold()
         conversation.start()
@@ -199,7 +206,7 @@ struct RuntimeTests {
     }
 
     @Test func anUtteranceInProgressAtTheEndOfARecordingIsStillProcessed() async throws {
-        let conversation = try TestConversation(realTime: false)
+        let conversation = try TestConversation(config: alternating(), realTime: false)
         conversation.recognizers.willHear("the end", in: "en")
         conversation.start()
         conversation.microphone.silence(ms: 200)
@@ -211,7 +218,7 @@ struct RuntimeTests {
     }
 
     @Test func aTypedTurnWhileBusyIsRefusedWithWhatToDo() async throws {
-        let conversation = try TestConversation()
+        let conversation = try TestConversation(config: alternating())
         conversation.recognizers.willHear("busy now", in: "en")
         conversation.translator.hold()
         conversation.start()
@@ -224,7 +231,7 @@ struct RuntimeTests {
     }
 
     @Test func aFailedTranslationIsStoredUntranslatedAndTheSpeakerKeepsTheFloor() async throws {
-        let conversation = try TestConversation(translator: EchoTranslator(failing: ["gibberish"]))
+        let conversation = try TestConversation(config: alternating(), translator: EchoTranslator(failing: ["gibberish"]))
         conversation.recognizers.willHear("gibberish", in: "en")
         conversation.start()
         utterance(conversation)

@@ -130,7 +130,7 @@ struct ServiceLifecycleTests {
             try Self.call(socket, Request(type: "config"), as: EffectiveSettingsOnly.self).settings
         }
         func logText() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-        #expect(try settings().mode == .alternate)
+        #expect(try settings().mode == .auto)
 
         // SIGHUP: mode and silence_ms apply at once; the capture device needs a restart.
         try rewrite(EndToEnd.liveAudio.replacingOccurrences(of: "parleyin", with: "hw:9") + "\n[conversation]\nmode = \"manual\"\n[endpoint]\nsilence_ms = 950")

@@ -20,6 +20,13 @@ for file in usr/bin/parleyd usr/bin/parley etc/parley/parley.toml \
   [ -s "$stage/$file" ] || fail "$file was not installed"
 done
 [ -x "$stage/usr/bin/parleyd" ] || fail "parleyd is not executable"
+# The Spanish model, beside the project's licence, and a config that hears it where it was installed.
+for file in NOTICE es.lm.bin es.dict acoustic/mdef acoustic/feat.params acoustic/means acoustic/sendump; do
+  [ -s "$stage/usr/share/parley/models/es/$file" ] || fail "the Spanish model's $file was not installed"
+done
+[ -s "$stage/usr/share/parley/LICENSE" ] || fail "the project's LICENSE was not installed beside the model"
+grep -qx 'acoustic_model = "/usr/share/parley/models/es/acoustic"' "$stage/etc/parley/parley.toml" ||
+  fail "the installed config does not point at the installed Spanish model"
 "$stage/usr/bin/parley" --version >/dev/null || fail "the installed parley does not run"
 grep -qx 'ExecStart=/usr/bin/parleyd --config /etc/parley/parley.toml' "$stage/usr/lib/systemd/system/parleyd.service" ||
   fail "the unit's ExecStart does not point at the installed parleyd"
@@ -30,5 +37,5 @@ find "$stage" -path "$stage/usr/local*" | grep -q . && fail "PREFIX=/usr was ign
 echo '# edited by the user' >> "$stage/etc/parley/parley.toml"
 install_once
 grep -q '^# edited by the user' "$stage/etc/parley/parley.toml" || fail "make install overwrote an edited config"
-cmp -s "$root/config/parley.toml" "$stage/etc/parley/parley.toml.dist" || fail "the new default config was not put in parley.toml.dist"
+cmp -s "$root/out/parley.toml" "$stage/etc/parley/parley.toml.dist" || fail "the new default config was not put in parley.toml.dist"
 echo "check-install: make install PREFIX=/usr DESTDIR=... installs everything and keeps an edited config"
