@@ -20,6 +20,61 @@ enum EndToEnd {
         return path
     }
 
+    /// The repository (its models/ and Tests/data/).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL.path
+
+    /// Human Spanish recordings (VoxForge, GPL-3.0: Tests/data/es/voxforge/LICENSE) and their transcripts.
+    static let spanishRecordings = repository + "/Tests/data/es/voxforge"
+
+    /// The config table of the Spanish model Parley ships (models/es).
+    static var spanishRecognizer: String {
+        """
+        [recognizer.es]
+        acoustic_model = "\(repository)/models/es/acoustic"
+        language_model = "\(repository)/models/es/es.lm.bin"
+        dictionary = "\(repository)/models/es/es.dict"
+        """
+    }
+
+    /// Recordings one after the other, with `gap` seconds of silence after each, as one raw
+    /// 16 kHz mono file in `directory`: a conversation.
+    static func conversation(_ paths: [String], gap: Double = 3, in directory: URL) throws -> URL {
+        var samples: [Int16] = []
+        for path in paths {
+            if path.hasSuffix(".raw") {
+                samples += WAV.decodeSamples(try Data(contentsOf: URL(fileURLWithPath: path))[...])
+            } else {
+                let (clip, rate) = try wavSamples(URL(fileURLWithPath: path))
+                try #require(rate == 16_000, "\(path) is not 16 kHz")
+                samples += clip
+            }
+            samples += [Int16](repeating: 0, count: Int(gap * 16_000))
+        }
+        let url = directory.appendingPathComponent("conversation-\(UUID().uuidString.prefix(6)).raw")
+        try WAV.encodeSamples(samples).write(to: url)
+        return url
+    }
+
+    /// The words of a transcript, lowercased, without punctuation.
+    static func words(_ text: String) -> [String] {
+        text.lowercased().split { !$0.isLetter && !$0.isNumber && $0 != "'" }.map(String.init)
+    }
+
+    /// The share of `reference`'s words that `heard` has (a bag-of-words recall, 0-1).
+    static func wordRecall(_ heard: String, reference: String) -> Double {
+        var pool = words(heard)
+        let expected = words(reference)
+        guard !expected.isEmpty else { return 0 }
+        var found = 0
+        for word in expected {
+            if let index = pool.firstIndex(of: word) {
+                pool.remove(at: index)
+                found += 1
+            }
+        }
+        return Double(found) / Double(expected.count)
+    }
+
     /// The cache folder of the daemons the tests start (see PrunedDictionary).
     static let sharedCache = FileManager.default.temporaryDirectory.appendingPathComponent("parley-test-cache").path
 

@@ -57,8 +57,9 @@ struct FileModeTests {
     @Test func speakersAlternateWhenBothCanBeHeard() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        // Debian ships no Spanish model, so B's side borrows the English one: the point here is
-        // who speaks when, not what B's words mean.
+        // B's side borrows the English model: both languages on one decoder cannot be told apart
+        // by what is heard, so the default auto mode takes turns. The point here is who speaks
+        // when, not what B's words mean (BilingualTests hears real Spanish).
         let english = "/usr/share/pocketsphinx/model/en-us"
         let config = try EndToEnd.writeConfig(
             in: dir,

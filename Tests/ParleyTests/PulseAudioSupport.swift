@@ -80,8 +80,11 @@ final class PulseAudioRig {
     }
 
     /// Plays a raw 16 kHz recording into the virtual microphone, in real time.
-    func say(_ rawRecording: String) throws {
-        let wav = directory.appendingPathComponent(((rawRecording as NSString).lastPathComponent as NSString).deletingPathExtension + ".wav")
+    func say(_ recording: String) throws {
+        let rawRecording = recording  // a .raw file is converted once; a .wav is played as it is
+        let wav = recording.hasSuffix(".wav")
+            ? URL(fileURLWithPath: recording)
+            : directory.appendingPathComponent(((rawRecording as NSString).lastPathComponent as NSString).deletingPathExtension + ".wav")
         if !FileManager.default.fileExists(atPath: wav.path) {
             let sox = try EndToEnd.run(
                 "/usr/bin/sox", ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", rawRecording, wav.path], in: directory)

@@ -33,19 +33,14 @@ struct RealTimeTests {
     }
 
     private func startDaemon(in dir: URL, rig: PulseAudioRig) throws -> Daemon {
-        let english = "/usr/share/pocketsphinx/model/en-us"
-        // Speaker B borrows the English model (Debian has no Spanish one): this is about turn-taking.
+        // Both people heard: English, and Spanish with the model Parley ships; auto mode.
         let config = try EndToEnd.writeConfig(
             in: dir,
             extra: """
                 [audio]
                 capture_device = "pmic"
                 playback_device = "pspk"
-                [recognizer.es]
-                acoustic_model = "\(english)/en-us"
-                language_model = "\(english)/en-us.lm.bin"
-                dictionary = "\(english)/cmudict-en-us.dict"
-                """)
+                """ + "\n" + EndToEnd.spanishRecognizer)
         let (process, _, log) = try EndToEnd.start(
             try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: rig.environment, tag: "parleyd")
         return Daemon(process: process, socket: dir.appendingPathComponent("control.sock").path, log: log)
@@ -71,8 +66,9 @@ struct RealTimeTests {
         defer { plainWatcher.terminate() }
 
         let data = EndToEnd.testData
-        for (index, clip) in ["goforward", "numbers", "something"].enumerated() {
-            try rig.say("\(data)/\(clip).raw")
+        let clips = ["\(data)/goforward.raw", "\(EndToEnd.spanishRecordings)/es-0029.wav", "\(data)/something.raw"]
+        for (index, clip) in clips.enumerated() {
+            try rig.say(clip)
             let next = index % 2 == 0 ? "b" : "a"
             try await daemon.waitFor("turn \(index + 1), then listening to \(next)") {
                 $0.turns == index + 1 && $0.state == "listening" && $0.speaker == next
@@ -93,7 +89,12 @@ struct RealTimeTests {
         #expect(levels == 50 && !heard, "Parley heard something after the last turn")
         let turns = try daemon.call("history", as: [TurnInfo].self).reversed()
         #expect(turns.map(\.speaker) == ["a", "b", "a"])
+        #expect(turns.map(\.sourceLang) == ["en", "es", "en"])
         #expect(turns.first?.sourceText.contains("go forward") == true)
+        let spanish = try String(contentsOfFile: "\(EndToEnd.spanishRecordings)/es-0029.txt", encoding: .utf8)
+        let spokenSpanish = turns.dropFirst().first?.sourceText ?? ""
+        #expect(EndToEnd.wordRecall(spokenSpanish, reference: spanish) >= 0.6, "Spanish heard live as \"\(spokenSpanish)\"")
+        #expect(turns.allSatisfy { $0.detection?.decidedBy == .audio }, "auto mode: the audio said who spoke")
         #expect(turns.allSatisfy { $0.translatedText?.isEmpty == false })
         #expect(turns.allSatisfy { ($0.timings.responseMs ?? .max) < 5_000 })
 
