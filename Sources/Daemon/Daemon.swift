@@ -306,16 +306,21 @@ public enum Daemon {
     /// systemd does not restart it in a loop).
     static func requireSpeechModel(_ config: ParleyConfig) throws(DaemonFailure) {
         guard !RecognizerPool.canHear(config, config.speakerA) && !RecognizerPool.canHear(config, config.speakerB) else { return }
+        // A model whose files are missing says which; else how to get one.
+        let missing = [config.speakerA, config.speakerB].lazy.compactMap { language in
+            config.recognizerModel(for: language)?.missingFileProblem(language: language)
+        }.first
         throw DaemonFailure(
             .config,
             "no speech model for \(config.speakerA) or \(config.speakerB), so nobody can be heard: "
-                + notHearableHint(language: config.speakerA == "en" || config.speakerB == "en" ? "en" : config.speakerA))
+                + (missing ?? notHearableHint(language: config.speakerA == "en" || config.speakerB == "en" ? "en" : config.speakerA)))
     }
 
     static func notHearableHint(language: String) -> String {
         language == "en"
             ? "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
-            : "no speech model for \"\(language)\": add a PocketSphinx model under [recognizer.\(language)]"
+            : "no usable speech model for \"\(language)\": install a CMU Sphinx model with `parleyd model install DIR --language \(language)` "
+                + "(README: Adding a language)"
     }
 
     /// File mode prints each committed turn.
@@ -353,17 +358,44 @@ final class RecognizerPool: @unchecked Sendable {
     private let config: ParleyConfig
     private let logger: Logger
 
-    /// Loads the models of both speakers' languages now, so a broken model stops start-up.
+    /// Loads the models of both speakers' languages now. A model that is missing or broken is
+    /// logged in one line that names the file and what to do, and its language is not heard;
+    /// only when no speaker's language can be heard does start-up stop.
     init(config: ParleyConfig, logger: Logger) throws(DaemonFailure) {
         self.config = config
         self.logger = logger
-        for language in Set([config.speakerA, config.speakerB]).sorted() where Self.canHear(config, language) {
+        var problems: [String] = []
+        for language in Set([config.speakerA, config.speakerB]).sorted() {
+            guard let model = config.recognizerModel(for: language) else { continue }
+            if let problem = Self.problem(with: model, language: language) {
+                problems.append(problem)
+                _ = failed.withLock { $0.insert(language) }
+                continue
+            }
             do {
                 cache[language] = try load(language)
             } catch {
-                throw DaemonFailure(.config, "[recognizer.\(language)]: \(error)")
+                problems.append(
+                    "[recognizer.\(language)] \(model.acousticModel): \(error) (`parleyd model check` on the model's folder says what is wrong)")
+                _ = failed.withLock { $0.insert(language) }
             }
         }
+        guard canHear(config.speakerA) || canHear(config.speakerB) else {
+            let who = "no speech model for \(config.speakerA) or \(config.speakerB) can be used, so nobody can be heard"
+            throw DaemonFailure(.config, problems.isEmpty ? who : "\(who): " + problems.joined(separator: "; "))
+        }
+        for problem in problems {
+            logger.error("\(problem); the other language is heard")
+        }
+    }
+
+    /// What keeps `model` from loading, found without loading it: a missing file, or an
+    /// incomplete or non-16 kHz acoustic model. One line that names the file and what to do.
+    static func problem(with model: RecognizerModel, language: String) -> String? {
+        if let missing = model.missingFileProblem(language: language) { return missing }
+        guard let first = ModelCheck.checkAcousticModel(model.acousticModel).first else { return nil }
+        let folder = (model.acousticModel as NSString).deletingLastPathComponent
+        return "[recognizer.\(language)] \(first) (`parleyd model check \(folder)` checks the whole model)"
     }
 
     /// The decoder a language's recognizer runs on (its acoustic model): the recognition lane.
