@@ -367,7 +367,7 @@ final class RecognizerPool: @unchecked Sendable {
         var problems: [String] = []
         for language in Set([config.speakerA, config.speakerB]).sorted() {
             guard let model = config.recognizerModel(for: language) else { continue }
-            if let problem = Self.problem(with: model, language: language) {
+            if let problem = Self.problem(with: model, language: language, configured: config.recognizers[language] != nil) {
                 problems.append(problem)
                 _ = failed.withLock { $0.insert(language) }
                 continue
@@ -375,8 +375,9 @@ final class RecognizerPool: @unchecked Sendable {
             do {
                 cache[language] = try load(language)
             } catch {
+                let folder = (model.acousticModel as NSString).deletingLastPathComponent
                 problems.append(
-                    "[recognizer.\(language)] \(model.acousticModel): \(error) (`parleyd model check` on the model's folder says what is wrong)")
+                    "the \(language) speech model in \(folder) did not load: \(error) (`parleyd model check \(folder)` says what is wrong)")
                 _ = failed.withLock { $0.insert(language) }
             }
         }
@@ -391,11 +392,12 @@ final class RecognizerPool: @unchecked Sendable {
 
     /// What keeps `model` from loading, found without loading it: a missing file, or an
     /// incomplete or non-16 kHz acoustic model. One line that names the file and what to do.
-    static func problem(with model: RecognizerModel, language: String) -> String? {
+    static func problem(with model: RecognizerModel, language: String, configured: Bool) -> String? {
         if let missing = model.missingFileProblem(language: language) { return missing }
         guard let first = ModelCheck.checkAcousticModel(model.acousticModel).first else { return nil }
         let folder = (model.acousticModel as NSString).deletingLastPathComponent
-        return "[recognizer.\(language)] \(first) (`parleyd model check \(folder)` checks the whole model)"
+        let which = configured ? "[recognizer.\(language)]" : "the \(language) speech model installed in \(folder):"
+        return "\(which) \(first) (`parleyd model check \(folder)` checks the whole model)"
     }
 
     /// The decoder a language's recognizer runs on (its acoustic model): the recognition lane.

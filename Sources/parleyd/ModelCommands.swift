@@ -43,7 +43,7 @@ struct ModelCommand: ParsableCommand {
             print("acoustic model  \(files.acousticModel)")
             print("language model  \(files.languageModel) (\(report.languageModelWords ?? 0) words)")
             print("dictionary      \(files.dictionary) (\(report.dictionaryWords ?? 0) words)")
-            print("ok: install it with `parleyd model install \(directory) --language \(language ?? "xx")`")
+            print("ok: install it with `parleyd model install \(directory) --language \(language ?? "LANG")` (LANG: its ISO 639-1 code)")
         }
     }
 

@@ -224,7 +224,26 @@ struct ModelCheckTests {
         #expect(garbled.status == 0, "stderr: \(garbled.stderr)")
         #expect(garbled.stdout.contains("go forward"))
         let lines = garbled.stderr.split(separator: "\n").filter { $0.contains(" error ") || $0.hasPrefix("<3>") }
-        #expect(lines.count == 1 && lines.first?.contains("[recognizer.es]") == true, "\(garbled.stderr)")
+        #expect(lines.count == 1 && lines.first?.contains("the es speech model in \(model) did not load") == true, "\(garbled.stderr)")
+    }
+
+    @Test func aDaemonHearsAModelInstalledWithoutAConfigTable() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let parleyd = try EndToEnd.binary("parleyd")
+        let config = try EndToEnd.writeConfig(in: dir)  // no [recognizer.es]
+        let environment = ["XDG_DATA_HOME": dir.path + "/data", "XDG_DATA_DIRS": dir.path + "/none"]
+        let arguments = ["--config", config.path, "--input", "\(EndToEnd.testData)/goforward.raw", "--output", dir.path + "/out.wav"]
+        let before = try EndToEnd.run(parleyd, arguments, in: dir, environment: environment)
+        #expect(before.status == 0, "\(before.stderr)")
+        #expect(before.stderr.contains("speaker b cannot be heard"), "\(before.stderr)")
+
+        let installed = try EndToEnd.run(parleyd, ["model", "install", Self.spanish, "--language", "es"], in: dir, environment: environment)
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let after = try EndToEnd.run(parleyd, arguments, in: dir, environment: environment)
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect(!after.stderr.contains("cannot be heard") && !after.stderr.contains(" error "), "\(after.stderr)")
+        #expect(after.stdout.contains("[a en] go forward"), "\(after.stdout)")
     }
 
     @Test func withEveryModelBrokenStartUpStops() throws {
