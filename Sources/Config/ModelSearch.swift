@@ -31,12 +31,14 @@ extension ParleyConfig {
 
 extension RecognizerModel {
     /// The model in `folder` laid out as `parleyd model install` leaves it: `acoustic/`,
-    /// `xx.lm.bin` (or `xx.lm`, `xx.arpa`) and `xx.dict` (or `xx.dic`); nil unless all are there.
+    /// `xx.lm.bin` (or `xx.lm`, `xx.arpa`, ...: the language model keeps its format) and
+    /// `xx.dict` (or `xx.dic`); nil unless all are there.
     public static func installed(in folder: String, language: String) -> RecognizerModel? {
         let manager = FileManager.default
         var isFolder: ObjCBool = false
+        let endings = [".lm.bin", ".lm", ".arpa", ".lm.gz", ".arpa.gz", ".lm.dmp", ".dmp"]
         guard manager.fileExists(atPath: folder + "/acoustic", isDirectory: &isFolder), isFolder.boolValue,
-            let languageModel = [".lm.bin", ".lm", ".arpa"].map({ "\(folder)/\(language)\($0)" }).first(where: manager.fileExists),
+            let languageModel = endings.map({ "\(folder)/\(language)\($0)" }).first(where: manager.fileExists),
             let dictionary = [".dict", ".dic"].map({ "\(folder)/\(language)\($0)" }).first(where: manager.fileExists)
         else { return nil }
         return RecognizerModel(acousticModel: folder + "/acoustic", languageModel: languageModel, dictionary: dictionary)

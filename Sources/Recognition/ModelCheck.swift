@@ -54,7 +54,8 @@ public enum ModelCheck {
     /// Files an acoustic model cannot do without (besides feat.params and the mixture weights).
     static let acousticFiles = ["mdef", "means", "variances", "transition_matrices"]
     /// Language model and dictionary file endings, the preferred first.
-    static let languageModelEndings = [".lm.bin", ".lm", ".arpa", ".lm.dmp", ".dmp"]
+    /// (PocketSphinx reads .gz files through gunzip.)
+    public static let languageModelEndings = [".lm.bin", ".lm", ".arpa", ".lm.gz", ".arpa.gz", ".lm.dmp", ".dmp"]
     static let dictionaryEndings = [".dict", ".dic"]
 
     /// Finds the model's parts in `directory` and checks them. `language` (an ISO 639-1 code)
@@ -80,8 +81,9 @@ public enum ModelCheck {
     // MARK: - Finding the parts
 
     /// The parts of the model in `directory`: the acoustic model is `directory/acoustic`,
-    /// `directory` itself, or its one subfolder holding an mdef; the language model and
-    /// dictionary are the files of `directory` with those endings.
+    /// `directory` itself, or its one subfolder (or sub-subfolder) holding an mdef; the language
+    /// model and dictionary are the files with those endings in `directory`, `directory/etc`
+    /// or the acoustic model's folder.
     public static func locate(
         directory: String, language: String? = nil
     ) -> (files: ModelFiles?, acousticModel: String?, problems: [ModelProblem]) {
@@ -100,7 +102,14 @@ public enum ModelCheck {
         } else if names.contains("mdef") || names.contains("feat.params") {
             acoustic = directory
         } else {
-            let holders = names.map { directory + "/" + $0 }.filter { manager.fileExists(atPath: $0 + "/mdef") }
+            // One level down, else two (SphinxTrain's model_parameters/xx.cd_cont_4000).
+            let subfolders = names.map { directory + "/" + $0 }.filter { Self.isFolder($0) }
+            var holders = subfolders.filter { manager.fileExists(atPath: $0 + "/mdef") }
+            if holders.isEmpty {
+                holders = subfolders.flatMap { folder in
+                    ((try? manager.contentsOfDirectory(atPath: folder)) ?? []).sorted().map { folder + "/" + $0 }
+                }.filter { manager.fileExists(atPath: $0 + "/mdef") }
+            }
             if holders.count == 1 {
                 acoustic = holders[0]
             } else if holders.isEmpty {
@@ -110,16 +119,16 @@ public enum ModelCheck {
             } else {
                 problems.append(ModelProblem(
                     file: directory,
-                    "holds several acoustic models (\(holders.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))); "
+                    "holds several acoustic models (\(holders.map { String($0.dropFirst(directory.count + 1)) }.joined(separator: ", "))); "
                         + "keep one, or move the one to use to \(directory)/acoustic"))
             }
         }
 
-        // Files of the top folder, and of the acoustic folder when it is another one (some
-        // tarballs keep the dictionary beside mdef).
+        // Files of the top folder, of etc/ (SphinxTrain's layout), and of the acoustic folder
+        // when it is another one (some tarballs keep the dictionary beside mdef).
         var candidates = names.map { directory + "/" + $0 }
-        if let acoustic, acoustic != directory {
-            candidates += ((try? manager.contentsOfDirectory(atPath: acoustic)) ?? []).sorted().map { acoustic + "/" + $0 }
+        for folder in [directory + "/etc", acoustic].compactMap({ $0 }) where folder != directory {
+            candidates += ((try? manager.contentsOfDirectory(atPath: folder)) ?? []).sorted().map { folder + "/" + $0 }
         }
         let languageModel = pick(
             candidates, endings: languageModelEndings, language: language, in: directory,

@@ -10,8 +10,9 @@ struct ModelCommand: ParsableCommand {
         abstract: "Check a CMU Sphinx speech model, or install it where Parley finds it.",
         discussion: """
             A model is a folder holding an acoustic model (a folder with feat.params, mdef, means, variances, \
-            transition_matrices and mixture_weights or sendump; DIR/acoustic, DIR itself or its one subfolder \
-            with an mdef), a language model (.lm.bin, .lm or .arpa) and a dictionary (.dict or .dic).
+            transition_matrices and mixture_weights or sendump: DIR/acoustic, DIR itself or the one folder \
+            below it with an mdef), a language model (.lm.bin, .lm, .arpa, gzipped or not, or .lm.DMP) and a \
+            dictionary (.dict or .dic), in DIR, DIR/etc or beside the acoustic model.
             """,
         subcommands: [Check.self, Install.self])
 

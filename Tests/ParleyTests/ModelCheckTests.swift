@@ -94,6 +94,33 @@ struct ModelCheckTests {
         #expect(phones.problems[0].problem.contains("AA in \"hola\""), "\(phones.problems[0])")
     }
 
+    /// SphinxTrain's layout, as some tarballs have it: model_parameters/xx.cd_cont_N/ and
+    /// etc/ with the dictionary and a gzipped language model.
+    @Test func aSphinxTrainLayoutWithAGzippedLanguageModelIsFound() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let model = dir.appendingPathComponent("tarball").path
+        let manager = FileManager.default
+        try manager.createDirectory(atPath: model + "/model_parameters", withIntermediateDirectories: true)
+        try manager.createDirectory(atPath: model + "/etc", withIntermediateDirectories: true)
+        try manager.createSymbolicLink(atPath: model + "/model_parameters/xx.cd_ptm_4000", withDestinationPath: Self.spanish + "/acoustic")
+        let small = try Self.smallModel(in: dir, words: ["hola", "mundo"], pronunciations: "hola o l a\nmundo m u n d o\n")
+        try manager.copyItem(atPath: small + "/xx.dict", toPath: model + "/etc/xx.dic")
+        try manager.copyItem(atPath: small + "/xx.arpa", toPath: model + "/etc/xx.lm")
+        let gzip = try EndToEnd.run("/bin/gzip", [model + "/etc/xx.lm"], in: dir)
+        try #require(gzip.status == 0, "\(gzip.stderr)")
+        let report = ModelCheck.check(directory: model)
+        #expect(report.problems.isEmpty, "\(report.problems)")
+        #expect(report.files?.acousticModel == model + "/model_parameters/xx.cd_ptm_4000")
+        #expect(report.files?.languageModel == model + "/etc/xx.lm.gz")
+        #expect(report.files?.dictionary == model + "/etc/xx.dic")
+        #expect(report.languageModelWords == 2)
+
+        let installed = try ModelInstall.install(try #require(report.files), from: model, language: "xx", into: dir.path + "/installed")
+        #expect(installed.languageModel == dir.path + "/installed/xx.lm.gz")
+        #expect(RecognizerModel.installed(in: dir.path + "/installed", language: "xx")?.languageModel == installed.languageModel)
+    }
+
     @Test func aFolderWithoutAModelSaysWhatIsMissing() throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
