@@ -355,6 +355,9 @@ final class RecognizerPool: @unchecked Sendable {
     private var decoders: [String: PocketSphinxDecoder] = [:]
     /// Languages whose model would not load; asked about from any thread.
     private let failed = Mutex<Set<String>>([])
+    /// Each language's model, found once: the search for an installed one looks at the disk,
+    /// and `lane(for:)` is asked for every piece of audio.
+    private let models = Mutex<[String: RecognizerModel?]>([:])
     private let config: ParleyConfig
     private let logger: Logger
 
@@ -366,7 +369,7 @@ final class RecognizerPool: @unchecked Sendable {
         self.logger = logger
         var problems: [String] = []
         for language in Set([config.speakerA, config.speakerB]).sorted() {
-            guard let model = config.recognizerModel(for: language) else { continue }
+            guard let model = model(for: language) else { continue }
             if let problem = Self.problem(with: model, language: language, configured: config.recognizers[language] != nil) {
                 problems.append(problem)
                 _ = failed.withLock { $0.insert(language) }
@@ -402,12 +405,23 @@ final class RecognizerPool: @unchecked Sendable {
 
     /// The decoder a language's recognizer runs on (its acoustic model): the recognition lane.
     @Sendable func lane(for language: String) -> String {
-        config.recognizerModel(for: language)?.acousticModel ?? language
+        model(for: language)?.acousticModel ?? language
     }
 
     /// Whether `language` can be heard: a model exists and did not fail to load.
     @Sendable func canHear(_ language: String) -> Bool {
-        Self.canHear(config, language) && !failed.withLock { $0.contains(language) }
+        guard let model = model(for: language), model.firstMissingFile() == nil else { return false }
+        return !failed.withLock { $0.contains(language) }
+    }
+
+    /// `language`'s model (`ParleyConfig.recognizerModel(for:)`), found on first use.
+    private func model(for language: String) -> RecognizerModel? {
+        models.withLock { models in
+            if let known = models[language] { return known }
+            let found = config.recognizerModel(for: language)
+            models[language] = .some(found)
+            return found
+        }
     }
 
     /// Whether `language` has a model whose files exist.
@@ -433,7 +447,7 @@ final class RecognizerPool: @unchecked Sendable {
     }
 
     private func load(_ language: String) throws(RecognizerError) -> any SpeechRecognizer {
-        guard let model = config.recognizerModel(for: language) else { throw RecognizerError("no model for \(language)") }
+        guard let model = model(for: language) else { throw RecognizerError("no model for \(language)") }
         let dictionary = dictionary(for: model)
         if let shared = decoders[model.acousticModel] {
             logger.info("\(language) shares the acoustic model \(model.acousticModel) loaded for another language")
