@@ -101,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "parleyd",
             dependencies: [
-                "ParleyDaemon", "ParleySystemd",
+                "ParleyDaemon", "ParleySystemd", "ParleyConfig", "ParleyRecognition",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

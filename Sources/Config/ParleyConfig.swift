@@ -36,6 +36,18 @@ public struct RecognizerModel: Sendable, Hashable {
         }
         return nil
     }
+
+    /// What is wrong with the files of `language`'s model, in one line that names the file and
+    /// says what to do; nil when all three exist.
+    public func missingFileProblem(language: String) -> String? {
+        guard let missing = firstMissingFile() else { return nil }
+        if self == .debianEnglish {
+            return "\(missing.path) does not exist: install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
+        }
+        let folder = (acousticModel as NSString).deletingLastPathComponent
+        return "[recognizer.\(language)] \(missing.key) names \(missing.path), which does not exist; "
+            + "install the model or fix the path (`parleyd model check \(folder)` checks a model folder)"
+    }
 }
 
 /// How one language is spoken: an espeak-ng voice, words per minute, pitch (0-100), volume (0-200).
@@ -66,6 +78,9 @@ public struct ParleyConfig: Sendable, Equatable {
     public var endpoint = EndpointSettings()
     // [recognizer.<lang>]: explicitly configured models; see `recognizerModel(for:)`.
     public var recognizers: [String: RecognizerModel] = [:]
+    /// Where models installed without a config table are looked for (`installedModel(for:)`),
+    /// from the environment: see `modelDirectories(environment:)`.
+    public var modelSearchPath: [String]
     /// PocketSphinx's flat-lexicon second search. Off: it costs about 150 ms at every endpoint
     /// and bought no accuracy (docs/benchmarks.md). The lattice pass (bestpath) always runs: the
     /// turn's confidence is its posterior.
@@ -116,11 +131,15 @@ public struct ParleyConfig: Sendable, Equatable {
         historyPath = Self.defaultHistoryPath(environment: environment)
         controlSocket = ControlSocketPath.defaultPath(environment: environment)
         recognizerCacheDirectory = Self.defaultCacheDirectory(environment: environment)
+        modelSearchPath = Self.modelDirectories(environment: environment)
     }
 
-    /// The model for `language`: the configured one, or Debian's for English; nil when none is known.
+    /// The model for `language`: the configured one (`[recognizer.xx]`), else one installed in
+    /// the standard layout under `modelSearchPath` (`parleyd model install`), else Debian's for
+    /// English; nil when none is known.
     public func recognizerModel(for language: String) -> RecognizerModel? {
         if let configured = recognizers[language] { return configured }
+        if let installed = installedModel(for: language) { return installed }
         return language == "en" ? .debianEnglish : nil
     }
 
@@ -250,9 +269,8 @@ extension ParleyConfig {
                     acousticModel: try file("acoustic_model", defaults?.acousticModel),
                     languageModel: try file("language_model", defaults?.languageModel),
                     dictionary: try file("dictionary", defaults?.dictionary))
-                if let missing = resolved.firstMissingFile() {
-                    throw model.error(missing.key, "names \(missing.path), which does not exist; install the model or fix the path")
-                }
+                // A missing file is not an error here: the daemon says so and runs with the
+                // languages it has (RecognizerPool).
                 config.recognizers[language] = resolved
             }
         }

@@ -306,16 +306,21 @@ public enum Daemon {
     /// systemd does not restart it in a loop).
     static func requireSpeechModel(_ config: ParleyConfig) throws(DaemonFailure) {
         guard !RecognizerPool.canHear(config, config.speakerA) && !RecognizerPool.canHear(config, config.speakerB) else { return }
+        // A model whose files are missing says which; else how to get one.
+        let missing = [config.speakerA, config.speakerB].lazy.compactMap { language in
+            config.recognizerModel(for: language)?.missingFileProblem(language: language)
+        }.first
         throw DaemonFailure(
             .config,
             "no speech model for \(config.speakerA) or \(config.speakerB), so nobody can be heard: "
-                + notHearableHint(language: config.speakerA == "en" || config.speakerB == "en" ? "en" : config.speakerA))
+                + (missing ?? notHearableHint(language: config.speakerA == "en" || config.speakerB == "en" ? "en" : config.speakerA)))
     }
 
     static func notHearableHint(language: String) -> String {
         language == "en"
             ? "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
-            : "no speech model for \"\(language)\": add a PocketSphinx model under [recognizer.\(language)]"
+            : "no usable speech model for \"\(language)\": install a CMU Sphinx model with `parleyd model install DIR --language \(language)` "
+                + "(README: Adding a language)"
     }
 
     /// File mode prints each committed turn.
@@ -350,30 +355,73 @@ final class RecognizerPool: @unchecked Sendable {
     private var decoders: [String: PocketSphinxDecoder] = [:]
     /// Languages whose model would not load; asked about from any thread.
     private let failed = Mutex<Set<String>>([])
+    /// Each language's model, found once: the search for an installed one looks at the disk,
+    /// and `lane(for:)` is asked for every piece of audio.
+    private let models = Mutex<[String: RecognizerModel?]>([:])
     private let config: ParleyConfig
     private let logger: Logger
 
-    /// Loads the models of both speakers' languages now, so a broken model stops start-up.
+    /// Loads the models of both speakers' languages now. A model that is missing or broken is
+    /// logged in one line that names the file and what to do, and its language is not heard;
+    /// only when no speaker's language can be heard does start-up stop.
     init(config: ParleyConfig, logger: Logger) throws(DaemonFailure) {
         self.config = config
         self.logger = logger
-        for language in Set([config.speakerA, config.speakerB]).sorted() where Self.canHear(config, language) {
+        var problems: [String] = []
+        for language in Set([config.speakerA, config.speakerB]).sorted() {
+            guard let model = model(for: language) else { continue }
+            if let problem = Self.problem(with: model, language: language, configured: config.recognizers[language] != nil) {
+                problems.append(problem)
+                _ = failed.withLock { $0.insert(language) }
+                continue
+            }
             do {
                 cache[language] = try load(language)
             } catch {
-                throw DaemonFailure(.config, "[recognizer.\(language)]: \(error)")
+                let folder = (model.acousticModel as NSString).deletingLastPathComponent
+                problems.append(
+                    "the \(language) speech model in \(folder) did not load: \(error) (`parleyd model check \(folder)` says what is wrong)")
+                _ = failed.withLock { $0.insert(language) }
             }
         }
+        guard canHear(config.speakerA) || canHear(config.speakerB) else {
+            let who = "no speech model for \(config.speakerA) or \(config.speakerB) can be used, so nobody can be heard"
+            throw DaemonFailure(.config, problems.isEmpty ? who : "\(who): " + problems.joined(separator: "; "))
+        }
+        for problem in problems {
+            logger.error("\(problem); the other language is heard")
+        }
+    }
+
+    /// What keeps `model` from loading, found without loading it: a missing file, or an
+    /// incomplete or non-16 kHz acoustic model. One line that names the file and what to do.
+    static func problem(with model: RecognizerModel, language: String, configured: Bool) -> String? {
+        if let missing = model.missingFileProblem(language: language) { return missing }
+        guard let first = ModelCheck.checkAcousticModel(model.acousticModel).first else { return nil }
+        let folder = (model.acousticModel as NSString).deletingLastPathComponent
+        let which = configured ? "[recognizer.\(language)]" : "the \(language) speech model installed in \(folder):"
+        return "\(which) \(first) (`parleyd model check \(folder)` checks the whole model)"
     }
 
     /// The decoder a language's recognizer runs on (its acoustic model): the recognition lane.
     @Sendable func lane(for language: String) -> String {
-        config.recognizerModel(for: language)?.acousticModel ?? language
+        model(for: language)?.acousticModel ?? language
     }
 
     /// Whether `language` can be heard: a model exists and did not fail to load.
     @Sendable func canHear(_ language: String) -> Bool {
-        Self.canHear(config, language) && !failed.withLock { $0.contains(language) }
+        guard let model = model(for: language), model.firstMissingFile() == nil else { return false }
+        return !failed.withLock { $0.contains(language) }
+    }
+
+    /// `language`'s model (`ParleyConfig.recognizerModel(for:)`), found on first use.
+    private func model(for language: String) -> RecognizerModel? {
+        models.withLock { models in
+            if let known = models[language] { return known }
+            let found = config.recognizerModel(for: language)
+            models[language] = .some(found)
+            return found
+        }
     }
 
     /// Whether `language` has a model whose files exist.
@@ -399,7 +447,7 @@ final class RecognizerPool: @unchecked Sendable {
     }
 
     private func load(_ language: String) throws(RecognizerError) -> any SpeechRecognizer {
-        guard let model = config.recognizerModel(for: language) else { throw RecognizerError("no model for \(language)") }
+        guard let model = model(for: language) else { throw RecognizerError("no model for \(language)") }
         let dictionary = dictionary(for: model)
         if let shared = decoders[model.acousticModel] {
             logger.info("\(language) shares the acoustic model \(model.acousticModel) loaded for another language")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyConfig
 import ParleyControl
 import ParleyHistory
 import ParleyProtocol
@@ -84,12 +85,14 @@ extension DaemonControl {
             codes.insert(pair.target)
         }
         let languages = codes.sorted().map { code in
-            LanguagesInfo.Language(
-                code: code, hearable: interpreter.canHear(code), speakable: interpreter.canSpeak(code),
+            let hearable = interpreter.canHear(code)
+            return LanguagesInfo.Language(
+                code: code, hearable: hearable, speakable: interpreter.canSpeak(code),
                 to: routes.filter { $0.key.source == code }.map { .init(language: $0.key.target, backends: $0.value) }
                     .sorted { $0.language < $1.language },
                 from: routes.filter { $0.key.target == code }.map { .init(language: $0.key.source, backends: $0.value) }
-                    .sorted { $0.language < $1.language })
+                    .sorted { $0.language < $1.language },
+                model: hearable ? config.recognizerModel(for: code)?.info() : nil)
         }
         return LanguagesInfo(languages: languages, backends: backends)
     }

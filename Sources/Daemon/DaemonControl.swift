@@ -110,7 +110,8 @@ struct DaemonControl: ControlHandler {
             let hearable = interpreter.isHearable(speaker)
             return StatusInfo.Side(
                 language: language, hearable: hearable,
-                hint: hearable ? nil : Daemon.notHearableHint(language: language))
+                hint: hearable ? nil : Daemon.notHearableHint(language: language),
+                model: hearable ? config.recognizerModel(for: language)?.origin() : nil)
         }
         var status = StatusInfo(
             version: ParleyVersion.string, state: snapshot.state, speaker: snapshot.speaker?.rawValue,

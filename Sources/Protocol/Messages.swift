@@ -74,11 +74,14 @@ public struct StatusInfo: Sendable, Codable, Equatable {
         public var hearable: Bool
         /// What to do to make the side hearable, when it is not.
         public var hint: String?
+        /// Where the side's speech model came from (as `languages` says), when it is hearable.
+        public var model: String?
 
-        public init(language: String, hearable: Bool, hint: String? = nil) {
+        public init(language: String, hearable: Bool, hint: String? = nil, model: String? = nil) {
             self.language = language
             self.hearable = hearable
             self.hint = hint
+            self.model = model
         }
     }
 

@@ -13,13 +13,50 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
         public var to: [Route]
         /// The languages that translate into it, with the backends that can.
         public var from: [Route]
+        /// The speech model it is heard with; nil when it cannot be heard.
+        public var model: Model?
 
-        public init(code: String, hearable: Bool, speakable: Bool, to: [Route], from: [Route]) {
+        public init(code: String, hearable: Bool, speakable: Bool, to: [Route], from: [Route], model: Model? = nil) {
             self.code = code
             self.hearable = hearable
             self.speakable = speakable
             self.to = to
             self.from = from
+            self.model = model
+        }
+    }
+
+    /// A language's speech model: its files, where it came from, and their sizes.
+    public struct Model: Sendable, Codable, Equatable {
+        /// The acoustic model's folder.
+        public var acousticModel: String
+        public var languageModel: String
+        public var dictionary: String
+        /// The first line of the model's NOTICE file, "Debian pocketsphinx-en-us" for Debian's
+        /// English model, else "config".
+        public var origin: String
+        /// All the files of the acoustic model's folder.
+        public var acousticModelBytes: Int64?
+        public var languageModelBytes: Int64?
+        public var dictionaryBytes: Int64?
+
+        public init(
+            acousticModel: String, languageModel: String, dictionary: String, origin: String, acousticModelBytes: Int64?,
+            languageModelBytes: Int64?, dictionaryBytes: Int64?
+        ) {
+            self.acousticModel = acousticModel
+            self.languageModel = languageModel
+            self.dictionary = dictionary
+            self.origin = origin
+            self.acousticModelBytes = acousticModelBytes
+            self.languageModelBytes = languageModelBytes
+            self.dictionaryBytes = dictionaryBytes
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case acousticModel = "acoustic_model", languageModel = "language_model", dictionary, origin
+            case acousticModelBytes = "acoustic_model_bytes", languageModelBytes = "language_model_bytes"
+            case dictionaryBytes = "dictionary_bytes"
         }
     }
 

@@ -39,6 +39,13 @@ struct Languages: ParsableCommand {
         print(Self.table(info), terminator: "")
     }
 
+    /// " (12.1 MiB)", or nothing when the size is unknown.
+    static func size(_ bytes: Int64?) -> String {
+        guard let bytes else { return "" }
+        if bytes < 1 << 20 { return " (\(String(format: "%.1f", Double(bytes) / 1024)) KiB)" }
+        return " (\(String(format: "%.1f", Double(bytes) / Double(1 << 20))) MiB)"
+    }
+
     static func table(_ info: LanguagesInfo) -> String {
         func routes(_ routes: [LanguagesInfo.Route]) -> String {
             routes.isEmpty ? "-" : routes.map { "\($0.language) (\($0.backends.joined(separator: ", ")))" }.joined(separator: ", ")
@@ -58,6 +65,14 @@ struct Languages: ParsableCommand {
             }
             text += cells.joined(separator: "  ") + "\n"
         }
+        for language in info.languages {
+            guard let model = language.model else { continue }
+            text += "\n\(language.code) is heard with: \(model.origin)\n"
+            text += "  acoustic model  \(model.acousticModel)\(size(model.acousticModelBytes))\n"
+            text += "  language model  \(model.languageModel)\(size(model.languageModelBytes))\n"
+            text += "  dictionary      \(model.dictionary)\(size(model.dictionaryBytes))\n"
+        }
+        if info.languages.contains(where: { $0.model != nil }) { text += "\n" }
         for backend in info.backends where !backend.available {
             text += "backend \(backend.name) did not answer: \(backend.error ?? "unknown error")\n"
         }

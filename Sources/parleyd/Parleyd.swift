@@ -15,8 +15,10 @@ struct Parleyd: AsyncParsableCommand {
             Live: parleyd --config /etc/parley/parley.toml
             File mode: parleyd --config FILE --input in.wav --output out.wav runs a recording through the \
             same pipeline, writes what would have been played to out.wav, logs the turns and exits.
+            Another language: parleyd model check DIR, then parleyd model install DIR --language xx.
             """,
-        version: ParleyVersion.string)
+        version: ParleyVersion.string,
+        subcommands: [ModelCommand.self])
 
     @Option(name: .long, help: "The TOML config file (config/parley.toml documents every key).")
     var config: String?

@@ -120,14 +120,20 @@ struct ConfigTests {
         #expect(error("[conversation]\nspeaker_a = \"es\"")?.contains("both \"es\"") == true)
     }
 
-    @Test func missingModelFileIsNamed() {
-        let message = error(
+    /// A missing model file does not stop the config: the daemon names it and runs with the
+    /// other language (ModelCheckTests).
+    @Test func missingModelFileIsNamed() throws {
+        let config = try parse(
             """
             [recognizer.en]
             acoustic_model = "/nonexistent/en-us"
             """)
+        let model = try #require(config.recognizers["en"])
+        let message = model.missingFileProblem(language: "en")
         #expect(message?.contains("[recognizer.en] acoustic_model") == true)
         #expect(message?.contains("/nonexistent/en-us") == true)
+        #expect(message?.contains("parleyd model check /nonexistent") == true)
+        #expect(RecognizerModel.debianEnglish.missingFileProblem(language: "en") == nil)
     }
 
     @Test func aNewLanguageNeedsAllThreeFiles() {

@@ -60,6 +60,7 @@ struct ControlAbuseTests {
         let status = try JSONDecoder().decode(ResultReply<StatusInfo>.self, from: line).data
         #expect(status.speaker == "b")
         #expect(status.b.hearable && !status.a.hearable)
+        #expect(status.b.model == "Debian pocketsphinx-en-us" && status.a.model == nil)
 
         // State-changing commands are logged with who sent them.
         let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""

@@ -166,7 +166,10 @@ struct NoSpeechModelTests {
         config.recognizers["en"] = RecognizerModel(acousticModel: "/nope/am", languageModel: "/nope/lm", dictionary: "/nope/dict")
         let failure = #expect(throws: DaemonFailure.self) { try Daemon.requireSpeechModel(config) }
         #expect(failure?.code == .config)
-        #expect(failure?.description.contains("pocketsphinx-en-us") == true)
+        // The missing file is named, with what to do.
+        #expect(failure?.description.contains("[recognizer.en] acoustic_model names /nope/am") == true, "\(failure?.description ?? "")")
+        #expect(failure?.description.contains("parleyd model check") == true)
+        #expect(Daemon.notHearableHint(language: "en").contains("pocketsphinx-en-us"))
     }
 }
 

@@ -75,8 +75,15 @@ struct TranslationEndToEndTests {
         #expect(english.hearable && english.speakable && spanish.speakable)
         #expect(english.to.contains(.init(language: "es", backends: ["apertium-apy"])))
         #expect(spanish.from.contains(.init(language: "en", backends: ["apertium-apy"])))
+        // With the model each hearable language is heard with.
+        let model = try #require(english.model)
+        #expect(model.origin == "Debian pocketsphinx-en-us")
+        #expect(model.languageModel == "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin")
+        #expect((model.acousticModelBytes ?? 0) > 1_000_000 && (model.languageModelBytes ?? 0) > 1_000_000 && (model.dictionaryBytes ?? 0) > 0)
+        #expect(listed.stdout.contains("\"acoustic_model_bytes\""))
         let table = try parleyRun(["languages"]).stdout
         #expect(table.contains("LANG") && table.contains("es (apertium-apy)"), "\(table)")
+        #expect(table.contains("en is heard with: Debian pocketsphinx-en-us") && table.contains("MiB)"), "\(table)")
         withExtendedLifetime(server) {}
     }
 }

@@ -1,0 +1,90 @@
+import Foundation
+import ParleyProtocol
+
+// MARK: - Where installed models are found
+
+extension ParleyConfig {
+    /// The folders that hold installed models, one subfolder per language, searched in this
+    /// order: `$XDG_DATA_HOME/parley/models` (by default `~/.local/share/parley/models`, where
+    /// `parleyd model install` puts them), then `parley/models` under each of `$XDG_DATA_DIRS`
+    /// (by default `/usr/local/share` and `/usr/share`).
+    public static func modelDirectories(environment: [String: String]) -> [String] {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let user = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/share"
+        let system = (environment["XDG_DATA_DIRS"] ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+        var folders: [String] = []
+        for base in [user] + (system.isEmpty ? ["/usr/local/share", "/usr/share"] : system) {
+            let folder = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/parley/models"
+            if !folders.contains(folder) { folders.append(folder) }
+        }
+        return folders
+    }
+
+    /// The first model for `language` installed in the standard layout under `modelSearchPath`.
+    public func installedModel(for language: String) -> RecognizerModel? {
+        for folder in modelSearchPath {
+            if let model = RecognizerModel.installed(in: folder + "/" + language, language: language) { return model }
+        }
+        return nil
+    }
+}
+
+extension RecognizerModel {
+    /// The model in `folder` laid out as `parleyd model install` leaves it: `acoustic/`,
+    /// `xx.lm.bin` (or `xx.lm`, `xx.arpa`, ...: the language model keeps its format) and
+    /// `xx.dict` (or `xx.dic`); nil unless all are there.
+    public static func installed(in folder: String, language: String) -> RecognizerModel? {
+        let manager = FileManager.default
+        var isFolder: ObjCBool = false
+        let endings = [".lm.bin", ".lm", ".arpa", ".lm.gz", ".arpa.gz", ".lm.dmp", ".dmp"]
+        guard manager.fileExists(atPath: folder + "/acoustic", isDirectory: &isFolder), isFolder.boolValue,
+            let languageModel = endings.map({ "\(folder)/\(language)\($0)" }).first(where: manager.fileExists),
+            let dictionary = [".dict", ".dic"].map({ "\(folder)/\(language)\($0)" }).first(where: manager.fileExists)
+        else { return nil }
+        return RecognizerModel(acousticModel: folder + "/acoustic", languageModel: languageModel, dictionary: dictionary)
+    }
+
+    /// The model as `parley languages` shows it: its files, where it came from, and sizes.
+    public func info() -> LanguagesInfo.Model {
+        LanguagesInfo.Model(
+            acousticModel: acousticModel, languageModel: languageModel, dictionary: dictionary, origin: origin(),
+            acousticModelBytes: Self.size(of: acousticModel), languageModelBytes: Self.size(of: languageModel),
+            dictionaryBytes: Self.size(of: dictionary))
+    }
+
+    /// Where the model came from: the first line of a NOTICE file beside its files (the
+    /// acoustic model's folder, or the folder above it), Debian's package for its English
+    /// model, else "config".
+    public func origin() -> String {
+        let acoustic = URL(fileURLWithPath: acousticModel)
+        let folders = [
+            acoustic, acoustic.deletingLastPathComponent(),
+            URL(fileURLWithPath: languageModel).deletingLastPathComponent(),
+        ]
+        for folder in folders {
+            let notice = folder.appendingPathComponent("NOTICE").path
+            if let text = try? String(contentsOfFile: notice, encoding: .utf8),
+                let line = text.split(whereSeparator: \.isNewline).first?.trimmingCharacters(in: .whitespaces), !line.isEmpty
+            {
+                return line
+            }
+        }
+        if acousticModel.hasPrefix("/usr/share/pocketsphinx/") { return "Debian pocketsphinx-en-us" }
+        return "config"
+    }
+
+    /// Bytes in a file, or in all the files of a folder; nil when it cannot be read.
+    static func size(of path: String) -> Int64? {
+        let manager = FileManager.default
+        var isFolder: ObjCBool = false
+        guard manager.fileExists(atPath: path, isDirectory: &isFolder) else { return nil }
+        guard isFolder.boolValue else {
+            return (try? manager.attributesOfItem(atPath: path))?[.size].flatMap { ($0 as? NSNumber)?.int64Value }
+        }
+        var total: Int64 = 0
+        for name in (try? manager.contentsOfDirectory(atPath: path)) ?? [] {
+            total += size(of: path + "/" + name) ?? 0
+        }
+        return total
+    }
+}

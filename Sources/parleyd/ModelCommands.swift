@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import ParleyConfig
+import ParleyRecognition
+
+/// `parleyd model`: adding a language. The checks and the copying live in ParleyRecognition.
+struct ModelCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "model",
+        abstract: "Check a CMU Sphinx speech model, or install it where Parley finds it.",
+        discussion: """
+            A model is a folder holding an acoustic model (a folder with feat.params, mdef, means, variances, \
+            transition_matrices and mixture_weights or sendump: DIR/acoustic, DIR itself or the one folder \
+            below it with an mdef), a language model (.lm.bin, .lm, .arpa, gzipped or not, or .lm.DMP) and a \
+            dictionary (.dict or .dic), in DIR, DIR/etc or beside the acoustic model.
+            """,
+        subcommands: [Check.self, Install.self])
+
+    /// A two-letter ISO 639-1 code.
+    static func validate(language: String?) throws {
+        guard let language else { return }
+        guard language.count == 2, language.allSatisfy({ $0.isASCII && $0.isLowercase }) else {
+            throw ValidationError("--language \(language): use a two-letter ISO 639-1 code such as fr or de")
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check that a model folder is complete, made for 16 kHz audio, and that its dictionary covers its language model.",
+            discussion: "Prints one line per problem, naming the file and what to do, and exits with 1 if there is any.")
+
+        @Argument(help: "The model's folder (an unpacked model tarball).")
+        var directory: String
+
+        @Option(name: .long, help: "The model's language (ISO 639-1): picks xx.lm.bin and xx.dict when the folder holds several.")
+        var language: String?
+
+        func validate() throws { try ModelCommand.validate(language: language) }
+
+        func run() throws {
+            let report = ModelCheck.check(directory: directory, language: language)
+            for problem in report.problems { print(problem) }
+            guard report.isUsable, let files = report.files else { throw ExitCode(1) }
+            print("acoustic model  \(files.acousticModel)")
+            print("language model  \(files.languageModel) (\(report.languageModelWords ?? 0) words)")
+            print("dictionary      \(files.dictionary) (\(report.dictionaryWords ?? 0) words)")
+            print("ok: install it with `parleyd model install \(directory) --language \(language ?? "LANG")` (LANG: its ISO 639-1 code)")
+        }
+    }
+
+    struct Install: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a model, copy it where Parley looks for models, and print its [recognizer.xx] config table.",
+            discussion: """
+                By default the model goes to $XDG_DATA_HOME/parley/models/xx (~/.local/share/parley/models/xx), \
+                where parleyd finds it for a language with no [recognizer.xx] table; it also looks in \
+                /usr/local/share/parley/models/xx and /usr/share/parley/models/xx (the folders of $XDG_DATA_DIRS). \
+                For the systemd service, install with sudo and --into /usr/local/share/parley/models/xx. \
+                The table, printed on standard output, names the installed files: paste it into parley.toml to \
+                name the model explicitly.
+                """)
+
+        @Argument(help: "The model's folder (an unpacked model tarball).")
+        var directory: String
+
+        @Option(name: .long, help: "The model's language (ISO 639-1), e.g. fr.")
+        var language: String
+
+        @Option(name: .long, help: "Where to install it (default: $XDG_DATA_HOME/parley/models/<language>).")
+        var into: String?
+
+        @Flag(name: .long, help: "Replace a model already installed there.")
+        var force = false
+
+        func validate() throws { try ModelCommand.validate(language: language) }
+
+        func run() throws {
+            let report = ModelCheck.check(directory: directory, language: language)
+            guard report.isUsable, let files = report.files else {
+                for problem in report.problems { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }
+                FileHandle.standardError.write(Data("nothing was installed; fix the problems above and run this again\n".utf8))
+                throw ExitCode(1)
+            }
+            let environment = ProcessInfo.processInfo.environment
+            let target = into ?? (ParleyConfig.modelDirectories(environment: environment)[0] + "/" + language)
+            let installed: ModelFiles
+            do {
+                installed = try ModelInstall.install(files, from: directory, language: language, into: target, replace: force)
+            } catch {
+                FileHandle.standardError.write(Data("\(error)\n".utf8))
+                throw ExitCode(1)
+            }
+            let folder = (installed.acousticModel as NSString).deletingLastPathComponent
+            let searched = ParleyConfig.modelDirectories(environment: environment).contains((folder as NSString).deletingLastPathComponent)
+            let note =
+                searched
+                ? "installed in \(folder); parleyd uses it for \"\(language)\" when parley.toml has no [recognizer.\(language)] table, "
+                    + "or name it there with this table:"
+                : "installed in \(folder); add this table to parley.toml so that parleyd uses it:"
+            FileHandle.standardError.write(Data("\(note)\n".utf8))
+            print(ModelInstall.configTable(language: language, files: installed), terminator: "")
+        }
+    }
+}
