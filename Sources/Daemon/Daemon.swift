@@ -75,7 +75,7 @@ public enum Daemon {
         try requireSpeechModel(config)
         let started = Date()
         let synthesizer = try makeSynthesizer(config)
-        let recognizers = try RecognizerPool(config: config, logger: logger)
+        let recognizers = try RecognizerPool(config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil)
         let translator = try makeTranslator(config)
         let history = try openHistory(config)
         let events = EventBus()
@@ -359,14 +359,18 @@ final class RecognizerPool: @unchecked Sendable {
     /// and `lane(for:)` is asked for every piece of audio.
     private let models = Mutex<[String: RecognizerModel?]>([:])
     private let config: ParleyConfig
+    private let meanDevice: String?
     private let logger: Logger
 
     /// Loads the models of both speakers' languages now. A model that is missing or broken is
     /// logged in one line that names the file and what to do, and its language is not heard;
     /// only when no speaker's language can be heard does start-up stop.
-    init(config: ParleyConfig, logger: Logger) throws(DaemonFailure) {
+    /// Loads the speakers' models. `meanDevice` names the live microphone whose cepstral mean
+    /// is kept between runs; nil (a recording) keeps none.
+    init(config: ParleyConfig, logger: Logger, meanDevice: String? = nil) throws(DaemonFailure) {
         self.config = config
         self.logger = logger
+        self.meanDevice = meanDevice
         var problems: [String] = []
         for language in Set([config.speakerA, config.speakerB]).sorted() {
             guard let model = model(for: language) else { continue }
@@ -457,7 +461,27 @@ final class RecognizerPool: @unchecked Sendable {
             acousticModel: model.acousticModel, languageModel: model.languageModel, dictionary: dictionary,
             options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes", "maxhmmpf": String(config.maxHMMsPerFrame)])
         decoders[model.acousticModel] = decoder
+        startCepstralMean(of: decoder, model: model)
         return try PocketSphinxRecognizer(language: language, sharing: decoder, languageModel: model.languageModel, dictionary: dictionary)
+    }
+
+    /// Where a new decoder's feature normalisation starts: the mean kept for this model and
+    /// microphone from the last run, else a seed when the model gives none (`-cmninit` in its
+    /// feat.params). Kept after every utterance when there is a live microphone (`meanDevice`).
+    private func startCepstralMean(of decoder: PocketSphinxDecoder, model: RecognizerModel) {
+        let length = decoder.cepstralMean?.count ?? 0
+        if let device = meanDevice, let cache = config.recognizerCacheDirectory {
+            let store = CepstralMeanStore(cacheDirectory: cache, acousticModel: model.acousticModel, device: device)
+            decoder.meanStore = store
+            if let kept = store.load(length: length) {
+                decoder.cepstralMean = kept
+                return
+            }
+        }
+        let params = (try? String(contentsOfFile: model.acousticModel + "/feat.params", encoding: .utf8)) ?? ""
+        if !params.contains("-cmninit"), length == CepstralMeanStore.seed.count {
+            decoder.cepstralMean = CepstralMeanStore.seed
+        }
     }
 
     /// The model's dictionary cut down to its language model's words (made once, then kept in

@@ -116,6 +116,27 @@ public final class PocketSphinxDecoder: @unchecked Sendable {
         }
     }
 
+    /// The live cepstral mean: where the decoder's feature normalisation starts the next
+    /// utterance from. PocketSphinx updates it at the end of each utterance; a decoder that
+    /// starts from a mean far from the microphone's recognises its first utterances badly.
+    public var cepstralMean: [Float]? {
+        get {
+            guard let feat = ps_get_feat(decoder), let cmn = feat.pointee.cmn_struct else { return nil }
+            var mean = [Float](repeating: 0, count: Int(cmn.pointee.veclen))
+            mean.withUnsafeMutableBufferPointer { cmn_live_get(cmn, $0.baseAddress) }
+            return mean
+        }
+        set {
+            guard let newValue, let feat = ps_get_feat(decoder), let cmn = feat.pointee.cmn_struct,
+                newValue.count == Int(cmn.pointee.veclen), newValue.allSatisfy(\.isFinite)
+            else { return }
+            newValue.withUnsafeBufferPointer { cmn_live_set(cmn, $0.baseAddress) }
+        }
+    }
+
+    /// Where the cepstral mean is kept between utterances and restarts (see `CepstralMeanStore`).
+    public var meanStore: CepstralMeanStore?
+
     /// The recognizer whose utterance is open on this decoder, if any.
     fileprivate var utteranceOwner: ObjectIdentifier?
 }
@@ -188,6 +209,7 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
         guard inUtterance else { return Recognition(text: "", confidence: nil) }
         inUtterance = false
         guard ps_end_utt(decoder) >= 0 else { throw RecognizerError("PocketSphinx could not finish the utterance") }
+        if let store = engine.meanStore, let mean = engine.cepstralMean { store.save(mean) }
         var score: Int32 = 0
         guard let hypothesis = ps_get_hyp(decoder, &score) else {
             return Recognition(text: "", confidence: nil)

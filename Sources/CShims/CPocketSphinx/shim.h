@@ -1,3 +1,5 @@
 #include <pocketsphinx.h>
 #include <sphinxbase/err.h>
 #include <sphinxbase/logmath.h>
+#include <sphinxbase/feat.h>
+#include <sphinxbase/cmn.h>
