@@ -97,6 +97,7 @@ bench: release
 	bench/idle-cpu.sh $$($(SWIFT) build -c release --show-bin-path) 20
 	bench/latency.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/status-latency.sh $$($(SWIFT) build -c release --show-bin-path) 2000
+	bench/language-id.py $$($(SWIFT) build -c release --show-bin-path)
 
 ## units: the systemd units with this install's paths, in out/systemd
 units:

@@ -12,6 +12,8 @@ start_rig() {
     -L "module-native-protocol-unix socket=$work/pulse.sock auth-anonymous=1" \
     -L "module-null-sink sink_name=mic" -L "module-null-sink sink_name=speaker"
   printf 'pcm.pmic { type pulse; device "mic.monitor" }\npcm.pspk { type pulse; device "speaker" }\n' > "$work/.asoundrc"
+  local root
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   cat > "$work/parley.toml" <<TOML
 [audio]
 capture_device = "pmic"
@@ -22,6 +24,11 @@ path = "$work/history.sqlite"
 socket = "$work/control.sock"
 [log]
 level = "warning"
+# Both people heard: Spanish with the model Parley ships.
+[recognizer.es]
+acoustic_model = "$root/models/es/acoustic"
+language_model = "$root/models/es/es.lm.bin"
+dictionary = "$root/models/es/es.dict"
 TOML
 }
 
