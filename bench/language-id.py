@@ -93,6 +93,38 @@ def batch_wer(clips, work):
     return errors[0] / errors[1], errors[2] / errors[3]
 
 
+def first_and_later(bin_dir, work, clips):
+    """Spanish WER of the first turn after a start against the later turns of one conversation:
+    every VoxForge file goes first once (the files rotated), 12 s apart. Both sides speak
+    Spanish here (both on models/es, taking turns), so every turn is decoded in Spanish."""
+    config = f"{work}/rotation.toml"
+    with open(config, "w") as f:
+        f.write('[conversation]\nmode = "alternate"\nspeaker_a = "es"\nspeaker_b = "en"\n')
+        for lang in ("es", "en"):
+            f.write(f'[recognizer.{lang}]\nacoustic_model = "{MODEL}/acoustic"\nlanguage_model = "{MODEL}/es.lm.bin"\n'
+                    f'dictionary = "{MODEL}/es.dict"\n')
+        f.write(f'[translator]\nfailure_notice = false\n[history]\npath = "{work}/rotation.sqlite"\n[log]\nlevel = "error"\n')
+    first, later = [0, 0], [0, 0]
+    for rotation in range(len(clips)):
+        order = clips[rotation:] + clips[:rotation]
+        parts = []
+        for index, clip in enumerate(order):
+            parts.append(f"{work}/part{index}.wav")
+            subprocess.run(["sox", clip, parts[-1], "pad", "0", "12"], check=True)
+        subprocess.run(["sox", *parts, f"{work}/rotation.wav"], check=True)
+        if os.path.exists(f"{work}/rotation.sqlite"):
+            os.remove(f"{work}/rotation.sqlite")
+        subprocess.run([f"{bin_dir}/parleyd", "--config", config, "--input", f"{work}/rotation.wav", "--output", f"{work}/o.wav"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        rows = [r[0] for r in sqlite3.connect(f"{work}/rotation.sqlite").execute("SELECT source_text FROM turns ORDER BY id")]
+        for index, (clip, text) in enumerate(zip(order, rows)):
+            e, n = wer(transcript(clip), text.split())
+            tally = first if index == 0 else later
+            tally[0] += e
+            tally[1] += n
+    return first[0] / first[1], later[0] / later[1]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -139,6 +171,8 @@ def main():
         live = spanish_errors[0] / max(1, spanish_errors[1])
         print(f"Spanish WER on VoxForge: parleyd (streamed, each file a cold start) {live:.1%}, "
               f"pocketsphinx_batch {batch:.1%}, pocketsphinx_continuous {continuous:.1%}")
+        first, later = first_and_later(bin_dir, work, voxforge)
+        print(f"Spanish WER of the first turn after a start {first:.1%}, of later turns {later:.1%}")
 
 
 if __name__ == "__main__":

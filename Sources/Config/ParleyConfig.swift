@@ -89,6 +89,10 @@ public struct ParleyConfig: Sendable, Equatable {
     /// limit). 4000 rather than PocketSphinx's 30000 halves recognition CPU with the same word
     /// error rate on pocketsphinx-testdata's recordings (docs/benchmarks.md).
     public var maxHMMsPerFrame = 4_000
+    /// Distinct words that may end in one frame of the first pass (`[recognizer] maxwpf`; -1:
+    /// no limit). The limit keeps the word lattice small: a language decoding speech in the
+    /// other language (auto mode) otherwise builds a lattice whose best path takes 0.5 s.
+    public var maxWordsPerFrame = 10
     /// Where cut-down copies of the dictionaries are kept (only the words each language model
     /// can produce; see PrunedDictionary); nil loads the dictionaries whole.
     public var recognizerCacheDirectory: String?
@@ -251,7 +255,11 @@ extension ParleyConfig {
                 }
                 config.maxHMMsPerFrame = limit
             }
-            for language in section.table.keys.sorted() where language != "fwdflat" && language != "maxhmmpf" {
+            if let limit = try section.int("maxwpf", in: -1...100_000) {
+                guard limit != 0 else { throw section.error("maxwpf", "must be -1 (no limit) or at least 1; 10 is the default") }
+                config.maxWordsPerFrame = limit
+            }
+            for language in section.table.keys.sorted() where !["fwdflat", "maxhmmpf", "maxwpf"].contains(language) {
                 guard let model = try section.section(language) else {
                     throw section.error(language, "must be a table [recognizer.\(language)] with acoustic_model, language_model and dictionary")
                 }

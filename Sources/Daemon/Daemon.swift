@@ -459,7 +459,7 @@ final class RecognizerPool: @unchecked Sendable {
         }
         let decoder = try PocketSphinxDecoder(
             acousticModel: model.acousticModel, languageModel: model.languageModel, dictionary: dictionary,
-            options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes", "maxhmmpf": String(config.maxHMMsPerFrame)])
+            options: ["fwdflat": config.fwdflat ? "yes" : "no", "bestpath": "yes", "maxhmmpf": String(config.maxHMMsPerFrame), "maxwpf": String(config.maxWordsPerFrame)])
         decoders[model.acousticModel] = decoder
         startCepstralMean(of: decoder, model: model)
         return try PocketSphinxRecognizer(language: language, sharing: decoder, languageModel: model.languageModel, dictionary: dictionary)

@@ -87,6 +87,9 @@ struct ConfigTests {
         #expect(config.fwdflat && config.maxHMMsPerFrame == -1)
         #expect(error("[recognizer]\nmaxhmmpf = 10")?.contains("[recognizer] maxhmmpf must be -1 (no limit) or at least 100") == true)
         #expect(error("[recognizer]\nmaxhmmpf = \"many\"")?.contains("[recognizer] maxhmmpf") == true)
+        #expect(try parse("").maxWordsPerFrame == 10)
+        #expect(try parse("[recognizer]\nmaxwpf = -1").maxWordsPerFrame == -1)
+        #expect(error("[recognizer]\nmaxwpf = 0")?.contains("[recognizer] maxwpf must be -1 (no limit) or at least 1") == true)
     }
 
     @Test func unknownKeyIsNamed() {

@@ -73,6 +73,7 @@ struct RecognizerPoolTests {
         let defaults = try RecognizerPool(config: ParleyConfig(environment: ["HOME": "/tmp"]), logger: Logger(label: "test"))
         let english = try #require(defaults.recognizer(for: "en") as? PocketSphinxRecognizer)
         #expect(english.engine.integerOption("-maxhmmpf") == 4_000)
+        #expect(english.engine.integerOption("-maxwpf") == 10)
         #expect(english.engine.integerOption("-fwdflat") == 0)
         #expect(try Self.recognize(english, "\(EndToEnd.testData)/goforward.raw") == "go forward ten meters")
 
