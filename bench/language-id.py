@@ -22,6 +22,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from latency import wer  # noqa: E402  (word error rate by edit distance, shared with latency.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = "/usr/share/pocketsphinx/test/data"
 VOXFORGE = f"{ROOT}/Tests/data/es/voxforge"
@@ -38,15 +41,6 @@ def english():
 def transcript(wav):
     with open(wav[:-4] + ".txt", encoding="utf-8") as f:
         return f.read().split()
-
-
-def wer(reference, hypothesis):
-    d = list(range(len(hypothesis) + 1))
-    for i, r in enumerate(reference, 1):
-        prev, d[0] = d[0], i
-        for j, h in enumerate(hypothesis, 1):
-            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (r != h))
-    return d[len(hypothesis)], len(reference)
 
 
 def run(bin_dir, work, clip):
