@@ -51,7 +51,8 @@ let package = Package(
             path: "Sources/History", swiftSettings: swiftSettings),
         .target(name: "ParleyConversation", path: "Sources/Conversation", swiftSettings: swiftSettings),
         .target(
-            name: "ParleyConfig", dependencies: ["TOMLKit"], path: "Sources/Config",
+            name: "ParleyConfig", dependencies: ["TOMLKit", "ParleyConversation", "ParleyEndpoint", "ParleyProtocol"],
+            path: "Sources/Config",
             swiftSettings: swiftSettings),
         .target(
             name: "ParleyProtocol", dependencies: ["ParleyConversation"], path: "Sources/Protocol",
@@ -101,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "parleyd",
             dependencies: [
-                "ParleyDaemon", "ParleySystemd", "ParleyConfig", "ParleyRecognition",
+                "ParleyDaemon", "ParleySystemd", "ParleyConfig", "ParleyRecognition", "ParleyProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
