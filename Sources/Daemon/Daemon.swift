@@ -26,6 +26,8 @@ public struct DaemonFailure: Error, CustomStringConvertible {
         case runtime = 1
         case config = 2
         case audioDevice = 3
+        /// Another parleyd holds this control socket or history.
+        case alreadyRunning = 4
     }
     public let code: Code
     public let description: String
@@ -73,6 +75,14 @@ public enum Daemon {
         ParleyLogLevel.level = Logger.Level(rawValue: config.logLevel) ?? .info
         let logger = baseLogger
         try requireSpeechModel(config)
+        // One parleyd per control socket and per history, decided before anything is loaded or
+        // opened: a second one leaves the first one's socket, microphone and database alone.
+        let notice: (String) -> Void = { logger.notice("\($0)") }
+        let locks = [
+            options.input == nil ? try InstanceLock.acquire(for: config.controlSocket, what: "control socket", folderMode: 0o750, logger: notice) : nil,
+            config.historyEnabled ? try InstanceLock.acquire(for: config.historyPath, what: "history", folderMode: 0o700, logger: notice) : nil,
+        ]
+        defer { withExtendedLifetime(locks) {} }
         let started = Date()
         let synthesizer = try makeSynthesizer(config)
         let recognizers = try RecognizerPool(config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil)
