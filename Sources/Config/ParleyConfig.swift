@@ -324,10 +324,13 @@ extension ParleyConfig {
         }
         if let section = try file.section("endpoint") {
             try section.allowOnly([
-                "silence_ms", "preroll_ms", "min_speech_ms", "max_speech_ms", "onset_ms", "margin_db", "floor_min_db",
+                "silence_ms", "likely_end_ms", "end_probability", "preroll_ms", "min_speech_ms", "max_speech_ms", "onset_ms", "margin_db",
+                "floor_min_db",
             ])
             var endpoint = config.endpoint
             endpoint.silenceMs = try section.int("silence_ms", in: 50...10_000) ?? endpoint.silenceMs
+            endpoint.likelyEndMs = try section.int("likely_end_ms", in: 0...10_000) ?? endpoint.likelyEndMs
+            endpoint.endProbability = try section.float("end_probability", in: 0...1).map(Double.init) ?? endpoint.endProbability
             endpoint.prerollMs = try section.int("preroll_ms", in: 0...5_000) ?? endpoint.prerollMs
             endpoint.minSpeechMs = try section.int("min_speech_ms", in: 0...10_000) ?? endpoint.minSpeechMs
             endpoint.maxSpeechMs = try section.int("max_speech_ms", in: 500...120_000) ?? endpoint.maxSpeechMs

@@ -1,13 +1,23 @@
-/// Energy-based endpointing on the capture timeline.
+/// Endpointing on the capture timeline: energy says where speech starts and pauses, the words
+/// say whether a pause ends the turn.
 ///
 /// The endpointer tracks the background level (an adaptive noise floor), decides where speech
-/// starts and ends, and keeps a pre-roll so the first syllable is not clipped. Everything is
-/// counted in samples, so a recording gives the same endpoints as a live microphone.
+/// starts and ends, and keeps a pre-roll so the first syllable is not clipped. A pause ends the
+/// utterance early (`likelyEndMs`) when the recognizer's language model says the words so far
+/// are likely a whole sentence (an `EndCue`); otherwise only `silenceMs` of silence does, so a
+/// thinking pause after "and" or "to" does not cut the sentence in two. Everything is counted in
+/// samples, so a recording gives the same endpoints as a live microphone.
 
 /// Tunables for endpointing. Every one is configurable under `[endpoint]`.
 public struct EndpointSettings: Sendable, Equatable, Codable {
-    /// Silence after speech that ends the utterance.
-    public var silenceMs: Int = 700
+    /// Silence after speech that ends the utterance whatever was said: the upper bound.
+    public var silenceMs: Int = 1_500
+    /// Silence that ends the utterance when the words so far are likely a whole sentence
+    /// (0: only `silenceMs` ends it).
+    public var likelyEndMs: Int = 250
+    /// How likely (by the language model) the sentence must be to end after the last words for
+    /// `likelyEndMs` to apply.
+    public var endProbability: Double = 0.05
     /// Audio kept from before the onset.
     public var prerollMs: Int = 500
     /// Speech shorter than this (coughs, clicks) is discarded.
@@ -31,13 +41,30 @@ public enum EndpointEvent: Sendable, Equatable {
     /// Speech began. `audio` is the pre-roll and the onset, starting at sample `start`; it
     /// includes the period just processed.
     case started(start: SampleTimeValue, audio: [Int16])
-    /// Speech ended at `end` (the end of the period that decided it).
-    case ended(end: SampleTimeValue, reason: EndReason)
+    /// Speech ended at `end` (the end of the period that decided it), after `pause` samples of
+    /// silence.
+    case ended(end: SampleTimeValue, reason: EndReason, pause: SampleTimeValue)
     /// What looked like speech was too short to be an utterance.
     case discarded(end: SampleTimeValue)
 
     public enum EndReason: String, Sendable, Equatable {
-        case silence, maxLength = "max_length", forced
+        /// The language model judged the words a whole sentence, after a short pause.
+        case languageModel = "language_model"
+        /// The silence limit (`silenceMs`).
+        case silence
+        case maxLength = "max_length", forced
+    }
+}
+
+/// The recognizer's view of a pause: how likely the words heard up to sample `through` end the
+/// sentence.
+public struct EndCue: Sendable, Equatable {
+    public var through: SampleTimeValue
+    public var probability: Double
+
+    public init(through: SampleTimeValue, probability: Double) {
+        self.through = through
+        self.probability = probability
     }
 }
 
@@ -57,6 +84,8 @@ public struct Endpointer: Sendable {
 
     private var history: [Int16] = []  // pre-roll plus any pending onset
     private var historyEnd: SampleTimeValue = 0
+    /// The end of the last period processed in speech.
+    private var processedEnd: SampleTimeValue = 0
     private var onsetVoiced: SampleTimeValue = 0
     private var speechStart: SampleTimeValue = 0
     private var lastVoicedEnd: SampleTimeValue = 0
@@ -75,10 +104,37 @@ public struct Endpointer: Sendable {
 
     public var isInSpeech: Bool { phase == .speech }
 
+    /// How long a pause must have lasted before the recognizer's view of it counts: long enough
+    /// for the decoder to have closed the last word.
+    public static let cueDelayMs = 100
+
+    /// How long after `likelyEndMs` a judgement may still end the pause early. Later, words the
+    /// recognizer "hears" in the silence (noise, a breath) could make any pause look like an
+    /// end: the words as they stood when the pause began count, not what the silence became.
+    public static let cueWindowMs = 200
+
+    /// The silence so far in the utterance (nil outside speech, or while voiced).
+    public var pause: SampleTimeValue? {
+        guard phase == .speech, processedEnd > lastVoicedEnd else { return nil }
+        return processedEnd - lastVoicedEnd
+    }
+
+    /// Whether the recognizer should judge the words so far: a pause is on that an `EndCue`
+    /// could end.
+    public var wantsCue: Bool {
+        guard settings.likelyEndMs > 0, let pause else { return false }
+        return pause >= count(ms: Self.cueDelayMs) && pause < count(ms: settings.likelyEndMs + Self.cueWindowMs)
+    }
+
+    /// The position from which an `EndCue` speaks for the current pause.
+    private var cueFrom: SampleTimeValue { lastVoicedEnd + count(ms: Self.cueDelayMs) }
+
     private func count(ms: Int) -> SampleTimeValue { SampleTimeValue(ms) * SampleTimeValue(sampleRate) / 1000 }
 
-    /// Processes one period that starts at `start` on the capture timeline and has RMS level `rmsDB`.
-    public mutating func process(_ frame: [Int16], at start: SampleTimeValue, rmsDB: Float) -> EndpointEvent? {
+    /// Processes one period that starts at `start` on the capture timeline and has RMS level
+    /// `rmsDB`. `cue` is the recognizer's latest judgement of the words so far; it counts when it
+    /// saw at least `cueDelayMs` of the current pause.
+    public mutating func process(_ frame: [Int16], at start: SampleTimeValue, rmsDB: Float, cue: EndCue? = nil) -> EndpointEvent? {
         let end = start + SampleTimeValue(frame.count)
         guard noiseFloorDB != nil else {
             // The first period is taken as the background: a floor must exist before speech can.
@@ -107,6 +163,7 @@ public struct Endpointer: Sendable {
             if history.count > wanted { history.removeFirst(history.count - wanted) }
             speechStart = historyEnd - SampleTimeValue(history.count)
             lastVoicedEnd = end
+            processedEnd = end
             voicedSamples = onsetVoiced
             quietestInSpeechDB = rmsDB
             let audio = history
@@ -114,6 +171,7 @@ public struct Endpointer: Sendable {
             return .started(start: speechStart, audio: audio)
         case .speech:
             quietestInSpeechDB = min(quietestInSpeechDB, rmsDB)
+            processedEnd = end
             if voiced {
                 lastVoicedEnd = end
                 voicedSamples += SampleTimeValue(frame.count)
@@ -124,8 +182,15 @@ public struct Endpointer: Sendable {
                 noiseFloorDB = max(noiseFloorDB ?? settings.floorMinDB, quietestInSpeechDB)
                 return finish(at: end, reason: .maxLength)
             }
-            if !voiced && end - lastVoicedEnd >= count(ms: settings.silenceMs) {
+            guard !voiced else { return nil }
+            let pause = end - lastVoicedEnd
+            if pause >= count(ms: settings.silenceMs) {
                 return finish(at: end, reason: .silence)
+            }
+            if settings.likelyEndMs > 0, pause >= count(ms: settings.likelyEndMs), pause < count(ms: settings.likelyEndMs + Self.cueWindowMs),
+                let cue, cue.through >= cueFrom, cue.probability >= settings.endProbability
+            {
+                return finish(at: end, reason: .languageModel)
             }
             return nil
         }
@@ -150,11 +215,12 @@ public struct Endpointer: Sendable {
 
     private mutating func finish(at end: SampleTimeValue, reason: EndpointEvent.EndReason) -> EndpointEvent {
         let voiced = voicedSamples
+        let pause = max(0, end - lastVoicedEnd)
         reset()
         if voiced < count(ms: settings.minSpeechMs) && reason != .forced {
             return .discarded(end: end)
         }
-        return .ended(end: end, reason: reason)
+        return .ended(end: end, reason: reason, pause: pause)
     }
 
     private mutating func remember(_ frame: [Int16], end: SampleTimeValue) {

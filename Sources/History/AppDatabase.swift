@@ -160,6 +160,12 @@ public struct AppDatabase: Sendable {
                 t.add(column: "detection", .text)
             }
         }
+        migrator.registerMigration("v6: how the turn ended") { db in
+            try db.alter(table: "turns") { t in
+                t.add(column: "pause_ms", .integer)
+                t.add(column: "ended_by", .text)
+            }
+        }
         return migrator
     }
 }

@@ -59,6 +59,12 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var mtMs: Int?
     public var ttsMs: Int?
     public var responseMs: Int?
+    /// The silence after the person's last sound before the turn was ended: what they waited
+    /// before Parley started to work (`response_ms` comes on top).
+    public var pauseMs: Int?
+    /// What ended the utterance: `language_model` (the words were likely a whole sentence),
+    /// `silence` (the `silence_ms` limit), `max_length` or `forced`; nil for typed turns.
+    public var endedBy: String?
     /// Auto mode: how the speaker was told, as JSON (decided_by, both languages' scores, the
     /// losing language and what it heard).
     public var detection: String?
@@ -67,7 +73,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, status: Status, error: String? = nil,
         favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
-        responseMs: Int? = nil, detection: String? = nil
+        responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, detection: String? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -87,6 +93,8 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.mtMs = mtMs
         self.ttsMs = ttsMs
         self.responseMs = responseMs
+        self.pauseMs = pauseMs
+        self.endedBy = endedBy
         self.detection = detection
     }
 
@@ -103,6 +111,8 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         case mtMs = "mt_ms"
         case ttsMs = "tts_ms"
         case responseMs = "response_ms"
+        case pauseMs = "pause_ms"
+        case endedBy = "ended_by"
         case detection
     }
 

@@ -140,16 +140,23 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         public var ttsMs: Int?
         /// From the decided end of speech to the first translated sample handed to playback.
         public var responseMs: Int?
+        /// The silence between the person's last sound and the decided end of speech: what a
+        /// person waits is `pause_ms` + `response_ms` (and the audio path).
+        public var pauseMs: Int?
+        /// What ended the utterance: `language_model`, `silence`, `max_length` or `forced`.
+        public var endedBy: String?
 
-        public init(asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil, responseMs: Int? = nil) {
+        public init(asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil, responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil) {
             self.asrMs = asrMs
             self.mtMs = mtMs
             self.ttsMs = ttsMs
             self.responseMs = responseMs
+            self.pauseMs = pauseMs
+            self.endedBy = endedBy
         }
 
         enum CodingKeys: String, CodingKey {
-            case asrMs = "asr_ms", mtMs = "mt_ms", ttsMs = "tts_ms", responseMs = "response_ms"
+            case asrMs = "asr_ms", mtMs = "mt_ms", ttsMs = "tts_ms", responseMs = "response_ms", pauseMs = "pause_ms", endedBy = "ended_by"
         }
     }
 

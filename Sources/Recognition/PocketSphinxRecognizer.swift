@@ -205,6 +205,54 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
         return text.isEmpty ? nil : text
     }
 
+    public func sentenceEnd(pause: Int) -> SentenceEnd? {
+        guard inUtterance else { return nil }
+        var score: Int32 = 0
+        guard ps_get_hyp(decoder, &score) != nil else { return nil }
+        // The best path so far, word by word, with the frames (100 a second) each spans; the
+        // path reaches the audio fed so far.
+        var segments: [(word: String, start: Int32)] = []
+        var lastFrame: Int32 = 0
+        var segment = ps_seg_iter(decoder)
+        while let current = segment {
+            var start: Int32 = 0, end: Int32 = 0
+            ps_seg_frames(current, &start, &end)
+            lastFrame = max(lastFrame, end)
+            if let word = ps_seg_word(current).map({ String(cString: $0) }), !Self.isFiller(word) {
+                segments.append((Self.baseWord(word), start))
+            }
+            segment = ps_seg_next(current)
+        }
+        // Words that began early in the pause still count: a quiet "a" or "to" may be under the
+        // level that says speech.
+        let pauseFrame = lastFrame - Int32(pause / 160) + Self.pauseSlackFrames
+        let words = segments.filter { $0.start <= pauseFrame }.map(\.word)
+        guard let last = words.last, let model = ps_get_lm(decoder, searchName) else { return nil }
+        // ngram_prob takes the word, then its history, most recent first.
+        let history = [last, words.count > 1 ? words[words.count - 2] : "<s>"]
+        var strings: [UnsafeMutablePointer<CChar>?] = (["</s>"] + history).map { strdup($0) }
+        defer { strings.forEach { free($0) } }
+        let logProbability = strings.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { base in
+                base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { ngram_prob(model, $0, Int32(buffer.count)) }
+            } ?? 0
+        }
+        let logmath = ps_get_logmath(decoder)
+        let frames = Int(ps_get_n_frames(decoder))
+        return SentenceEnd(
+            probability: min(1, max(0, logmath_exp(logmath, logProbability))), words: words.count,
+            score: frames > 0 ? logmath_log_to_ln(logmath, score) / Double(frames) : nil)
+    }
+
+    /// How far into a pause a word may begin and still count as said (150 ms).
+    static let pauseSlackFrames: Int32 = 15
+
+    /// A dictionary word without its alternate-pronunciation mark: "read(2)" is "read".
+    static func baseWord(_ word: String) -> String {
+        guard word.hasSuffix(")"), let open = word.lastIndex(of: "(") else { return word }
+        return String(word[..<open])
+    }
+
     public func finishUtterance() throws(RecognizerError) -> Recognition {
         guard inUtterance else { return Recognition(text: "", confidence: nil) }
         inUtterance = false

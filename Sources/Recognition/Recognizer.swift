@@ -19,6 +19,23 @@ public struct Recognition: Sendable, Equatable {
     }
 }
 
+/// How likely the words heard so far are a whole sentence, judged at a pause.
+public struct SentenceEnd: Sendable, Equatable {
+    /// The language model's probability that the sentence ends after the last words heard:
+    /// P(</s> | the last two words). Near zero after "and", "to" or "the"; high after "young man".
+    public var probability: Double
+    /// How many words the hypothesis has (fillers and silence excluded).
+    public var words: Int
+    /// How well this language explains the audio so far, per frame (as `Recognition.score`).
+    public var score: Double?
+
+    public init(probability: Double, words: Int, score: Double? = nil) {
+        self.probability = probability
+        self.words = words
+        self.score = score
+    }
+}
+
 /// A recognizer failure, with what to do about it.
 public struct RecognizerError: Error, CustomStringConvertible, Sendable {
     public let description: String
@@ -38,6 +55,10 @@ public protocol SpeechRecognizer: AnyObject {
     func feed(_ samples: [Int16]) throws(RecognizerError)
     /// The best hypothesis so far in the open utterance (for live captions), if any.
     func partial() -> String?
+    /// How likely the words of the best hypothesis so far end the sentence, by its language
+    /// model; nil when there are no words or the recognizer cannot tell. The audio fed last is a
+    /// pause of `pause` samples: words "heard" in it (noise, a breath) do not count.
+    func sentenceEnd(pause: Int) -> SentenceEnd?
     /// Closes the utterance and returns the best hypothesis.
     func finishUtterance() throws(RecognizerError) -> Recognition
     /// Closes the utterance and forgets it.

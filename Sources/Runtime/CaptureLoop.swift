@@ -87,7 +87,10 @@ struct CaptureLoop: Sendable {
             let level = Levels(measuring: frame)
             publishLevel(level, pending: &pendingLevel)
             interpreter.process(frame, at: start, level: level, now: position)
-            if !isRealTime { waitWhileBusy(until: .distantFuture, unlessStopping: true) }
+            if !isRealTime {
+                waitForJudgement()
+                waitWhileBusy(until: .distantFuture, unlessStopping: true)
+            }
         }
     }
 
@@ -102,7 +105,7 @@ struct CaptureLoop: Sendable {
                 state.endpointer.reset()
                 return state.handle(.speechDiscarded)
             }
-            _ = state.endpointer.forceEnd(at: position)
+            if case .ended(_, let reason, let pause)? = state.endpointer.forceEnd(at: position) { state.utteranceEnd = (reason, pause) }
             return state.handle(.speechEnded(at: position))
         }
         interpreter.perform(actions)
@@ -129,6 +132,14 @@ struct CaptureLoop: Sendable {
     private func waitWhileBusy(until deadline: Date, unlessStopping: Bool) {
         interpreter.wakeup.wait(until: deadline) {
             interpreter.shared.withLock({ $0.machine.isBusy }) && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
+        }
+    }
+
+    /// A recording waits, during a pause, for the lanes to judge the audio read so far, as a
+    /// live microphone would give them time to (bounded, should a lane be stuck).
+    private func waitForJudgement() {
+        interpreter.wakeup.wait(until: Date(timeIntervalSinceNow: 5)) {
+            interpreter.shared.withLock(\.isAwaitingJudgement) && !interpreter.stopping.load(ordering: .relaxed)
         }
     }
 

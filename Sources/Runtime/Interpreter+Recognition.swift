@@ -1,4 +1,6 @@
+import ParleyAudio
 import ParleyConversation
+import ParleyEndpoint
 import ParleyProtocol
 import ParleyRecognition
 import Synchronization
@@ -26,10 +28,23 @@ extension Interpreter {
         let key = laneKey(language)
         return lanes.withLock { lanes in
             if let lane = lanes[key] { return lane.worker }
-            let worker = RecognitionWorker(recognizer: recognizers, events: events, logger: logger, report: report)
+            let worker = RecognitionWorker(
+                recognizer: recognizers, events: events, logger: logger, report: report,
+                judged: { [weak self] language, through, end in self?.judged(language, through: through, end) })
             lanes[key] = Lane(worker: worker, loop: Task { await worker.run() })
             return worker
         }
+    }
+
+    /// A lane judged a pause: kept for the endpointer's next period, and a recording waiting
+    /// for it goes on.
+    func judged(_ language: String, through: SampleTime, _ end: SentenceEnd?) {
+        shared.withLock { state in
+            guard state.utteranceLanguages.contains(language) else { return }
+            if let known = state.judgements[language], known.through > through { return }
+            state.judgements[language] = Judgement(through: through, end: end)
+        }
+        wakeup.wake()
     }
 
     /// Asks every lane to end (after what it was given) and returns their loops to wait for.
@@ -60,6 +75,10 @@ extension Interpreter {
                 let sides = state.utteranceSides ?? (state.settings.language(of: speaker), state.settings.language(of: speaker.other))
                 let languages = state.utteranceLanguages.isEmpty ? [sides.speaker] : state.utteranceLanguages
                 state.draft = TurnDraft(speaker: speaker, sourceLang: sides.speaker, targetLang: sides.other, endOfSpeech: clock.now)
+                if let ended = state.utteranceEnd {
+                    state.draft?.endedBy = ended.reason.rawValue
+                    state.draft?.pauseMs = Int(ended.pause * 1000 / SampleTime(captureSampleRate))
+                }
                 let collector = Collector(expecting: languages) { [self] results in
                     recognized(results, expected: speaker, sides: sides)
                 }

@@ -82,6 +82,30 @@ public final class Interpreter: Sendable {
         var deviceLost = false
         /// The language of the last turn that could not be translated, for the spoken notice.
         var noticeLanguage: String?
+        /// The lanes' latest view of the utterance's pause, by language.
+        var judgements: [String: Judgement] = [:]
+        /// The sample through which the lanes were asked to judge the pause (a recording waits
+        /// for their answer, so it gives the same turns as a live microphone).
+        var awaitedJudgement: SampleTime?
+        /// How the utterance heard last ended: what decided it and after how much silence.
+        var utteranceEnd: (reason: EndpointEvent.EndReason, pause: SampleTime)?
+
+        /// The recognizer's view of the pause for the endpointer: the latest judgement, from the
+        /// language that explains the audio best when more than one judged it.
+        var endCue: EndCue? {
+            let judged = utteranceLanguages.compactMap { language in
+                judgements[language].flatMap { judgement in judgement.end.map { (through: judgement.through, end: $0) } }
+            }
+            guard let latest = judged.map(\.through).max() else { return nil }
+            let best = judged.filter { $0.through == latest }.max { ($0.end.score ?? -.infinity) < ($1.end.score ?? -.infinity) }
+            return best.map { EndCue(through: $0.through, probability: $0.end.probability) }
+        }
+
+        /// Whether a lane has yet to judge the audio through `awaitedJudgement`.
+        var isAwaitingJudgement: Bool {
+            guard let awaited = awaitedJudgement else { return false }
+            return utteranceLanguages.contains { (judgements[$0]?.through ?? -1) < awaited }
+        }
 
         /// Feeds the machine and applies what belongs to shared state right here.
         mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
@@ -95,6 +119,9 @@ public final class Interpreter: Sendable {
                 switch action {
                 case .resetEndpointer: endpointer.reset()
                 case .startRecognition(let speaker):
+                    judgements = [:]
+                    awaitedJudgement = nil
+                    utteranceEnd = nil
                     let sides = (speaker: settings.language(of: speaker), other: settings.language(of: speaker.other))
                     utteranceSides = sides
                     utteranceLanguages = dualDecoding ? [sides.speaker, sides.other] : [sides.speaker]
@@ -246,11 +273,12 @@ public final class Interpreter: Sendable {
             }
             let wasInSpeech = state.endpointer.isInSpeech
             var audio: [Int16]?
-            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB) {
+            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB, cue: state.endCue) {
             case .started(let at, let preroll)?:
                 actions += state.handle(.speechStarted(at: at))
                 audio = preroll
-            case .ended(let end, _)?:
+            case .ended(let end, let reason, let pause)?:
+                state.utteranceEnd = (reason, pause)
                 actions += state.handle(.speechEnded(at: end))
             case .discarded?:
                 actions += state.handle(.speechDiscarded)
@@ -258,10 +286,17 @@ public final class Interpreter: Sendable {
                 if wasInSpeech { audio = frame }
             }
             queueRecognition(actions, &state)
-            // Queued after the utterance was opened, in the same lock.
+            // Queued after the utterance was opened, in the same lock. During a pause the lanes
+            // judge whether the words so far end the sentence.
+            state.awaitedJudgement = nil
             if let audio, let speaker = state.machine.state.speaker {
+                var judge: JudgeRequest?
+                if state.endpointer.wantsCue, let pause = state.endpointer.pause {
+                    judge = JudgeRequest(through: now, pause: Int(pause))
+                }
+                state.awaitedJudgement = judge?.through
                 for (index, language) in state.utteranceLanguages.enumerated() {
-                    lane(for: language).inbox.yield(.feed(audio, speaker: speaker, language: language, partials: index == 0))
+                    lane(for: language).inbox.yield(.feed(audio, speaker: speaker, language: language, partials: index == 0, judge: judge))
                 }
             }
             return actions
@@ -279,6 +314,13 @@ public final class Interpreter: Sendable {
             return actions
         }
     }
+}
+
+/// A lane's view of a pause: how likely the words heard through sample `through` end the
+/// sentence (nil: no words yet, or the recognizer cannot tell).
+struct Judgement: Sendable {
+    var through: SampleTime
+    var end: SentenceEnd?
 }
 
 /// Wakes a waiting capture loop: a condition variable, signalled on every state change.

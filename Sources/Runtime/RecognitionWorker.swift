@@ -6,6 +6,13 @@ import ParleyConversation
 import ParleyProtocol
 import ParleyRecognition
 
+/// Where a pause is: `through` is the capture sample the audio fed so far reaches, the last
+/// `pause` samples of which are silence.
+struct JudgeRequest: Sendable {
+    var through: SampleTime
+    var pause: Int
+}
+
 /// Feeds the recognizers of one decoder (a lane), on a queue of its own.
 ///
 /// Commands arrive through `inbox` in the order the conversation decided them (opens, audio,
@@ -17,7 +24,9 @@ actor RecognitionWorker {
         case warm(language: String)
         case start(language: String)
         /// More audio; `partials`: this lane's words so far are published (the expected speaker's).
-        case feed([Int16], speaker: Speaker, language: String, partials: Bool)
+        /// `judge`: a pause is on; after this audio, judge whether the words before the pause
+        /// end the sentence and hand it to `judged`.
+        case feed([Int16], speaker: Speaker, language: String, partials: Bool, judge: JudgeRequest?)
         /// Finish the utterance and hand the hypothesis to `reply` (an empty one if the language
         /// cannot be heard or the decoder failed).
         case finish(language: String?, reply: @Sendable (Recognition) -> Void)
@@ -35,6 +44,9 @@ actor RecognitionWorker {
     private let events: EventBus
     private let logger: Logger
     private let report: @Sendable (String) -> Void
+    /// Told the recognizer's view of a pause: the language, the sample the audio reached, and
+    /// how likely the words so far end the sentence (nil: no words, or it cannot tell).
+    private let judged: @Sendable (String, SampleTime, SentenceEnd?) -> Void
 
     // Partial hypotheses.
     private var samplesSincePartial = 0
@@ -48,13 +60,15 @@ actor RecognitionWorker {
 
     init(
         recognizer: @escaping @Sendable (String) -> (any SpeechRecognizer)?, events: EventBus, logger: Logger,
-        report: @escaping @Sendable (String) -> Void
+        report: @escaping @Sendable (String) -> Void,
+        judged: @escaping @Sendable (String, SampleTime, SentenceEnd?) -> Void = { _, _, _ in }
     ) {
         (commands, inbox) = AsyncStream.makeStream()
         self.recognizer = recognizer
         self.events = events
         self.logger = logger
         self.report = report
+        self.judged = judged
     }
 
     /// Performs commands until `close`.
@@ -71,8 +85,11 @@ actor RecognitionWorker {
                 } catch {
                     report("recognition failed: \(error)")
                 }
-            case .feed(let audio, let speaker, let language, let partials):
-                guard let recognizer = recognizer(language) else { continue }
+            case .feed(let audio, let speaker, let language, let partials, let judge):
+                guard let recognizer = recognizer(language) else {
+                    if let judge { judged(language, judge.through, nil) }
+                    continue
+                }
                 do {
                     try measuringCPU { () throws(RecognizerError) in try recognizer.feed(audio) }
                     recognizedSamples += audio.count
@@ -80,6 +97,7 @@ actor RecognitionWorker {
                 } catch {
                     report("recognition failed: \(error)")
                 }
+                if let judge { judged(language, judge.through, measuringCPU { recognizer.sentenceEnd(pause: judge.pause) }) }
             case .finish(let language, let reply):
                 var recognition = Recognition(text: "", confidence: nil)
                 if let language, let recognizer = recognizer(language) {
@@ -118,7 +136,7 @@ actor RecognitionWorker {
     }
 
     /// Runs `work`, adding the CPU time this thread spent to `cpu`.
-    private func measuringCPU<T>(_ work: () throws(RecognizerError) -> T) throws(RecognizerError) -> T {
+    private func measuringCPU<T, E: Error>(_ work: () throws(E) -> T) throws(E) -> T {
         func now() -> Duration {
             var time = timespec()
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)

@@ -10,7 +10,7 @@ extension TurnRecord {
             sourceText: sourceText, translatedText: translatedText, ipa: ipa, confidence: confidence, favorite: favorite,
             lowConfidence: lowConfidence, status: status.rawValue, error: error,
             createdAt: Self.iso8601.string(from: createdAt),
-            timings: .init(asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs),
+            timings: .init(asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs, pauseMs: pauseMs, endedBy: endedBy),
             detection: detection.flatMap { try? JSONDecoder().decode(SpeakerDetection.self, from: Data($0.utf8)) })
     }
 

@@ -26,6 +26,10 @@ struct TurnDraft: Sendable {
     var mtMs: Int?
     var ttsMs: Int?
     var responseMs: Int?
+    /// What ended the utterance (`language_model`, `silence`, `max_length`, `forced`), and the
+    /// silence before that decision.
+    var endedBy: String?
+    var pauseMs: Int?
     /// Told the committed turn (typed turns wait for it).
     var completion: (@Sendable (Result<TurnRecord, any Error>) -> Void)?
     /// A past turn spoken again (`replay`): not translated again, not stored again.
@@ -77,7 +81,7 @@ final class TurnRecorder: Sendable {
             sourceText: recognition.text, translatedText: draft.translation, ipa: draft.ipa, confidence: recognition.confidence,
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
-            ttsMs: draft.ttsMs, responseMs: draft.responseMs,
+            ttsMs: draft.ttsMs, responseMs: draft.responseMs, pauseMs: draft.pauseMs, endedBy: draft.endedBy,
             detection: draft.detection.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) })
         history.enqueue(turn) { [events, logger] result in
             switch result {

@@ -113,6 +113,7 @@ public final class RecognizerScript: Sendable {
         var answers: [String: [Recognition]] = [:]
         var calls: [Call] = []
         var fed: [String: Int] = [:]
+        var sentenceEnds: [String: SentenceEnd] = [:]
     }
 
     private let state = Mutex(State())
@@ -131,6 +132,11 @@ public final class RecognizerScript: Sendable {
         }
     }
 
+    /// From now on, a pause in `language` is judged as `end` (nil: the recognizer cannot tell).
+    public func judgeEnds(_ end: SentenceEnd?, in language: String) {
+        state.withLock { $0.sentenceEnds[language] = end }
+    }
+
     public var calls: [Call] { state.withLock { $0.calls } }
     /// Samples fed, per language.
     public func fed(_ language: String) -> Int { state.withLock { $0.fed[language, default: 0] } }
@@ -143,6 +149,7 @@ public final class RecognizerScript: Sendable {
 
     fileprivate func record(_ call: Call) { state.withLock { $0.calls.append(call) } }
     fileprivate func feed(_ count: Int, _ language: String) { state.withLock { $0.fed[language, default: 0] += count } }
+    fileprivate func sentenceEnd(_ language: String) -> SentenceEnd? { state.withLock { $0.sentenceEnds[language] } }
     fileprivate func answer(_ language: String) -> Recognition {
         state.withLock { state in
             guard var queue = state.answers[language], !queue.isEmpty else { return Recognition(text: "", confidence: nil) }
@@ -166,6 +173,7 @@ final class ScriptedRecognizer: SpeechRecognizer {
     func startUtterance() throws(RecognizerError) { script.record(.start(language)) }
     func feed(_ samples: [Int16]) throws(RecognizerError) { script.feed(samples.count, language) }
     func partial() -> String? { nil }
+    func sentenceEnd(pause: Int) -> SentenceEnd? { script.sentenceEnd(language) }
     func finishUtterance() throws(RecognizerError) -> Recognition {
         script.record(.finish(language))
         return script.answer(language)

@@ -34,7 +34,7 @@ struct ConfigTests {
         #expect(config.speakerA == "en" && config.speakerB == "es")
         #expect(config.mode == .auto, "auto is the default: with one side hearable it takes turns")
         #expect(config.captureDevice == "default" && config.playbackDevice == "default")
-        #expect(config.endpoint.silenceMs == 700)
+        #expect(config.endpoint.silenceMs == 1500)
         #expect(config.historyPath == "/home/someone/.local/state/parley/history.sqlite")
         #expect(config.controlSocket == "/run/user/1000/parley/control.sock")
         #expect(config.recognizerModel(for: "en") == .debianEnglish)

@@ -3,13 +3,23 @@ import Testing
 @testable import ParleyEndpoint
 
 /// Runs a signal through an endpointer in 20 ms periods and collects what it decides.
-private func endpoints(_ signal: [Int16], settings: EndpointSettings = EndpointSettings()) -> [EndpointEvent] {
+/// `judge` plays the recognizer: given the position the audio reached, it returns its view of
+/// the words so far, asked only while the endpointer wants one.
+private func endpoints(
+    _ signal: [Int16], settings: EndpointSettings = EndpointSettings(), judge: ((Int64) -> EndCue?)? = nil
+) -> [EndpointEvent] {
     var endpointer = Endpointer(settings: settings, sampleRate: Signals.rate)
     var position: Int64 = 0
     var events: [EndpointEvent] = []
+    var cue: EndCue?
     for period in Signals.periods(signal) {
         let level = Levels(measuring: period)
-        if let event = endpointer.process(period, at: position, rmsDB: level.rmsDB) {
+        let event = endpointer.process(period, at: position, rmsDB: level.rmsDB, cue: cue)
+        // The recognizer judges the period just processed; the endpointer sees it next period,
+        // as in the runtime.
+        // A judgement stays until the next one, however old, as in the runtime.
+        if endpointer.wantsCue, let judged = judge?(position + Int64(period.count)) { cue = judged }
+        if let event {
             events.append(event)
         }
         position += Int64(period.count)
@@ -27,15 +37,15 @@ struct EndpointerTests {
         let signal = background + Signals.tone(ms: 1000, amplitude: 0.3) + Signals.noise(ms: 1500, amplitude: 0.002, seed: 7)
         let events = endpoints(signal)
         try #require(events.count == 2)
-        guard case .started(let start, let audio) = events[0], case .ended(let end, let reason) = events[1] else {
+        guard case .started(let start, let audio) = events[0], case .ended(let end, let reason, _) = events[1] else {
             Issue.record("expected start then end, got \(events)")
             return
         }
         // Onset at 1000 ms, confirmed after onset_ms; the pre-roll reaches 500 ms before the onset.
         #expect(start == ms(500))
         #expect(audio.count == Int(ms(500 + 100)))
-        // The tone stops at 2000 ms; 700 ms of silence end it.
-        #expect(end == ms(2700))
+        // The tone stops at 2000 ms; with no word to judge, only silence_ms (1500 ms) ends it.
+        #expect(end == ms(3500))
         #expect(reason == .silence)
     }
 
@@ -56,7 +66,7 @@ struct EndpointerTests {
 
     @Test func aShortSoundIsDiscardedNotEnded() {
         // Above the onset time but under min_speech_ms.
-        let signal = background + Signals.tone(ms: 160, amplitude: 0.3) + Signals.silence(ms: 1200)
+        let signal = background + Signals.tone(ms: 160, amplitude: 0.3) + Signals.silence(ms: 1600)
         let events = endpoints(signal)
         #expect(events.count == 2)
         if case .discarded? = events.last {} else { Issue.record("expected discarded, got \(events)") }
@@ -64,7 +74,7 @@ struct EndpointerTests {
 
     @Test func aPauseShorterThanTheHangoverKeepsOneUtterance() {
         let signal = background + Signals.tone(ms: 500, amplitude: 0.3) + Signals.silence(ms: 400)
-            + Signals.tone(ms: 500, amplitude: 0.3) + Signals.silence(ms: 1000)
+            + Signals.tone(ms: 500, amplitude: 0.3) + Signals.silence(ms: 1500)
         let events = endpoints(signal)
         #expect(events.count == 2)
     }
@@ -83,7 +93,7 @@ struct EndpointerTests {
         settings.maxSpeechMs = 2000
         let signal = background + Signals.tone(ms: 5000, amplitude: 0.3)
         let events = endpoints(signal, settings: settings)
-        guard case .started(let start, _)? = events.first, case .ended(let end, let reason)? = events.dropFirst().first else {
+        guard case .started(let start, _)? = events.first, case .ended(let end, let reason, _)? = events.dropFirst().first else {
             Issue.record("expected a cut utterance, got \(events)")
             return
         }
@@ -127,7 +137,7 @@ struct EndpointerTests {
             position += Int64(period.count)
         }
         #expect(endpointer.isInSpeech)
-        #expect(endpointer.forceEnd(at: position) == .ended(end: position, reason: .forced))
+        #expect(endpointer.forceEnd(at: position) == .ended(end: position, reason: .forced, pause: 0))
         #expect(!endpointer.isInSpeech)
     }
 }
@@ -143,12 +153,90 @@ struct EndpointerBackgroundTests {
         var position: Int64 = 0
         var cuts = 0
         for period in Signals.periods(signal) {
-            if case .ended(_, .maxLength)? = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB) {
+            if case .ended(_, .maxLength, _)? = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB) {
                 cuts += 1
             }
             position += Int64(period.count)
         }
         #expect(cuts == 1)
         #expect(!endpointer.isInSpeech)
+    }
+}
+
+@Suite("Endpointing with the recognizer's view of the words")
+struct EndpointerCueTests {
+    let background = Signals.noise(ms: 1000, amplitude: 0.002)
+    /// One second of "speech", then a long silence.
+    var sentence: [Int16] { background + Signals.tone(ms: 1000, amplitude: 0.3) + Signals.noise(ms: 2500, amplitude: 0.002, seed: 5) }
+
+    private func end(_ events: [EndpointEvent]) -> (end: Int64, reason: EndpointEvent.EndReason, pause: Int64)? {
+        for event in events { if case .ended(let end, let reason, let pause) = event { return (end, reason, pause) } }
+        return nil
+    }
+
+    @Test func aLikelyEndCommitsAfterTheShortPause() throws {
+        let ended = try #require(end(endpoints(sentence) { EndCue(through: $0, probability: 0.3) }))
+        // The tone stops at 2000 ms; at the first 20 ms period that reaches 250 ms of silence,
+        // the words are judged a whole sentence.
+        #expect(ended.reason == .languageModel)
+        #expect(ended.end == ms(2260))
+        #expect(ended.pause == ms(260))
+    }
+
+    @Test func anUnlikelyEndWaitsForTheSilenceLimit() throws {
+        let ended = try #require(end(endpoints(sentence) { EndCue(through: $0, probability: 0.001) }))
+        #expect(ended.reason == .silence)
+        #expect(ended.end == ms(3500))
+        #expect(ended.pause == ms(1500))
+    }
+
+    @Test func aThinkingPauseThenMoreWordsIsOneUtterance() {
+        // "... and" (pause 800 ms) "... man": the first pause is judged unlikely, the second likely.
+        let signal = background + Signals.tone(ms: 700, amplitude: 0.3) + Signals.noise(ms: 800, amplitude: 0.002, seed: 2)
+            + Signals.tone(ms: 500, amplitude: 0.3) + Signals.noise(ms: 1500, amplitude: 0.002, seed: 3)
+        let events = endpoints(signal) { position in
+            EndCue(through: position, probability: position < ms(2500) ? 0.01 : 0.2)
+        }
+        #expect(events.count == 2)
+        #expect(end(events)?.reason == .languageModel)
+        #expect(end(events)?.end == ms(3000 + 260))
+    }
+
+    @Test func aJudgementFromAnEarlierPauseDoesNotCount() throws {
+        // The recognizer judged the first pause likely and then fell silent (it lags): its old
+        // judgement must not end the second pause early.
+        let signal = background + Signals.tone(ms: 700, amplitude: 0.3) + Signals.noise(ms: 200, amplitude: 0.002, seed: 2)
+            + Signals.tone(ms: 500, amplitude: 0.3) + Signals.noise(ms: 1500, amplitude: 0.002, seed: 3)
+        var judged = false
+        let events = endpoints(signal) { position in
+            guard !judged else { return nil }
+            judged = true
+            return EndCue(through: position, probability: 0.9)
+        }
+        let ended = try #require(end(events))
+        #expect(ended.reason == .silence)
+        #expect(ended.end == ms(2400 + 1500))
+    }
+
+    @Test func wordsThatAppearLateInThePauseDoNotEndIt() throws {
+        // At 250 ms the words were "he might even have"; 560 ms into the pause the recognizer
+        // turned the silence into "at hand", a likely end. The pause is a thinking pause.
+        let ended = try #require(end(endpoints(sentence) { EndCue(through: $0, probability: $0 < ms(2560) ? 0.01 : 0.5) }))
+        #expect(ended.reason == .silence)
+    }
+
+    @Test func withTheShortPauseOffOnlySilenceEnds() throws {
+        var settings = EndpointSettings()
+        settings.likelyEndMs = 0
+        let ended = try #require(end(endpoints(sentence, settings: settings) { EndCue(through: $0, probability: 1) }))
+        #expect(ended.reason == .silence)
+    }
+
+    @Test func theSilenceLimitStaysTheUpperBound() throws {
+        var settings = EndpointSettings()
+        settings.silenceMs = 200
+        let ended = try #require(end(endpoints(sentence, settings: settings) { EndCue(through: $0, probability: 1) }))
+        #expect(ended.reason == .silence)
+        #expect(ended.end == ms(2200))
     }
 }

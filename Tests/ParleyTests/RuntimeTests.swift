@@ -2,6 +2,7 @@ import Foundation
 import ParleyAudio
 import ParleyConfig
 import ParleyConversation
+import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
 import ParleyRuntime
@@ -15,8 +16,16 @@ import Testing
 struct RuntimeTests {
     /// These tests take turns (`alternate`): one decoder per utterance, the expected speaker's.
     func alternating() -> ParleyConfig {
-        var config = ParleyConfig()
+        var config = RuntimeTests.config()
         config.mode = .alternate
+        return config
+    }
+
+    /// The scripted recognizer cannot judge a pause, so a turn ends on silence alone: 700 ms
+    /// here, as the utterances below are scripted (EndOfTurnTests covers the judged ends).
+    static func config() -> ParleyConfig {
+        var config = ParleyConfig()
+        config.endpoint.silenceMs = 700
         return config
     }
 
@@ -247,7 +256,7 @@ struct RuntimeTests {
 @Suite("Runtime, auto mode, in memory")
 struct AutoModeRuntimeTests {
     func autoConversation() throws -> TestConversation {
-        var config = ParleyConfig()
+        var config = RuntimeTests.config()
         config.mode = .auto
         return try TestConversation(config: config)
     }
@@ -317,7 +326,7 @@ struct AutoModeRuntimeTests {
     }
 
     @Test func withOneSideHearableAutoIsTurnOrderOnOneDecoder() async throws {
-        var config = ParleyConfig()
+        var config = RuntimeTests.config()
         config.mode = .auto
         let conversation = try TestConversation(config: config, hearable: ["en"])
         conversation.recognizers.willHear("only english", in: "en", score: -4)

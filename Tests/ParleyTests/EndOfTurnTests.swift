@@ -1,0 +1,82 @@
+import Foundation
+import ParleyConfig
+import ParleyConversation
+import ParleyHistory
+import ParleyProtocol
+import ParleyRecognition
+import ParleyRuntime
+import ParleyTesting
+import Testing
+
+/// The end of a turn decided by what was said: the runtime asks the recognizer, during a pause,
+/// how likely the words so far end the sentence. In memory, as a recording (the capture waits
+/// for the recognizer's judgement, so the endpoints are exact).
+@Suite("End of turn, in memory")
+struct EndOfTurnTests {
+    func conversation(judging end: SentenceEnd?) throws -> TestConversation {
+        var config = ParleyConfig()
+        config.mode = .alternate
+        let conversation = try TestConversation(config: config, realTime: false)
+        conversation.recognizers.judgeEnds(end, in: "en")
+        return conversation
+    }
+
+    @Test func aLikelyEndIsAnsweredAfterAShortPauseAndTheTurnSaysWhy() async throws {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.3, words: 2))
+        conversation.recognizers.willHear("young man", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "young man")
+        #expect(turn.timings.endedBy == "language_model")
+        // The first 20 ms period at or past likely_end_ms (250 ms).
+        #expect(turn.timings.pauseMs == 260)
+        let stored = try await conversation.history.recentTurns(limit: 1)
+        #expect(stored.first?.endedBy == "language_model" && stored.first?.pauseMs == 260)
+        _ = await conversation.finish()
+    }
+
+    @Test func aThinkingPauseWhereTheSentenceCannotEndKeepsItWhole() async throws {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3))
+        conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 700)
+        conversation.microphone.silence(ms: 1_000)  // "cold hearted and ..."
+        conversation.microphone.speech(ms: 600)
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "cold hearted and rather selfish")
+        #expect(turn.timings.endedBy == "silence")
+        #expect(turn.timings.pauseMs == 1_500, "an unlikely end waits for silence_ms")
+        #expect(conversation.recognizers.calls == [.start("en"), .finish("en")], "one utterance, not two")
+        _ = await conversation.finish()
+    }
+
+    @Test func withNoWordsToJudgeOnlyTheSilenceLimitEndsTheTurn() async throws {
+        let conversation = try conversation(judging: nil)
+        conversation.recognizers.willHear("hello", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 800)
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.timings.endedBy == "silence" && turn.timings.pauseMs == 1_500)
+        _ = await conversation.finish()
+    }
+
+    @Test func silenceMsSetAtRuntimeStaysTheUpperBound() async throws {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3))
+        conversation.recognizers.willHear("to be", in: "en")
+        _ = try conversation.interpreter.apply(.init(silenceMs: 400))
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 800)
+        conversation.microphone.silence(ms: 1_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.timings.endedBy == "silence" && turn.timings.pauseMs == 400)
+        _ = await conversation.finish()
+    }
+}
