@@ -130,6 +130,9 @@ public struct ParleyConfig: Sendable, Equatable {
     public var controlGroup = "parley"
     // [log]
     public var logLevel = "info"
+    /// Whether what people said (recognized, typed and translated text) may be logged. Off: logs
+    /// name turns by id only.
+    public var logTranscripts = false
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         historyPath = Self.defaultHistoryPath(environment: environment)
@@ -406,7 +409,8 @@ extension ParleyConfig {
             }
         }
         if let section = try file.section("log") {
-            try section.allowOnly(["level"])
+            try section.allowOnly(["level", "transcripts"])
+            config.logTranscripts = try section.bool("transcripts") ?? config.logTranscripts
             if let level = try section.string("level") {
                 let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
                 guard levels.contains(level) else {

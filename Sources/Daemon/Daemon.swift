@@ -73,6 +73,8 @@ public enum Daemon {
         let activatedSocket = SocketActivation.controlSocket()
         let config = try loadConfig(options)
         ParleyLogLevel.level = Logger.Level(rawValue: config.logLevel) ?? .info
+        // `[history] enabled = false` promises nothing said on disk: the journal included.
+        ParleyLogLevel.transcripts = config.logTranscripts && config.historyEnabled
         let logger = baseLogger
         try requireSpeechModel(config)
         // One parleyd per control socket and per history, decided before anything is loaded or

@@ -80,6 +80,19 @@ struct ConfigTests {
         #expect(config.controlSocket == "/tmp/p.sock")
     }
 
+    @Test func transcriptsAreOffByDefault() throws {
+        #expect(!(try parse("")).logTranscripts)
+        #expect(try parse("[log]\ntranscripts = true").logTranscripts)
+        #expect(error("[log]\ntranscripts = \"yes\"")?.contains("[log] transcripts must be true or false") == true)
+        // The shipped configs name both keys, at their defaults.
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config")
+        for name in ["parley.toml", "demo.toml"] {
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            #expect(text.contains("transcripts = false"), "\(name)")
+            #expect(!(try ParleyConfig.load(path: folder.appendingPathComponent(name).path, environment: environment).logTranscripts))
+        }
+    }
+
     @Test func recognizerSearchKeysAreReadAndChecked() throws {
         #expect(try parse("").maxHMMsPerFrame == 4_000)
         #expect(try parse("").fwdflat == false)

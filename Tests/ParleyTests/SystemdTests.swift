@@ -155,6 +155,13 @@ struct SystemdUnitTests {
 
         let nothing = Reloader.plan(from: old, to: old)
         #expect(nothing.change == nil && nothing.applied.isEmpty && nothing.restartNeeded.isEmpty)
+
+        // `[log] transcripts` is applied at once.
+        var privacy = old
+        privacy.logTranscripts = true
+        let switched = Reloader.plan(from: old, to: privacy)
+        #expect(switched.applied == ["log.transcripts"] && switched.change == nil)
+        #expect(switched.restartNeeded.isEmpty)
     }
 }
 
