@@ -132,8 +132,8 @@ public enum Daemon {
                 started: started, logger: logger, reloader: reloader)
             // Ready once capture is open, the models are loaded and the socket answers.
             let server = ControlServer(
-                path: config.controlSocket, inheritedSocket: activatedSocket, group: config.controlGroup, handler: control,
-                logger: logger
+                path: config.controlSocket, inheritedSocket: activatedSocket, group: config.controlGroup,
+                idleTimeout: .seconds(config.controlIdleTimeoutSeconds), handler: control, logger: logger
             ) {
                 let milliseconds = Int(Date().timeIntervalSince(started) * 1000)
                 logger.info(

@@ -163,6 +163,10 @@ final class Reloader: Sendable {
             config.historyMaxAgeDays = source.historyMaxAgeDays
             config.sessionGapMinutes = source.sessionGapMinutes
         }),
-        ("control", { $0.controlSocket = $1.controlSocket; $0.controlGroup = $1.controlGroup }),
+        ("control", { config, source in
+            config.controlSocket = source.controlSocket
+            config.controlGroup = source.controlGroup
+            config.controlIdleTimeoutSeconds = source.controlIdleTimeoutSeconds
+        }),
     ]
 }

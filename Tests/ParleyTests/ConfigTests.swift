@@ -80,10 +80,14 @@ struct ConfigTests {
         #expect(config.controlSocket == "/tmp/p.sock")
     }
 
-    @Test func transcriptsAreOffByDefault() throws {
-        #expect(!(try parse("")).logTranscripts)
-        #expect(try parse("[log]\ntranscripts = true").logTranscripts)
+    @Test func transcriptsAreOffAndIdleConnectionsClosedByDefault() throws {
+        let defaults = try parse("")
+        #expect(!defaults.logTranscripts)
+        #expect(defaults.controlIdleTimeoutSeconds == 30)
+        let config = try parse("[log]\ntranscripts = true\n[control]\nidle_timeout_seconds = 5")
+        #expect(config.logTranscripts && config.controlIdleTimeoutSeconds == 5)
         #expect(error("[log]\ntranscripts = \"yes\"")?.contains("[log] transcripts must be true or false") == true)
+        #expect(error("[control]\nidle_timeout_seconds = 0")?.contains("[control] idle_timeout_seconds is 0; use a value from 1") == true)
         // The shipped configs name both keys, at their defaults.
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config")
         for name in ["parley.toml", "demo.toml"] {
