@@ -107,9 +107,10 @@ struct ControlLimitsTests {
                 """)
         defer { try? FileManager.default.removeItem(at: dir) }
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        // Turns stored since start, from `status`: answered even when every place is taken.
         func storedTurns() throws -> Int {
-            let line = try ControlClient(path: socket).call(Request(type: "history"))
-            return try JSONDecoder().decode(ResultReply<[TurnInfo]>.self, from: line).data.count
+            let line = try ControlClient(path: socket).call(Request(type: "status"))
+            return try JSONDecoder().decode(ResultReply<StatusInfo>.self, from: line).data.turns
         }
 
         // The client gives up after a second, saying what to do, and exits 4.
