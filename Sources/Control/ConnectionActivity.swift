@@ -7,10 +7,14 @@ import Synchronization
 ///   (`say` during a full disk) frees its place at once while the work (storing the turn) goes on.
 /// - A connection with no request in flight and no subscription is idle; the watchdog closes it
 ///   once it has been idle for the server's idle timeout. A subscriber is never idle.
+/// - A reply that cannot be written for as long (the client sends requests and reads nothing)
+///   gets the connection closed too.
 final class ConnectionActivity: Sendable {
     private struct State {
         var lastActivity: ContinuousClock.Instant
         var busy = false
+        /// Since when a reply has been waiting to be written; nil when none is.
+        var writingSince: ContinuousClock.Instant?
         var subscription: Subscription?
         var gone = false
         /// The watchdog is closing the connection: no more requests are taken.
@@ -30,10 +34,16 @@ final class ConnectionActivity: Sendable {
         }
     }
 
+    /// The request's reply is being written.
+    func writing() {
+        state.withLock { $0.writingSince = .now }
+    }
+
     /// The request's reply was written: the idle clock starts again.
     func end() {
         state.withLock { state in
             state.busy = false
+            state.writingSince = nil
             state.lastActivity = .now
         }
     }
@@ -96,23 +106,38 @@ final class ConnectionActivity: Sendable {
         }
     }
 
-    /// When the connection will have been idle for `timeout`, if nothing happens before; nil when
-    /// it can no longer become idle (a subscriber, or gone).
+    /// When the connection will have been idle (or its reply stuck) for `timeout`, if nothing
+    /// happens before; nil when it can no longer become idle (a subscriber, or gone).
     func idleDeadline(_ timeout: Duration) -> ContinuousClock.Instant? {
         state.withLock { state in
             if state.subscription != nil || state.gone || state.closing { return nil }
+            if let writingSince = state.writingSince { return writingSince + timeout }
             return state.busy ? .now + timeout : state.lastActivity + timeout
         }
     }
 
-    /// True (and no request is taken from now on) when the connection has been idle for `timeout`.
-    func closeIfIdle(_ timeout: Duration) -> Bool {
+    enum Verdict {
+        /// Keep the connection.
+        case active
+        /// Idle for the timeout: tell the client, then close. No request is taken from now on.
+        case idle
+        /// Its reply has not been written for the timeout: close without a word.
+        case stuck
+    }
+
+    /// Whether the connection has been idle, or its reply stuck, for `timeout`.
+    func verdict(_ timeout: Duration) -> Verdict {
         state.withLock { state in
-            guard !state.busy, state.subscription == nil, !state.gone, !state.closing,
-                ContinuousClock.now - state.lastActivity >= timeout
-            else { return false }
+            guard state.subscription == nil, !state.gone, !state.closing else { return .active }
+            let now = ContinuousClock.now
+            if let writingSince = state.writingSince {
+                guard now - writingSince >= timeout else { return .active }
+                state.closing = true
+                return .stuck
+            }
+            guard !state.busy, now - state.lastActivity >= timeout else { return .active }
             state.closing = true
-            return true
+            return .idle
         }
     }
 }

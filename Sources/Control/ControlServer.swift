@@ -186,6 +186,7 @@ public final class ControlServer: Sendable {
                             // The client leaving frees its place at once; the request's work
                             // (a `say` being stored) goes on without it.
                             guard let answer = await activity.reply({ await self.reply(to: line, from: peer) }) else { break requests }
+                            activity.writing()
                             switch answer {
                             case .line(let reply):
                                 try await outbound.write(Self.frame(reply))
@@ -225,19 +226,34 @@ public final class ControlServer: Sendable {
         }
     }
 
-    /// Tells a connection that has been idle for `timeout` so, and closes it. Returns when the
-    /// connection can no longer become idle (it subscribed, or it is gone).
+    /// Tells a connection that has been idle for `timeout` so, and closes it; closes one whose
+    /// reply could not be written for as long (a client that sends and never reads). Returns
+    /// when the connection can no longer become idle (it subscribed, or it is gone).
     private func closeWhenIdle(
         _ channel: any Channel, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, activity: ConnectionActivity, after timeout: Duration
     ) async throws {
         while let deadline = activity.idleDeadline(timeout) {
             try await Task.sleep(until: deadline, clock: .continuous)
-            guard activity.closeIfIdle(timeout) else { continue }
-            let reply = Replies.error(
-                .idleTimeout, "no request for \(timeout.components.seconds) s, so the connection is closed; connect again to send one",
-                id: nil)
-            try? await outbound.write(Self.frame(reply))
-            try? await channel.close()
+            switch activity.verdict(timeout) {
+            case .active:
+                continue
+            case .idle:
+                let reply = Replies.error(
+                    .idleTimeout, "no request for \(timeout.components.seconds) s, so the connection is closed; connect again to send one",
+                    id: nil)
+                // Told if it can be told within a second (a client that reads nothing cannot),
+                // then closed; closing ends a write still waiting.
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { try? await outbound.write(Self.frame(reply)) }
+                    group.addTask { try? await Task.sleep(for: .seconds(1)) }
+                    _ = await group.next()
+                    group.cancelAll()
+                    try? await channel.close()
+                }
+            case .stuck:
+                logger.debug("control connection closed: its replies were not read for \(timeout.components.seconds) s")
+                try? await channel.close()
+            }
             return
         }
     }
