@@ -73,7 +73,7 @@ let package = Package(
             name: "ParleyRuntime",
             dependencies: [
                 "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation", "ParleySynthesis",
-                "ParleyHistory", "ParleyConversation", "ParleyProtocol", "ParleyControl", "ParleyConfig",
+                "ParleyHistory", "ParleyConversation", "ParleyProtocol", "ParleyControl", "ParleyConfig", "ParleySystemd",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Runtime", swiftSettings: swiftSettings),

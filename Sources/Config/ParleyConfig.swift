@@ -128,8 +128,14 @@ public struct ParleyConfig: Sendable, Equatable {
     public var controlSocket: String
     /// The group the control socket belongs to (mode 0660); its members may use `parley`.
     public var controlGroup = "parley"
+    /// Seconds a control connection may stay idle (no request in flight, not subscribed) before
+    /// it is closed, so idle clients cannot hold every place.
+    public var controlIdleTimeoutSeconds = 30
     // [log]
     public var logLevel = "info"
+    /// Whether what people said (recognized, typed and translated text) may be logged. Off: logs
+    /// name turns by id only.
+    public var logTranscripts = false
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         historyPath = Self.defaultHistoryPath(environment: environment)
@@ -400,16 +406,18 @@ extension ParleyConfig {
             config.sessionGapMinutes = try section.int("session_gap_minutes", in: 1...10_080) ?? config.sessionGapMinutes
         }
         if let section = try file.section("control") {
-            try section.allowOnly(["socket", "group"])
+            try section.allowOnly(["socket", "group", "idle_timeout_seconds"])
             config.controlSocket = try section.path("socket") ?? config.controlSocket
             config.controlGroup = try section.string("group") ?? config.controlGroup
+            config.controlIdleTimeoutSeconds = try section.int("idle_timeout_seconds", in: 1...86_400) ?? config.controlIdleTimeoutSeconds
             if config.controlSocket.utf8.count > maxSocketPathBytes {
                 throw section.error(
                     "socket", "is \(config.controlSocket.utf8.count) bytes long; Unix sockets allow \(maxSocketPathBytes), so choose a shorter path")
             }
         }
         if let section = try file.section("log") {
-            try section.allowOnly(["level"])
+            try section.allowOnly(["level", "transcripts"])
+            config.logTranscripts = try section.bool("transcripts") ?? config.logTranscripts
             if let level = try section.string("level") {
                 let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
                 guard levels.contains(level) else {

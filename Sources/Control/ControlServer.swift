@@ -72,19 +72,32 @@ public final class ControlServer: Sendable {
     /// Connections served at once; the next one is answered `too_many_clients` and closed.
     public static let maxClients = 64
 
+    /// How many connections the kernel queues before they are accepted (capped by
+    /// net.core.somaxconn). Clients that connect without blocking (Go, Node, Python with a
+    /// timeout) get EAGAIN when the queue is full, so it is deep, and accepting never waits for
+    /// a connection to be served.
+    public static let listenBacklog = 4096
+    /// Connections accepted in one go when the listening socket is readable.
+    static let acceptsPerRead = 256
+    /// How long a connection may stay idle (no request in flight, no subscription) by default.
+    public static let defaultIdleTimeout: Duration = .seconds(30)
+
     /// A listening socket handed over by systemd (socket activation); nil to create `path`.
     private let inherited: Int32?
     /// The group given the socket file the server creates, if it exists.
     private let group: String?
+    /// A connection idle this long is told `idle_timeout` and closed; nil: never.
+    private let idleTimeout: Duration?
     private let onListening: @Sendable () -> Void
 
     public init(
-        path: String, inheritedSocket: Int32? = nil, group: String? = nil, handler: any ControlHandler, logger: Logger,
-        onListening: @escaping @Sendable () -> Void = {}
+        path: String, inheritedSocket: Int32? = nil, group: String? = nil, idleTimeout: Duration? = ControlServer.defaultIdleTimeout,
+        handler: any ControlHandler, logger: Logger, onListening: @escaping @Sendable () -> Void = {}
     ) {
         self.path = path
         self.inherited = inheritedSocket
         self.group = group
+        self.idleTimeout = idleTimeout
         self.handler = handler
         self.logger = logger
         self.onListening = onListening
@@ -106,15 +119,25 @@ public final class ControlServer: Sendable {
                 return (try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel), peer)
             }
         }
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).serverChannelOption(.backlog, value: 64)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: Int32(Self.listenBacklog))
+            .serverChannelOption(.maxMessagesPerRead, value: UInt(Self.acceptsPerRead))
+            // A request followed at once by a half-close (`nc -N`) is still answered.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+        // Accepted connections are handed to `serve` as fast as they come; the slot limit is
+        // applied there, never by leaving connections in the kernel's queue.
+        let accepted = NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(
+            lowWatermark: Self.acceptsPerRead, highWatermark: Self.acceptsPerRead * 4)
         let server: NIOAsyncChannel<(NIOAsyncChannel<ByteBuffer, ByteBuffer>, Peer?), Never>
         if let inherited {
             // systemd made the socket (and its mode and group) and keeps it between restarts.
-            server = try await bootstrap.bind(inherited, childChannelInitializer: initializer)
+            server = try await bootstrap.bind(inherited, serverBackPressureStrategy: accepted, childChannelInitializer: initializer)
             logger.info("control socket handed over by systemd", metadata: ["path": "\(path)"])
         } else {
             try Self.prepareDirectory(for: path)
-            server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
+            server = try await bootstrap.bind(
+                unixDomainSocketPath: path, cleanupExistingSocketFile: true, serverBackPressureStrategy: accepted,
+                childChannelInitializer: initializer)
             chmod(path, 0o660)
             giveToGroup()
             logger.info("control socket listening", metadata: ["path": "\(path)"])
@@ -142,6 +165,8 @@ public final class ControlServer: Sendable {
             return
         }
         defer { connected.subtract(1, ordering: .relaxed) }
+        let activity = ConnectionActivity()
+        connection.channel.closeFuture.whenComplete { _ in activity.markGone() }
         do {
             try await connection.executeThenClose { inbound, outbound in
                 // Replies and events share the writer; a client that does not read holds up
@@ -149,29 +174,48 @@ public final class ControlServer: Sendable {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     var subscription: Subscription?
                     defer { subscription?.cancel() }
+                    if let idleTimeout = self.idleTimeout {
+                        group.addTask {
+                            try await self.closeWhenIdle(connection.channel, outbound: outbound, activity: activity, after: idleTimeout)
+                        }
+                    }
+                    var inputEnded = false
                     do {
-                        for try await line in inbound {
-                            switch await self.reply(to: line, from: peer) {
+                        requests: for try await line in inbound {
+                            guard activity.begin() else { break }
+                            // The client leaving frees its place at once; the request's work
+                            // (a `say` being stored) goes on without it.
+                            guard let answer = await activity.reply({ await self.reply(to: line, from: peer) }) else { break requests }
+                            activity.writing()
+                            switch answer {
                             case .line(let reply):
                                 try await outbound.write(Self.frame(reply))
                             case .subscribe(let reply, let events):
                                 try await outbound.write(Self.frame(reply))
-                                guard subscription == nil else {
-                                    events.cancel()
-                                    continue
-                                }
-                                subscription = events
-                                group.addTask {
-                                    while let event = await events.next() {
-                                        try await outbound.write(Self.frame(event))
+                                if subscription == nil {
+                                    subscription = events
+                                    activity.subscribed(events)
+                                    group.addTask {
+                                        while let event = await events.next() {
+                                            try await outbound.write(Self.frame(event))
+                                        }
                                     }
+                                } else {
+                                    events.cancel()
                                 }
                             }
+                            activity.end()
                         }
+                        inputEnded = true
                     } catch is LineDecoder.LineTooLong {
                         let reply = Replies.error(
                             .lineTooLong, "request longer than \(maxLineBytes) bytes; send one JSON object per line", id: nil)
                         try? await outbound.write(Self.frame(reply))
+                    }
+                    if inputEnded && subscription != nil && !activity.isGone {
+                        // A subscriber that half-closed (`nc -N`) still gets its events, until it
+                        // goes away (the channel closes, which ends the subscription).
+                        try? await group.waitForAll()
                     }
                     subscription?.cancel()
                     group.cancelAll()
@@ -179,6 +223,38 @@ public final class ControlServer: Sendable {
             }
         } catch {
             logger.debug("control connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Tells a connection that has been idle for `timeout` so, and closes it; closes one whose
+    /// reply could not be written for as long (a client that sends and never reads). Returns
+    /// when the connection can no longer become idle (it subscribed, or it is gone).
+    private func closeWhenIdle(
+        _ channel: any Channel, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, activity: ConnectionActivity, after timeout: Duration
+    ) async throws {
+        while let deadline = activity.idleDeadline(timeout) {
+            try await Task.sleep(until: deadline, clock: .continuous)
+            switch activity.verdict(timeout) {
+            case .active:
+                continue
+            case .idle:
+                let reply = Replies.error(
+                    .idleTimeout, "no request for \(timeout.components.seconds) s, so the connection is closed; connect again to send one",
+                    id: nil)
+                // Told if it can be told within a second (a client that reads nothing cannot),
+                // then closed; closing ends a write still waiting.
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { try? await outbound.write(Self.frame(reply)) }
+                    group.addTask { try? await Task.sleep(for: .seconds(1)) }
+                    _ = await group.next()
+                    group.cancelAll()
+                    try? await channel.close()
+                }
+            case .stuck:
+                logger.debug("control connection closed: its replies were not read for \(timeout.components.seconds) s")
+                try? await channel.close()
+            }
+            return
         }
     }
 

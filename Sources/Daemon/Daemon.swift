@@ -73,6 +73,8 @@ public enum Daemon {
         let activatedSocket = SocketActivation.controlSocket()
         let config = try loadConfig(options)
         ParleyLogLevel.level = Logger.Level(rawValue: config.logLevel) ?? .info
+        // `[history] enabled = false` promises nothing said on disk: the journal included.
+        ParleyLogLevel.transcripts = config.logTranscripts && config.historyEnabled
         let logger = baseLogger
         try requireSpeechModel(config)
         // One parleyd per control socket and per history, decided before anything is loaded or
@@ -130,8 +132,8 @@ public enum Daemon {
                 started: started, logger: logger, reloader: reloader)
             // Ready once capture is open, the models are loaded and the socket answers.
             let server = ControlServer(
-                path: config.controlSocket, inheritedSocket: activatedSocket, group: config.controlGroup, handler: control,
-                logger: logger
+                path: config.controlSocket, inheritedSocket: activatedSocket, group: config.controlGroup,
+                idleTimeout: .seconds(config.controlIdleTimeoutSeconds), handler: control, logger: logger
             ) {
                 let milliseconds = Int(Date().timeIntervalSince(started) * 1000)
                 logger.info(

@@ -65,6 +65,10 @@ final class Reloader: Sendable {
             if old.logLevel != new.logLevel, let level = Logger.Level(rawValue: new.logLevel) {
                 ParleyLogLevel.level = level
             }
+            if old.logTranscripts != new.logTranscripts {
+                // History is read only at start-up; without it nothing said is logged either.
+                ParleyLogLevel.transcripts = new.logTranscripts && startup.historyEnabled
+            }
             loaded.withLock { $0 = new }
             let info = ReloadInfo(applied: plan.applied, restartNeeded: plan.restartNeeded, settings: interpreter.snapshot.settings)
             logger.notice(
@@ -100,6 +104,7 @@ final class Reloader: Sendable {
         compare("conversation.min_confidence", \.minConfidence, into: \.minConfidence)
         compare("endpoint.silence_ms", \.endpoint.silenceMs, into: \.silenceMs)
         if old.logLevel != new.logLevel { applied.append("log.level") }
+        if old.logTranscripts != new.logTranscripts { applied.append("log.transcripts") }
 
         // Whatever else differs is read only at start-up: take the runtime keys from the new
         // file, then name each section that still differs.
@@ -114,7 +119,7 @@ final class Reloader: Sendable {
         for section in startUpSections { section.adopt(&everything, new) }
         // A key without a section below is still reported, as a whole.
         let other = everything == new ? [] : ["other"]
-        return Plan(change: applied.contains { $0 != "log.level" } ? change : nil, applied: applied, restartNeeded: restart + other)
+        return Plan(change: applied.contains { !$0.hasPrefix("log.") } ? change : nil, applied: applied, restartNeeded: restart + other)
     }
 
     /// The keys `reload` applies while the daemon runs.
@@ -126,6 +131,7 @@ final class Reloader: Sendable {
         config.minConfidence = source.minConfidence
         config.endpoint.silenceMs = source.endpoint.silenceMs
         config.logLevel = source.logLevel
+        config.logTranscripts = source.logTranscripts
     }
 
     /// What is read only at start-up, by the name `reload` reports, and how to copy it over.
@@ -157,6 +163,10 @@ final class Reloader: Sendable {
             config.historyMaxAgeDays = source.historyMaxAgeDays
             config.sessionGapMinutes = source.sessionGapMinutes
         }),
-        ("control", { $0.controlSocket = $1.controlSocket; $0.controlGroup = $1.controlGroup }),
+        ("control", { config, source in
+            config.controlSocket = source.controlSocket
+            config.controlGroup = source.controlGroup
+            config.controlIdleTimeoutSeconds = source.controlIdleTimeoutSeconds
+        }),
     ]
 }

@@ -10,6 +10,8 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
     case cannotConnect(path: String, reason: String)
     /// The connection broke or the reply was not a protocol line.
     case protocolFailure(String)
+    /// No reply within the client's timeout.
+    case timedOut(path: String, after: Duration)
 
     public var description: String {
         switch self {
@@ -17,6 +19,8 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
             "cannot connect to \(path): \(reason). Is parleyd running? Try `systemctl status parleyd`, or pass --socket / set PARLEY_SOCKET"
         case .protocolFailure(let reason):
             "bad reply from parleyd: \(reason)"
+        case .timedOut(let path, let after):
+            "parleyd at \(path) did not answer within \(after.wholeSeconds) s; check `parley status` and the daemon's log (`journalctl -u parleyd`), or wait longer with --timeout SECONDS (0: no limit)"
         }
     }
 }
@@ -24,11 +28,23 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
 /// A blocking client for the control socket: one request, one reply line.
 public final class ControlClient {
     private let fd: Int32
+    private let path: String
     private var pending = Data()
+    /// How long connecting, sending and `call` may take; nil: no limit. `readLine` (events
+    /// after `subscribe`) always waits as long as it takes.
+    public let timeout: Duration?
 
-    public init(path: String) throws(ClientError) {
+    public init(path: String, timeout: Duration? = nil) throws(ClientError) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw .cannotConnect(path: path, reason: String(cString: strerror(errno))) }
+        self.path = path
+        self.timeout = timeout
+        if let timeout, timeout > .zero {
+            // Bounds connect (a daemon whose queue is full) and writes (one that stopped reading).
+            let components = timeout.components
+            var limit = timeval(tv_sec: Int(components.seconds), tv_usec: Int(components.attoseconds / 1_000_000_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -47,9 +63,12 @@ public final class ControlClient {
             }
         }
         guard result == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             close(fd)
-            throw .cannotConnect(path: path, reason: reason)
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINPROGRESS {
+                throw .cannotConnect(path: path, reason: "parleyd is not taking connections (its queue is full)")
+            }
+            throw .cannotConnect(path: path, reason: String(cString: strerror(code)))
         }
         self.fd = fd
     }
@@ -74,11 +93,25 @@ public final class ControlClient {
 
     /// Reads the next line the daemon sends; nil when it closed the connection.
     public func readLine() throws(ClientError) -> Data? {
+        try readLine(until: nil)
+    }
+
+    /// Reads the next line, giving up with `timedOut` at `deadline`.
+    private func readLine(until deadline: ContinuousClock.Instant?) throws(ClientError) -> Data? {
         while true {
             if let newline = pending.firstIndex(of: 0x0A) {
                 let line = pending[pending.startIndex..<newline]
                 pending.removeSubrange(pending.startIndex...newline)
                 return Data(line)
+            }
+            if let deadline, let timeout {
+                let left = deadline - .now
+                guard left > .zero else { throw .timedOut(path: path, after: timeout) }
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1
+                let ready = poll(&poller, 1, Int32(clamping: milliseconds))
+                if ready < 0 && errno != EINTR { throw .protocolFailure(String(cString: strerror(errno))) }
+                if ready <= 0 { continue }
             }
             var buffer = [UInt8](repeating: 0, count: 65536)
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -117,10 +150,11 @@ public final class ControlClient {
         return lines
     }
 
-    /// Sends a request and returns the reply line (a result or an error).
+    /// Sends a request and returns the reply line (a result or an error), within `timeout`.
     public func call(_ request: Request) throws(ClientError) -> Data {
+        let deadline = timeout.flatMap { $0 > .zero ? ContinuousClock.now + $0 : nil }
         try send(request)
-        guard let line = try readLine() else {
+        guard let line = try readLine(until: deadline) else {
             throw .protocolFailure("the daemon closed the connection without replying")
         }
         return line
@@ -136,9 +170,17 @@ public final class ControlClient {
             }
             if written < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK, let timeout { throw .timedOut(path: path, after: timeout) }
                 throw .protocolFailure(String(cString: strerror(errno)))
             }
             offset += written
         }
+    }
+}
+
+extension Duration {
+    /// Whole seconds, rounded up, for messages.
+    var wholeSeconds: Int64 {
+        components.seconds + (components.attoseconds > 0 ? 1 : 0)
     }
 }

@@ -55,6 +55,8 @@ public enum ErrorCode: String, Sendable, Codable {
     /// No turn (or session) with that id.
     case notFound = "not_found"
     case tooManyClients = "too_many_clients"
+    /// The connection sent no request for the idle timeout and was closed.
+    case idleTimeout = "idle_timeout"
     /// `reload`: the config file is invalid; nothing changed.
     case invalidConfig = "invalid_config"
     case internalError = "internal"

@@ -109,7 +109,7 @@ extension Interpreter {
         do {
             let translation = if let replayed { replayed } else { try await translator.translate(text, from: source, to: target) }
             guard !translation.isEmpty else {
-                throw TranslationError("the translation of \"\(text)\" came back empty")
+                throw TranslationError("the translation of the \(source) text came back empty")
             }
             let elapsed = clock.milliseconds(since: started)
             let actions = shared.withLock { state in

@@ -6,6 +6,7 @@ import ParleyConversation
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
+import ParleySystemd
 
 /// What is known about the turn in flight.
 struct TurnDraft: Sendable {
@@ -87,8 +88,17 @@ final class TurnRecorder: Sendable {
             switch result {
             case .success(let committed):
                 stored()
-                logger.info(
-                    "turn", metadata: ["id": "\(committed.id ?? 0)", "speaker": "\(committed.speaker)", "response_ms": "\(committed.responseMs ?? -1)"])
+                var metadata: Logger.Metadata = [
+                    "id": "\(committed.id ?? 0)", "speaker": "\(committed.speaker)", "status": "\(committed.status.rawValue)",
+                    "response_ms": "\(committed.responseMs ?? -1)",
+                ]
+                // What was said is logged only when `[log] transcripts = true`; the id is enough
+                // to find the turn in history (`parley history`).
+                if ParleyLogLevel.transcripts {
+                    metadata["text"] = "\(committed.sourceText)"
+                    metadata["translation"] = "\(committed.translatedText ?? "")"
+                }
+                logger.info("turn", metadata: metadata)
                 events.publish(EventType.turn, committed.info)
                 draft.completion?(.success(committed))
             case .failure(let error):

@@ -10,10 +10,18 @@ import Glibc
 /// follows it unless a logger set its own.
 public enum ParleyLogLevel {
     private static let current = Mutex<Logger.Level>(.info)
+    private static let transcriptsLogged = Mutex(false)
 
     public static var level: Logger.Level {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
+    }
+
+    /// `[log] transcripts`: whether what people said (recognized, typed and translated text) may
+    /// be logged. Off by default: log lines name turns by id only.
+    public static var transcripts: Bool {
+        get { transcriptsLogged.withLock { $0 } }
+        set { transcriptsLogged.withLock { $0 = newValue } }
     }
 }
 

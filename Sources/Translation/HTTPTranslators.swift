@@ -138,12 +138,13 @@ struct HTTPClient: Sendable {
         return line.isEmpty ? "(empty body)" : line
     }
 
-    /// Decodes a JSON answer; a malformed one is the server's fault and not worth retrying.
+    /// Decodes a JSON answer; a malformed one is the server's fault and not worth retrying. The
+    /// answer itself is not quoted: it may hold what someone said, and errors are logged.
     func decode<T: Decodable>(_ type: T.Type, from data: Data, path: String) throws -> T {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {
-            throw BackendError(.permanent, "\(name): unexpected answer to \(path): \(Self.snippet(data))")
+            throw BackendError(.permanent, "\(name): unexpected answer to \(path) (\(data.count) bytes, not the JSON expected); check that the url in [translator] names the right kind of server")
         }
     }
 }

@@ -9,7 +9,7 @@ struct Parley: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parley",
         abstract: "Control and inspect a running parleyd.",
-        discussion: "Exit codes: 0 ok, 1 the daemon answered with an error, 2 usage, 3 cannot connect.",
+        discussion: "Exit codes: 0 ok, 1 the daemon answered with an error, 2 usage, 3 cannot connect, 4 no answer within --timeout.",
         version: ParleyVersion.string,
         subcommands: [
             Status.self, Say.self, Listen.self, Stop.self, Pause.self, Resume.self, Swap.self, SetCommand.self,
@@ -41,6 +41,23 @@ struct ClientOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
 
+    @Option(name: .long, help: "Seconds to wait for parleyd's answer; 0 waits as long as it takes.")
+    var timeout: Double = 30
+
+    /// The client's limit for one answer; nil: none.
+    var answerTimeout: Duration? {
+        timeout > 0 ? .milliseconds(Int64((timeout * 1000).rounded(.up))) : nil
+    }
+
+    func validate() throws {
+        guard timeout >= 0, timeout <= 86_400 else { throw ValidationError("--timeout is \(timeout); give 0 to 86400 seconds") }
+    }
+
+    /// A control connection with this command's timeout.
+    func connect() throws(ClientError) -> ControlClient {
+        try ControlClient(path: socketPath, timeout: answerTimeout)
+    }
+
     var socketPath: String {
         if let socket { return socket }
         if let fromEnvironment = ProcessInfo.processInfo.environment["PARLEY_SOCKET"], !fromEnvironment.isEmpty {
@@ -49,14 +66,19 @@ struct ClientOptions: ParsableArguments {
         return ControlSocketPath.clientPath()
     }
 
-    /// Sends `request` and decodes a result of type `Payload`; prints errors and exits 1 or 3.
-    func call<Payload: Codable & Sendable>(_ request: Request, as _: Payload.Type) throws -> Payload {
+    /// Sends `request` and decodes a result of type `Payload`; prints errors and exits 1, 3 or 4.
+    /// `whenLate` is added to the message when no answer comes in time.
+    func call<Payload: Codable & Sendable>(_ request: Request, as _: Payload.Type, whenLate: String? = nil) throws -> Payload {
         let line: Data
         do {
-            line = try ControlClient(path: socketPath).call(request)
+            line = try connect().call(request)
         } catch {
-            printError("parley: \(error)")
-            throw ExitCode(error.isConnectionFailure ? 3 : 1)
+            if case .timedOut = error, let whenLate {
+                printError("parley: \(error); \(whenLate)")
+            } else {
+                printError("parley: \(error)")
+            }
+            throw ExitCode(error.exitCode)
         }
         let decoder = JSONDecoder()
         if let envelope = try? decoder.decode(Envelope.self, from: line), envelope.type == "error",
@@ -92,9 +114,13 @@ func printError(_ message: String) {
 }
 
 extension ClientError {
-    var isConnectionFailure: Bool {
-        if case .cannotConnect = self { return true }
-        return false
+    /// 3: cannot connect; 4: no answer in time; 1: anything else.
+    var exitCode: Int32 {
+        switch self {
+        case .cannotConnect: 3
+        case .timedOut: 4
+        case .protocolFailure: 1
+        }
     }
 }
 
@@ -162,7 +188,8 @@ struct Say: ParsableCommand {
     func run() throws {
         let turn = try options.call(
             Request(type: "say", data: ["speaker": .string(speaker.rawValue), "text": .string(text.joined(separator: " "))]),
-            as: TurnInfo.self)
+            as: TurnInfo.self,
+            whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once")
         if options.json { return try options.printJSON(turn) }
         print("\(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
         print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "(untranslated: \(turn.error ?? "error"))")")
@@ -297,11 +324,12 @@ struct Watch: ParsableCommand {
             if let turns = try? options.call(Request(type: "history", data: ["limit": .number(3)]), as: [TurnInfo].self) {
                 view.turns = turns
             }
-            client = try ControlClient(path: options.socketPath)
+            // The timeout bounds connecting and the subscribe answer; events then come when they come.
+            client = try options.connect()
             _ = try client.call(Request(type: "subscribe"))
         } catch {
             printError("parley: \(error)")
-            throw ExitCode(error.isConnectionFailure ? 3 : 1)
+            throw ExitCode(error.exitCode)
         }
         if options.json || isatty(STDOUT_FILENO) == 0 {
             try follow(client, view: view)

@@ -80,6 +80,23 @@ struct ConfigTests {
         #expect(config.controlSocket == "/tmp/p.sock")
     }
 
+    @Test func transcriptsAreOffAndIdleConnectionsClosedByDefault() throws {
+        let defaults = try parse("")
+        #expect(!defaults.logTranscripts)
+        #expect(defaults.controlIdleTimeoutSeconds == 30)
+        let config = try parse("[log]\ntranscripts = true\n[control]\nidle_timeout_seconds = 5")
+        #expect(config.logTranscripts && config.controlIdleTimeoutSeconds == 5)
+        #expect(error("[log]\ntranscripts = \"yes\"")?.contains("[log] transcripts must be true or false") == true)
+        #expect(error("[control]\nidle_timeout_seconds = 0")?.contains("[control] idle_timeout_seconds is 0; use a value from 1") == true)
+        // The shipped configs name both keys, at their defaults.
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config")
+        for name in ["parley.toml", "demo.toml"] {
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            #expect(text.contains("transcripts = false"), "\(name)")
+            #expect(!(try ParleyConfig.load(path: folder.appendingPathComponent(name).path, environment: environment).logTranscripts))
+        }
+    }
+
     @Test func recognizerSearchKeysAreReadAndChecked() throws {
         #expect(try parse("").maxHMMsPerFrame == 4_000)
         #expect(try parse("").fwdflat == false)

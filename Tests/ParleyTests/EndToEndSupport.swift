@@ -142,14 +142,17 @@ enum EndToEnd {
         try run(try binary("parleyd"), ["--config", config.path, "--input", input, "--output", output], in: directory)
     }
 
-    /// Writes a config file whose history and socket live in `directory`.
-    static func writeConfig(in directory: URL, extra: String = "") throws -> URL {
+    /// Writes a config file whose history and socket live in `directory`; `history` and
+    /// `control` are more keys of those tables.
+    static func writeConfig(in directory: URL, extra: String = "", history: String = "", control: String = "") throws -> URL {
         let url = directory.appendingPathComponent("parley.toml")
         let text = """
             [history]
             path = "\(directory.path)/history.sqlite"
+            \(history)
             [control]
             socket = "\(directory.path)/control.sock"
+            \(control)
             \(extra)
             """
         try text.write(to: url, atomically: true, encoding: .utf8)
@@ -162,15 +165,15 @@ enum EndToEnd {
     /// Starts parleyd live on ALSA's file plugin: `infile` is the microphone (read faster than
     /// real time, then zeros) and `played` receives what is played. Waits for the socket.
     static func startLiveDaemon(
-        in dir: URL, infile: String, played: String, extraConfig: String = "", environment: [String: String] = [:],
-        command: [String] = []
+        in dir: URL, infile: String, played: String, extraConfig: String = "", controlConfig: String = "",
+        environment: [String: String] = [:], command: [String] = []
     ) async throws -> (process: Process, log: URL, socket: String) {
         let asoundrc = """
             pcm.parleyin { type file; slave.pcm "null"; infile "\(infile)"; file "/dev/null"; format "raw" }
             pcm.parleyout { type file; slave.pcm "null"; file "\(played)"; format "raw" }
             """
         try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
-        let config = try writeConfig(in: dir, extra: liveAudio + "\n" + extraConfig)
+        let config = try writeConfig(in: dir, extra: liveAudio + "\n" + extraConfig, control: controlConfig)
         let socket = dir.appendingPathComponent("control.sock").path
         // `command` runs parleyd through a wrapper (systemd-socket-activate, say).
         let daemon = try binary("parleyd")

@@ -155,6 +155,14 @@ struct SystemdUnitTests {
 
         let nothing = Reloader.plan(from: old, to: old)
         #expect(nothing.change == nil && nothing.applied.isEmpty && nothing.restartNeeded.isEmpty)
+
+        // `[log] transcripts` is applied at once; the idle timeout waits for a restart.
+        var privacy = old
+        privacy.logTranscripts = true
+        privacy.controlIdleTimeoutSeconds = 5
+        let switched = Reloader.plan(from: old, to: privacy)
+        #expect(switched.applied == ["log.transcripts"] && switched.change == nil)
+        #expect(switched.restartNeeded == ["control"])
     }
 }
 
