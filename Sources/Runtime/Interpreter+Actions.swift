@@ -86,7 +86,9 @@ extension Interpreter {
         if !finished.text.isEmpty {
             events.publish(
                 EventType.transcript,
-                TextEvent(speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence, detection: detection))
+                TextEvent(
+                    speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence,
+                    words: finished.words.isEmpty ? nil : finished.wordConfidences, detection: detection))
         }
         perform(actions)
     }
