@@ -89,6 +89,16 @@ public struct WordConfidence: Codable, Sendable, Equatable {
 
     /// Whether the word is doubtful: less sure than `minimum` (`min_confidence`).
     public func isDoubtful(below minimum: Double) -> Bool { confidence < minimum }
+
+    /// `text` with its doubtful words in brackets ("go forward [ten] meters"), and in yellow
+    /// when `colour` (a terminal). `text` as it is when `words` are missing or are not its words.
+    public static func marking(_ text: String, words: [WordConfidence]?, below minimum: Double, colour: Bool = false) -> String {
+        guard let words, !words.isEmpty, words.map(\.text) == text.split(separator: " ").map(String.init) else { return text }
+        return words.map { word in
+            guard word.isDoubtful(below: minimum) else { return word.text }
+            return colour ? "\u{1B}[33m[\(word.text)]\u{1B}[39m" : "[\(word.text)]"
+        }.joined(separator: " ")
+    }
 }
 
 /// How auto mode told who spoke: by what was heard (the language that explained the audio

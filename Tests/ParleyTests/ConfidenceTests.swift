@@ -94,4 +94,14 @@ struct ConfidenceTests {
         let encoded = String(decoding: try JSONEncoder().encode(stored.info), as: UTF8.self)
         #expect(encoded.contains(#""words":[{"#))
     }
+
+    @Test func watchMarksDoubtfulWords() {
+        let words = [WordConfidence(text: "go", confidence: 0.97), WordConfidence(text: "forward", confidence: 0.99), WordConfidence(text: "ten", confidence: 0.3)]
+        #expect(WordConfidence.marking("go forward ten", words: words, below: 0.5) == "go forward [ten]")
+        #expect(WordConfidence.marking("go forward ten", words: words, below: 0.5, colour: true) == "go forward \u{1B}[33m[ten]\u{1B}[39m")
+        #expect(WordConfidence.marking("go forward ten", words: words, below: 0) == "go forward ten")
+        // Typed turns have no words; words that are not the text's are not trusted.
+        #expect(WordConfidence.marking("go forward ten", words: nil, below: 0.5) == "go forward ten")
+        #expect(WordConfidence.marking("go back", words: words, below: 0.5) == "go back")
+    }
 }
