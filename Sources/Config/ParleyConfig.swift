@@ -85,7 +85,7 @@ public struct ParleyConfig: Sendable, Equatable {
     public var modelSearchPath: [String]
     /// PocketSphinx's flat-lexicon second search. Off: it costs about 150 ms at every endpoint
     /// and bought no accuracy (docs/benchmarks.md). The lattice pass (bestpath) always runs: the
-    /// turn's confidence rests on its word posteriors.
+    /// turn's confidence rests on its words' posteriors.
     public var fwdflat = false
     /// PocketSphinx's `-maxhmmpf`: at most this many HMMs are kept active per frame (-1: no
     /// limit). 4000 rather than PocketSphinx's 30000 halves recognition CPU with the same word
