@@ -79,7 +79,7 @@ extension Interpreter {
             if actions.contains(.askToRepeat(speaker)) {
                 state.draft?.error = "low confidence; the speaker was asked to repeat"
             } else if state.draft?.lowConfidence == true {
-                state.draft?.error = "low confidence (\(finished.confidence ?? 0) < \(state.settings.minConfidence))"
+                state.draft?.error = String(format: "low confidence (%.2f < %.2f)", finished.confidence ?? 0, state.settings.minConfidence)
             }
             return actions
         }

@@ -90,7 +90,7 @@ struct DoubtfulSpeechTests {
         let input = dir.appendingPathComponent("noise.raw")
         try samples.withUnsafeBytes { try Data($0).write(to: input) }
         let turns = try await oneWayEnglish(input.path, in: dir)
-        #expect(!turns.isEmpty, "the noise was heard as speech")
+        #expect(!turns.isEmpty, "the noise gave no turn to flag")
         for turn in turns {
             #expect(turn.lowConfidence, "\(turn.sourceText): confidence \(turn.confidence ?? -1)")
             #expect(turn.translatedText == nil)
