@@ -8,7 +8,9 @@ speaker A's language set to the model under test and `min_confidence` at its def
   (Tests/data/es/voxforge and any folder given) to the Spanish model;
 - wrong language: the same recordings to the other language's model;
 - noise: pink, white and brown noise, babble (four or two recordings mixed), mumbling
-  (speech low-passed at 300 Hz), made with sox, to both models.
+  (speech low-passed at 300 Hz), made with sox, and alsa-utils' Noise.wav, to both models;
+- held out (not used to choose the calibration): alsa-utils' test voice ("Front Left", ...),
+  clean to the English model and as the other language to the Spanish one.
 
 A recording may give several turns (the endpointer cuts at pauses) or none (nothing heard or
 recognized). Reported: turns, the share of turns flagged (confidence under min_confidence); for
@@ -49,8 +51,19 @@ def words(text):
     return re.findall(r"[\w']+", text.lower())
 
 
+# Held out: not used to choose the calibration. alsa-utils' test voice ("Front Left", ...) and
+# its noise.
+ALSA_SOUNDS = "/usr/share/sounds/alsa"
+
+
+def alsa_voice():
+    return sorted(p for p in glob.glob(f"{ALSA_SOUNDS}/*.wav") if not p.endswith("/Noise.wav"))
+
+
 def reference(path):
     """The recording's transcript as words, or None."""
+    if path.startswith(ALSA_SOUNDS):
+        return words(os.path.basename(path)[:-4].replace("_", " "))
     for known, ref in clips():
         if known == path:
             return ref
@@ -101,6 +114,8 @@ def noises(english_paths, spanish_paths, work):
         out.append((name, path))
     for source in [english_paths[0], *librivox[1:3], *spanish_paths[:2]]:
         out.append((f"mumble: {os.path.basename(source)}", as_raw(source, work, ("lowpass", "300", "lowpass", "300", "gain", "6"))))
+    if os.path.exists(f"{ALSA_SOUNDS}/Noise.wav"):
+        out.append(("alsa-utils' Noise.wav", as_raw(f"{ALSA_SOUNDS}/Noise.wav", work)))
     return out
 
 
@@ -155,15 +170,19 @@ def main():
         sources = sorted({s for s, _ in es_sources}, key=lambda s: (s != "voxforge", s))
         es_raw = {s: [(os.path.basename(p), as_raw(p, work), reference(p)) for source, p in es_sources if source == s] for s in sources}
         noise = [(label, raw, None) for label, raw in noises(en, es, work)]
+        held_out = [(os.path.basename(p), as_raw(p, work), reference(p)) for p in alsa_voice()]
         sets = [("clean English (pocketsphinx-testdata), English model", "en", en_raw, True)]
+        if held_out:
+            sets.append(("clean English (alsa-utils' test voice, held out), English model", "en", held_out, True))
         sets += [(f"clean Spanish ({s}), Spanish model", "es", es_raw[s], True) for s in sources]
         sets += [(f"Spanish ({s}) to the English model", "en", es_raw[s], False) for s in sources]
         sets += [
             ("English (pocketsphinx-testdata) to the Spanish model", "es", en_raw, False),
+            *([("English (alsa-utils' test voice, held out) to the Spanish model", "es", held_out, False)] if held_out else []),
             ("noise, babble, mumbling: English model", "en", noise, False),
             ("noise, babble, mumbling: Spanish model", "es", noise, False),
         ]
-        print(f"{len(en)} English and {len(es)} Spanish recordings, {len(noise)} noises; parleyd file mode, one-way, "
+        print(f"{len(en)} + {len(held_out)} English and {len(es)} Spanish recordings, {len(noise)} noises; parleyd file mode, one-way, "
               "min_confidence at its default\n")
         print("| input | recordings | turns | median confidence | turns flagged | recordings that got through unflagged "
               "| WER of recordings not flagged / flagged |")
