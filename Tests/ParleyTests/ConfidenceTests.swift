@@ -1,10 +1,12 @@
 import Foundation
 import Testing
 @testable import ParleyConfig
+import ParleyConversation
 @testable import ParleyHistory
 import ParleyProtocol
 @testable import ParleyRecognition
 @testable import ParleyRuntime
+import ParleyTesting
 
 /// The calibration of word and turn confidence, and where the words' confidences go.
 @Suite("Confidence")
@@ -103,5 +105,32 @@ struct ConfidenceTests {
         // Typed turns have no words; words that are not the text's are not trusted.
         #expect(WordConfidence.marking("go forward ten", words: nil, below: 0.5) == "go forward ten")
         #expect(WordConfidence.marking("go back", words: words, below: 0.5) == "go back")
+    }
+
+    @Test func aDoubtfulTurnsWordsReachTheTranscriptTheTurnAndHistory() async throws {
+        var config = ParleyConfig()
+        config.mode = .alternate
+        let conversation = try TestConversation(config: config)
+        conversation.recognizers.willHear(
+            "go forward", in: "en", confidence: 0.3,
+            words: [RecognizedWord(text: "go", confidence: 0.9), RecognizedWord(text: "forward", confidence: 0.123456)])
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 800)
+        let expected = [WordConfidence(text: "go", confidence: 0.9), WordConfidence(text: "forward", confidence: 0.123)]
+        let transcript = try #require(await conversation.next(EventType.transcript, as: TextEvent.self))
+        #expect(transcript.confidence == 0.3)
+        #expect(transcript.words == expected)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.words == expected)
+        // Under the default minimum: flagged, and (no prompt configured) translated anyway.
+        #expect(turn.lowConfidence)
+        #expect(turn.error == "low confidence (0.30 < 0.50)")
+        #expect(turn.translatedText?.isEmpty == false)
+        let stored = try #require(try await conversation.history.recentTurns(limit: 1).first)
+        let column = try #require(stored.wordConfidence)
+        #expect(try JSONDecoder().decode([WordConfidence].self, from: Data(column.utf8)) == expected)
+        _ = await conversation.finish()
     }
 }
