@@ -20,6 +20,8 @@ GENERATE_WITH ?= debug
 STATIC        ?= --static-swift-stdlib
 TMPFILESDIR   ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG      ?= config/parley.toml
+# bench: more Spanish recordings (folders of 16 kHz .wav) for bench/confidence.py, beside Tests/data/es
+SPANISH_SPEECH ?=
 # demo: an English speaker (pocketsphinx-testdata) then a Spanish one (VoxForge), one recording
 DEMO_INPUT  ?= out/demo-input.wav
 
@@ -98,6 +100,7 @@ bench: release
 	bench/latency.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/status-latency.sh $$($(SWIFT) build -c release --show-bin-path) 2000
 	bench/language-id.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/confidence.py $$($(SWIFT) build -c release --show-bin-path) $(SPANISH_SPEECH)
 
 ## units: the systemd units with this install's paths, in out/systemd
 units:

@@ -67,8 +67,10 @@ public struct ParleyConfig: Sendable, Equatable {
     public var speakerB = "es"
     public var mode = ConversationMode.auto
     public var echoTailMs = 300
-    /// Utterances recognized with less confidence are flagged (0 flags nothing).
-    public var minConfidence = 0.0
+    /// Utterances recognized with less confidence are flagged (0 flags nothing). The confidence
+    /// is calibrated (`ConfidenceCalibration`): at 0.5, about one clean sentence in ten is
+    /// flagged and most noise, babble and other-language input is (docs/benchmarks.md).
+    public var minConfidence = 0.5
     /// Whether a flagged utterance is answered with "please repeat" in the speaker's language.
     public var repeatPrompt = false
     // [audio]
@@ -83,7 +85,7 @@ public struct ParleyConfig: Sendable, Equatable {
     public var modelSearchPath: [String]
     /// PocketSphinx's flat-lexicon second search. Off: it costs about 150 ms at every endpoint
     /// and bought no accuracy (docs/benchmarks.md). The lattice pass (bestpath) always runs: the
-    /// turn's confidence is its posterior.
+    /// turn's confidence rests on its words' posteriors.
     public var fwdflat = false
     /// PocketSphinx's `-maxhmmpf`: at most this many HMMs are kept active per frame (-1: no
     /// limit). 4000 rather than PocketSphinx's 30000 halves recognition CPU with the same word

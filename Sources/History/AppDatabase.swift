@@ -160,6 +160,11 @@ public struct AppDatabase: Sendable {
                 t.add(column: "detection", .text)
             }
         }
+        migrator.registerMigration("v5: word confidence") { db in
+            try db.alter(table: "turns") { t in
+                t.add(column: "word_confidence", .text)
+            }
+        }
         migrator.registerMigration("v6: how the turn ended") { db in
             try db.alter(table: "turns") { t in
                 t.add(column: "pause_ms", .integer)

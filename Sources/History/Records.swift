@@ -49,6 +49,8 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var translatedText: String?
     public var ipa: String?
     public var confidence: Double?
+    /// The recognized words and each one's confidence, as JSON: `[{"text": "go", "confidence": 0.97}, ...]`.
+    public var wordConfidence: String?
     public var status: Status
     public var error: String?
     public var favorite: Bool
@@ -71,7 +73,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
 
     public init(
         id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
-        translatedText: String?, ipa: String? = nil, confidence: Double?, status: Status, error: String? = nil,
+        translatedText: String?, ipa: String? = nil, confidence: Double?, wordConfidence: String? = nil, status: Status, error: String? = nil,
         favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
         responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, detection: String? = nil
     ) {
@@ -84,6 +86,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.translatedText = translatedText
         self.ipa = ipa
         self.confidence = confidence
+        self.wordConfidence = wordConfidence
         self.status = status
         self.error = error
         self.favorite = favorite
@@ -107,6 +110,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         case translatedText = "translated_text"
         case createdAt = "created_at"
         case lowConfidence = "low_confidence"
+        case wordConfidence = "word_confidence"
         case asrMs = "asr_ms"
         case mtMs = "mt_ms"
         case ttsMs = "tts_ms"

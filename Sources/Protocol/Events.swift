@@ -57,16 +57,47 @@ public struct TextEvent: Codable, Sendable, Equatable {
     public var speaker: String
     public var language: String
     public var text: String
+    /// `transcript`: how sure the recognizer is of the utterance, 0-1.
     public var confidence: Double?
+    /// `transcript`: the words and how sure the recognizer is of each.
+    public var words: [WordConfidence]?
     /// `transcript` in auto mode: how the speaker was told.
     public var detection: SpeakerDetection?
 
-    public init(speaker: String, language: String, text: String, confidence: Double? = nil, detection: SpeakerDetection? = nil) {
+    public init(
+        speaker: String, language: String, text: String, confidence: Double? = nil, words: [WordConfidence]? = nil,
+        detection: SpeakerDetection? = nil
+    ) {
         self.speaker = speaker
         self.language = language
         self.text = text
         self.confidence = confidence
+        self.words = words
         self.detection = detection
+    }
+}
+
+/// A recognized word and how sure the recognizer is of it (0-1).
+public struct WordConfidence: Codable, Sendable, Equatable {
+    public var text: String
+    public var confidence: Double
+
+    public init(text: String, confidence: Double) {
+        self.text = text
+        self.confidence = confidence
+    }
+
+    /// Whether the word is doubtful: less sure than `minimum` (`min_confidence`).
+    public func isDoubtful(below minimum: Double) -> Bool { confidence < minimum }
+
+    /// `text` with its doubtful words in brackets ("go forward [ten] meters"), and in yellow
+    /// when `colour` (a terminal). `text` as it is when `words` are missing or are not its words.
+    public static func marking(_ text: String, words: [WordConfidence]?, below minimum: Double, colour: Bool = false) -> String {
+        guard let words, !words.isEmpty, words.map(\.text) == text.split(separator: " ").map(String.init) else { return text }
+        return words.map { word in
+            guard word.isDoubtful(below: minimum) else { return word.text }
+            return colour ? "\u{1B}[33m[\(word.text)]\u{1B}[39m" : "[\(word.text)]"
+        }.joined(separator: " ")
     }
 }
 

@@ -172,6 +172,8 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     /// The translation's pronunciation in IPA.
     public var ipa: String?
     public var confidence: Double?
+    /// The recognized words and how sure the recognizer was of each (none for typed turns).
+    public var words: [WordConfidence]?
     public var favorite: Bool
     public var lowConfidence: Bool
     public var status: String
@@ -184,8 +186,8 @@ public struct TurnInfo: Sendable, Codable, Equatable {
 
     public init(
         id: Int64, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
-        translatedText: String?, ipa: String? = nil, confidence: Double?, favorite: Bool, lowConfidence: Bool = false, status: String,
-        error: String?,
+        translatedText: String?, ipa: String? = nil, confidence: Double?, words: [WordConfidence]? = nil, favorite: Bool,
+        lowConfidence: Bool = false, status: String, error: String?,
         createdAt: String, timings: Timings, detection: SpeakerDetection? = nil
     ) {
         self.id = id
@@ -197,6 +199,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         self.translatedText = translatedText
         self.ipa = ipa
         self.confidence = confidence
+        self.words = words
         self.favorite = favorite
         self.lowConfidence = lowConfidence
         self.status = status
@@ -207,7 +210,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, speaker, ipa, confidence, favorite, status, error, timings, detection
+        case id, speaker, ipa, confidence, words, favorite, status, error, timings, detection
         case sessionID = "session_id"
         case sourceLang = "source_lang"
         case targetLang = "target_lang"

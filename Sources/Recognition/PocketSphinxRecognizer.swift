@@ -264,29 +264,44 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
         }
         let text = String(cString: hypothesis).trimmingCharacters(in: .whitespaces)
         let logmath = ps_get_logmath(decoder)
-        let confidence = logmath_exp(logmath, ps_get_prob(decoder))
         // The path score is acoustic and language model together, each frame measured against
         // the best state of that frame: per frame, it says how well this language explains the
         // audio, comparable between languages decoding the same audio.
         let frames = Int(ps_get_n_frames(decoder))
+        let words = text.isEmpty ? [] : wordEvidence()
         return Recognition(
-            text: text, confidence: text.isEmpty ? nil : min(1, max(0, confidence)),
-            score: frames > 0 ? logmath_log_to_ln(logmath, score) / Double(frames) : nil, frames: wordFrames())
+            text: text, confidence: text.isEmpty ? nil : ConfidenceCalibration.confidence(of: words),
+            words: ConfidenceCalibration.recognizedWords(words),
+            score: frames > 0 ? logmath_log_to_ln(logmath, score) / Double(frames) : nil,
+            frames: words.reduce(0) { $0 + $1.frames })
     }
 
-    /// Frames of the last hypothesis spent in words (not silence, fillers or noise).
-    private func wordFrames() -> Int {
-        var frames = 0
+    /// The words of the last hypothesis (not silence, fillers or noise) with what the lattice
+    /// says of them: posterior, frames, phones and acoustic score. The segment iterator runs
+    /// the lattice pass (bestpath) and computes the posteriors.
+    private func wordEvidence() -> [WordEvidence] {
+        let logmath = ps_get_logmath(decoder)
+        var words: [WordEvidence] = []
         var segment = ps_seg_iter(decoder)
         while let current = segment {
             if let word = ps_seg_word(current).map({ String(cString: $0) }), !Self.isFiller(word) {
                 var start: Int32 = 0, end: Int32 = 0
                 ps_seg_frames(current, &start, &end)
-                frames += Int(max(0, end - start + 1))
+                var acoustic: Int32 = 0, language: Int32 = 0, backoff: Int32 = 0
+                let posterior = ps_seg_prob(current, &acoustic, &language, &backoff)
+                var phones = 0
+                if let pronunciation = ps_lookup_word(decoder, word) {
+                    phones = String(cString: pronunciation).split(separator: " ").count
+                    free(pronunciation)
+                }
+                words.append(
+                    WordEvidence(
+                        text: WordEvidence.spelling(word), posterior: logmath_exp(logmath, posterior), frames: Int(max(0, end - start + 1)),
+                        phones: phones, acousticScore: logmath_log_to_ln(logmath, acoustic)))
             }
             segment = ps_seg_next(current)
         }
-        return frames
+        return words
     }
 
     /// Silence, sentence marks and the noise dictionary's fillers ([NOISE], ++BREATH++).

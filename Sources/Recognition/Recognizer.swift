@@ -1,9 +1,27 @@
+/// One recognized word and how sure the recognizer is of it.
+public struct RecognizedWord: Sendable, Equatable, Codable {
+    /// The word as the hypothesis spells it.
+    public var text: String
+    /// From 0 to 1 (`ConfidenceCalibration`).
+    public var confidence: Double
+
+    public init(text: String, confidence: Double) {
+        self.text = text
+        self.confidence = confidence
+    }
+}
+
 /// What the recognizer heard in one utterance.
 public struct Recognition: Sendable, Equatable {
     /// The words, or an empty string when nothing was recognized.
     public var text: String
-    /// The decoder's posterior probability of the hypothesis, from 0 to 1, when it has one.
+    /// How sure the recognizer is of the utterance, from 0 to 1, calibrated so that clean
+    /// speech scores high and noise or the other language low (`ConfidenceCalibration`); nil
+    /// when it has no words or the recognizer gives none.
     public var confidence: Double?
+    /// The words of `text` (fillers and silences left out) with their confidences; empty when
+    /// the recognizer gives none.
+    public var words: [RecognizedWord]
     /// How well this language explains the audio, normalised per frame: comparable between
     /// languages on the same audio (higher is better).
     public var score: Double?
@@ -11,9 +29,10 @@ public struct Recognition: Sendable, Equatable {
     /// the score rests on.
     public var frames: Int
 
-    public init(text: String, confidence: Double?, score: Double? = nil, frames: Int = 0) {
+    public init(text: String, confidence: Double?, words: [RecognizedWord] = [], score: Double? = nil, frames: Int = 0) {
         self.text = text
         self.confidence = confidence
+        self.words = words
         self.score = score
         self.frames = frames
     }

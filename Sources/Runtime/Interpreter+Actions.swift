@@ -79,14 +79,16 @@ extension Interpreter {
             if actions.contains(.askToRepeat(speaker)) {
                 state.draft?.error = "low confidence; the speaker was asked to repeat"
             } else if state.draft?.lowConfidence == true {
-                state.draft?.error = "low confidence (\(finished.confidence ?? 0) < \(state.settings.minConfidence))"
+                state.draft?.error = String(format: "low confidence (%.2f < %.2f)", finished.confidence ?? 0, state.settings.minConfidence)
             }
             return actions
         }
         if !finished.text.isEmpty {
             events.publish(
                 EventType.transcript,
-                TextEvent(speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence, detection: detection))
+                TextEvent(
+                    speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence,
+                    words: finished.words.isEmpty ? nil : finished.wordConfidences, detection: detection))
         }
         perform(actions)
     }

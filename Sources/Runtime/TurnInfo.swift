@@ -7,7 +7,8 @@ extension TurnRecord {
     public var info: TurnInfo {
         TurnInfo(
             id: id ?? 0, sessionID: sessionID, speaker: speaker, sourceLang: sourceLang, targetLang: targetLang,
-            sourceText: sourceText, translatedText: translatedText, ipa: ipa, confidence: confidence, favorite: favorite,
+            sourceText: sourceText, translatedText: translatedText, ipa: ipa, confidence: confidence,
+            words: wordConfidence.flatMap { try? JSONDecoder().decode([WordConfidence].self, from: Data($0.utf8)) }, favorite: favorite,
             lowConfidence: lowConfidence, status: status.rawValue, error: error,
             createdAt: Self.iso8601.string(from: createdAt),
             timings: .init(asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs, pauseMs: pauseMs, endedBy: endedBy),

@@ -80,6 +80,7 @@ final class TurnRecorder: Sendable {
         let turn = TurnRecord(
             sessionID: 0, speaker: draft.speaker.rawValue, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
             sourceText: recognition.text, translatedText: draft.translation, ipa: draft.ipa, confidence: recognition.confidence,
+            wordConfidence: recognition.words.isEmpty ? nil : try? String(decoding: JSONEncoder().encode(recognition.wordConfidences), as: UTF8.self),
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
             ttsMs: draft.ttsMs, responseMs: draft.responseMs, pauseMs: draft.pauseMs, endedBy: draft.endedBy,
@@ -106,5 +107,12 @@ final class TurnRecorder: Sendable {
                 draft.completion?(.failure(error))
             }
         }
+    }
+}
+
+extension Recognition {
+    /// The words and their confidences as clients and the history see them (three decimals).
+    var wordConfidences: [WordConfidence] {
+        words.map { WordConfidence(text: $0.text, confidence: ($0.confidence * 1000).rounded() / 1000) }
     }
 }

@@ -125,10 +125,13 @@ public final class RecognizerScript: Sendable {
     }
 
     /// The next utterance in `language` is recognized as `text`, with `score` saying how well
-    /// the language explains it (auto mode compares the languages' scores).
-    public func willHear(_ text: String, in language: String, confidence: Double? = 0.9, score: Double? = nil, frames: Int = 100) {
+    /// the language explains it (auto mode compares the languages' scores) and `words` each
+    /// word's confidence.
+    public func willHear(
+        _ text: String, in language: String, confidence: Double? = 0.9, words: [RecognizedWord] = [], score: Double? = nil, frames: Int = 100
+    ) {
         state.withLock {
-            $0.answers[language, default: []].append(Recognition(text: text, confidence: confidence, score: score, frames: frames))
+            $0.answers[language, default: []].append(Recognition(text: text, confidence: confidence, words: words, score: score, frames: frames))
         }
     }
 

@@ -324,6 +324,8 @@ struct Watch: ParsableCommand {
             if let turns = try? options.call(Request(type: "history", data: ["limit": .number(3)]), as: [TurnInfo].self) {
                 view.turns = turns
             }
+            struct InForce: Codable { var settings: RuntimeSettings }
+            if let config = try? options.call(Request(type: "config"), as: InForce.self) { view.minConfidence = config.settings.minConfidence }
             // The timeout bounds connecting and the subscribe answer; events then come when they come.
             client = try options.connect()
             _ = try client.call(Request(type: "subscribe"))
@@ -334,6 +336,7 @@ struct Watch: ParsableCommand {
         if options.json || isatty(STDOUT_FILENO) == 0 {
             try follow(client, view: view)
         } else {
+            view.colour = true
             try LiveView.Terminal.run(client: client, view: view)
         }
     }
@@ -362,6 +365,15 @@ final class LiveView {
     var lastLevel: Float = -96
     var partial = ""
     var turns: [TurnInfo] = []
+    /// Words recognized with less confidence are doubtful: shown in brackets (`min_confidence`).
+    var minConfidence = 0.5
+    /// Doubtful words are also coloured (on a terminal).
+    var colour = false
+
+    /// `text` with its doubtful words marked.
+    func marked(_ text: String, words: [WordConfidence]?) -> String {
+        WordConfidence.marking(text, words: words, below: minConfidence, colour: colour)
+    }
 
     func apply(status: StatusInfo) {
         state = status.state
@@ -393,8 +405,9 @@ final class LiveView {
             return "partial \(event.speaker): \(event.text)"
         case EventType.transcript:
             guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
-            partial = event.text
-            return "heard \(event.speaker) (\(event.language)): \(event.text)"
+            partial = marked(event.text, words: event.words)
+            let confidence = event.confidence.map { String(format: " (confidence %.2f)", $0) } ?? ""
+            return "heard \(event.speaker) (\(event.language)): \(marked(event.text, words: event.words))\(confidence)"
         case EventType.translation:
             guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
             return "translated (\(event.language)): \(event.text)"
@@ -403,7 +416,7 @@ final class LiveView {
             turns.insert(turn, at: 0)
             turns = Array(turns.prefix(3))
             partial = ""
-            return "turn #\(turn.id) \(turn.speaker) \(turn.sourceLang): \(turn.sourceText) -> \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")"
+            return "turn #\(turn.id) \(turn.speaker) \(turn.sourceLang): \(marked(turn.sourceText, words: turn.words)) -> \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")"
         case EventType.turnUpdated:
             guard let turn = try? decoder.decode(Event<TurnInfo>.self, from: line).data else { return nil }
             turns = turns.map { $0.id == turn.id ? turn : $0 }
@@ -444,7 +457,7 @@ final class LiveView {
         ]
         for turn in turns {
             let other = turn.speaker == "a" ? "b" : "a"
-            lines.append("#\(turn.id)  \(turn.speaker) \(turn.sourceLang):  \u{1B}[1m\(turn.sourceText)\u{1B}[0m")
+            lines.append("#\(turn.id)  \(turn.speaker) \(turn.sourceLang):  \u{1B}[1m\(marked(turn.sourceText, words: turn.words))\u{1B}[0m")
             lines.append("     \(other) \(turn.targetLang):  \u{1B}[1m\(turn.translatedText ?? "(untranslated)")\u{1B}[0m")
             lines.append("")
         }

@@ -23,9 +23,10 @@ struct FileModeTests {
         #expect(!translation.isEmpty)
         #expect(turn.status == .translated)
         #expect(turn.responseMs != nil && turn.asrMs != nil && turn.mtMs != nil)
-        // The decoder's lattice posterior, not a constant.
+        // The calibrated confidence of a clean sentence: over the default minimum, not a constant.
         let confidence = try #require(turn.confidence)
-        #expect(confidence > 0 && confidence < 1)
+        #expect(confidence >= 0.5 && confidence < 1)
+        #expect(!turn.lowConfidence)
 
         let (samples, rate) = try EndToEnd.wavSamples(output)
         EndToEnd.expectSpeechLike(samples, rate: rate)
