@@ -66,6 +66,16 @@ enum ALSADevice {
         var buffer = snd_pcm_uframes_t(bufferFrames)
         try check(snd_pcm_hw_params_set_buffer_size_near(pcm, params, &buffer), "a \(bufferFrames)-frame buffer")
         try check(snd_pcm_hw_params(pcm, params), "the configuration")
+        // Playback starts with the first period written, not once the buffer is full: a
+        // translation is heard as soon as its first samples are made.
+        var swHandle: OpaquePointer?
+        guard snd_pcm_sw_params_malloc(&swHandle) >= 0, let sw = swHandle else {
+            throw AudioError(.configure, "out of memory configuring \(role) device \"\(name)\"")
+        }
+        defer { snd_pcm_sw_params_free(sw) }
+        try check(snd_pcm_sw_params_current(pcm, sw), "its software parameters")
+        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, period), "a start threshold of one period")
+        try check(snd_pcm_sw_params(pcm, sw), "the software parameters")
         try check(snd_pcm_prepare(pcm), "to start")
         return Int(period)
     }

@@ -108,7 +108,7 @@ struct ConfidenceTests {
     }
 
     @Test func aDoubtfulTurnsWordsReachTheTranscriptTheTurnAndHistory() async throws {
-        var config = ParleyConfig()
+        var config = RuntimeTests.config()
         config.mode = .alternate
         let conversation = try TestConversation(config: config)
         conversation.recognizers.willHear(
