@@ -100,6 +100,7 @@ bench: release
 	bench/latency.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/status-latency.sh $$($(SWIFT) build -c release --show-bin-path) 2000
 	bench/language-id.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/turn-end.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/confidence.py $$($(SWIFT) build -c release --show-bin-path) $(SPANISH_SPEECH)
 
 ## units: the systemd units with this install's paths, in out/systemd
