@@ -171,6 +171,11 @@ public struct AppDatabase: Sendable {
                 t.add(column: "ended_by", .text)
             }
         }
+        migrator.registerMigration("v7: speculation") { db in
+            try db.alter(table: "turns") { t in
+                t.add(column: "speculated", .boolean)
+            }
+        }
         return migrator
     }
 }

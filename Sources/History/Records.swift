@@ -67,6 +67,8 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     /// What ended the utterance: `language_model` (the words were likely a whole sentence),
     /// `silence` (the `silence_ms` limit), `max_length` or `forced`; nil for typed turns.
     public var endedBy: String?
+    /// True when the translation and its audio were made during the pause (a speculation).
+    public var speculated: Bool?
     /// Auto mode: how the speaker was told, as JSON (decided_by, both languages' scores, the
     /// losing language and what it heard).
     public var detection: String?
@@ -75,7 +77,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, wordConfidence: String? = nil, status: Status, error: String? = nil,
         favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
-        responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, detection: String? = nil
+        responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, speculated: Bool? = nil, detection: String? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -98,6 +100,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.responseMs = responseMs
         self.pauseMs = pauseMs
         self.endedBy = endedBy
+        self.speculated = speculated
         self.detection = detection
     }
 
@@ -117,6 +120,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         case responseMs = "response_ms"
         case pauseMs = "pause_ms"
         case endedBy = "ended_by"
+        case speculated
         case detection
     }
 

@@ -147,18 +147,26 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         public var pauseMs: Int?
         /// What ended the utterance: `language_model`, `silence`, `max_length` or `forced`.
         public var endedBy: String?
+        /// True when the translation and its audio were made during the pause, before the end
+        /// was decided (a speculation on the same words); nil otherwise.
+        public var speculated: Bool?
 
-        public init(asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil, responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil) {
+        public init(
+            asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil, responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil,
+            speculated: Bool? = nil
+        ) {
             self.asrMs = asrMs
             self.mtMs = mtMs
             self.ttsMs = ttsMs
             self.responseMs = responseMs
             self.pauseMs = pauseMs
             self.endedBy = endedBy
+            self.speculated = speculated
         }
 
         enum CodingKeys: String, CodingKey {
             case asrMs = "asr_ms", mtMs = "mt_ms", ttsMs = "tts_ms", responseMs = "response_ms", pauseMs = "pause_ms", endedBy = "ended_by"
+            case speculated
         }
     }
 

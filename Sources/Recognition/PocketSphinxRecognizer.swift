@@ -208,7 +208,8 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
     public func sentenceEnd(pause: Int) -> SentenceEnd? {
         guard inUtterance else { return nil }
         var score: Int32 = 0
-        guard ps_get_hyp(decoder, &score) != nil else { return nil }
+        guard let hypothesis = ps_get_hyp(decoder, &score) else { return nil }
+        let text = String(cString: hypothesis).trimmingCharacters(in: .whitespaces)
         // The best path so far, word by word, with the frames (100 a second) each spans; the
         // path reaches the audio fed so far.
         var segments: [(word: String, start: Int32)] = []
@@ -241,7 +242,7 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
         let frames = Int(ps_get_n_frames(decoder))
         return SentenceEnd(
             probability: min(1, max(0, logmath_exp(logmath, logProbability))), words: words.count,
-            score: frames > 0 ? logmath_log_to_ln(logmath, score) / Double(frames) : nil)
+            score: frames > 0 ? logmath_log_to_ln(logmath, score) / Double(frames) : nil, text: text)
     }
 
     /// How far into a pause a word may begin and still count as said (150 ms).

@@ -47,11 +47,15 @@ public struct SentenceEnd: Sendable, Equatable {
     public var words: Int
     /// How well this language explains the audio so far, per frame (as `Recognition.score`).
     public var score: Double?
+    /// The hypothesis so far, as `Recognition.text` would give it if the utterance ended now:
+    /// what a speculation translates while the pause runs.
+    public var text: String
 
-    public init(probability: Double, words: Int, score: Double? = nil) {
+    public init(probability: Double, words: Int, score: Double? = nil, text: String = "") {
         self.probability = probability
         self.words = words
         self.score = score
+        self.text = text
     }
 }
 

@@ -76,6 +76,11 @@ extension Interpreter {
             state.draft?.lowConfidence = !finished.text.isEmpty && !confident
             var actions = state.handle(.identified(speaker))
             actions += state.handle(.recognized(text: finished.text, confident: confident))
+            // A speculation on other words (or a turn that will not be translated) is dropped.
+            let words = finished.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !actions.contains(.translate(speaker, text: words)) || state.speculation?.serves(words, from: language, to: target) != true {
+                dropSpeculation(&state)
+            }
             if actions.contains(.askToRepeat(speaker)) {
                 state.draft?.error = "low confidence; the speaker was asked to repeat"
             } else if state.draft?.lowConfidence == true {
@@ -109,7 +114,9 @@ extension Interpreter {
         }
         let started = clock.now
         do {
-            let translation = if let replayed { replayed } else { try await translator.translate(text, from: source, to: target) }
+            let speculated = replayed == nil ? await speculatedTranslation(of: text, from: source, to: target) : nil
+            let translation =
+                if let replayed { replayed } else if let speculated { speculated } else { try await translator.translate(text, from: source, to: target) }
             guard !translation.isEmpty else {
                 throw TranslationError("the translation of the \(source) text came back empty")
             }
@@ -117,6 +124,7 @@ extension Interpreter {
             let actions = shared.withLock { state in
                 state.draft?.translation = translation
                 state.draft?.mtMs = elapsed
+                if speculated != nil { state.draft?.speculated = true }
                 return state.handle(.translated(text: translation))
             }
             events.publish(EventType.translation, TextEvent(speaker: speaker.rawValue, language: target, text: translation))

@@ -43,6 +43,7 @@ extension Interpreter {
             guard state.utteranceLanguages.contains(language) else { return }
             if let known = state.judgements[language], known.through > through { return }
             state.judgements[language] = Judgement(through: through, end: end)
+            speculate(&state)
         }
         wakeup.wake()
     }
@@ -70,6 +71,7 @@ extension Interpreter {
         for action in actions {
             switch action {
             case .startRecognition:
+                dropSpeculation(&state)
                 for language in state.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
             case .finishRecognition(let speaker):
                 let sides = state.utteranceSides ?? (state.settings.language(of: speaker), state.settings.language(of: speaker.other))
@@ -86,6 +88,7 @@ extension Interpreter {
                     lane(for: language).inbox.yield(.finish(language: language) { collector.add(language, $0) })
                 }
             case .cancelRecognition:
+                dropSpeculation(&state)
                 for language in state.utteranceLanguages { lane(for: language).inbox.yield(.cancel(language: language)) }
             default:
                 break

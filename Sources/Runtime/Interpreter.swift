@@ -21,7 +21,8 @@ import Synchronization
 ///   a queue of its own, that own the recognizers and the synthesizer and playback device. In
 ///   auto mode an utterance goes to both languages' lanes at once, and what they heard says who
 ///   spoke (`Interpreter+Recognition.swift`).
-/// - Translation runs one turn at a time on the concurrency pool (`translateTurns`).
+/// - Translation runs one turn at a time on the concurrency pool (`translateTurns`); during a
+///   pause, a `Speculation` translates and synthesizes the words so far ahead of the turn.
 /// - `TurnRecorder` hands finished turns to the history write queue.
 ///
 /// All mutable state sits in `shared`, behind one lock; the work an action calls for is queued
@@ -89,6 +90,10 @@ public final class Interpreter: Sendable {
         var awaitedJudgement: SampleTime?
         /// How the utterance heard last ended: what decided it and after how much silence.
         var utteranceEnd: (reason: EndpointEvent.EndReason, pause: SampleTime)?
+        /// The translation and audio being made from the words before the current pause.
+        var speculation: Speculation?
+        /// Speculations started so far (their ids).
+        var speculations = 0
 
         /// The recognizer's view of the pause for the endpointer: the latest judgement, from the
         /// language that explains the audio best when more than one judged it.
@@ -284,6 +289,8 @@ public final class Interpreter: Sendable {
                 actions += state.handle(.speechDiscarded)
             case nil:
                 if wasInSpeech { audio = frame }
+                // Speech resumed after a pause: what was made from the words before it is dropped.
+                if state.endpointer.isInSpeech, state.endpointer.pause == nil { dropSpeculation(&state) }
             }
             queueRecognition(actions, &state)
             // Queued after the utterance was opened, in the same lock. During a pause the lanes

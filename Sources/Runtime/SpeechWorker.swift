@@ -26,10 +26,21 @@ actor SpeechWorker {
         /// Why it failed, if it did (a stop is not a failure).
         var error: String?
         var ipa: String?
+        /// Whether the audio was made ahead, during the pause (a speculation).
+        var prepared = false
+    }
+
+    /// Audio to make ahead of time for a speculation (`Speculation`): a translation that will be
+    /// spoken if the turn ends with the words it was made from.
+    struct Preparation: Sendable {
+        var id: Int
+        var text: String
+        var language: String
     }
 
     enum Command: Sendable {
         case speak(Utterance)
+        case prepare(Preparation)
         /// Close the playback device, then end.
         case close
     }
@@ -46,6 +57,12 @@ actor SpeechWorker {
     /// `stop`: cut the speech between two chunks. Set from any thread; cleared when the next
     /// utterance is queued (not when it starts, so a stop that comes meanwhile is kept).
     private let aborting = Atomic<Bool>(false)
+    /// The speculation whose audio is still wanted (0: none). Set by the runtime when a
+    /// speculation starts or is dropped; a preparation of another one is skipped or cut short.
+    private let wanted = Atomic<Int>(0)
+    /// Audio made for a speculation, not yet played: spoken instead of synthesizing, by the
+    /// next utterance that says the same text in the same language while it is still wanted.
+    private var prepared: (id: Int, text: String, language: String, chunks: [[Int16]], produced: Int)?
 
     init(synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, clock: RuntimeClock, logger: Logger) {
         (commands, inbox) = AsyncStream.makeStream()
@@ -61,6 +78,18 @@ actor SpeechWorker {
         inbox.yield(.speak(utterance))
     }
 
+    /// Makes `preparation`'s audio ahead of time, unless another speculation is wanted by then.
+    nonisolated func prepare(_ preparation: Preparation) {
+        wanted.store(preparation.id, ordering: .relaxed)
+        inbox.yield(.prepare(preparation))
+    }
+
+    /// No speculation's audio is wanted any more: a preparation running stops, and what was
+    /// made is never played.
+    nonisolated func dropPreparation() {
+        wanted.store(0, ordering: .relaxed)
+    }
+
     /// Cuts the speech being played; what the device has queued is dropped.
     nonisolated func stop() {
         aborting.store(true, ordering: .relaxed)
@@ -72,6 +101,8 @@ actor SpeechWorker {
             switch command {
             case .speak(let utterance):
                 utterance.finished(say(utterance))
+            case .prepare(let preparation):
+                make(preparation)
             case .close:
                 playback.close()
                 inbox.finish()
@@ -81,19 +112,54 @@ actor SpeechWorker {
 
     private struct Aborted: Error {}
 
+    private struct NotWanted: Error {}
+
+    /// Synthesizes a speculation's audio into memory, stopping as soon as it is not wanted.
+    private func make(_ preparation: Preparation) {
+        prepared = nil
+        guard wanted.load(ordering: .relaxed) == preparation.id else { return }
+        var chunks: [[Int16]] = []
+        do {
+            let produced = try synthesizer.synthesize(preparation.text, language: preparation.language) { chunk in
+                guard wanted.load(ordering: .relaxed) == preparation.id else { throw NotWanted() }
+                chunks.append(chunk)
+            }
+            prepared = (preparation.id, preparation.text, preparation.language, chunks, produced)
+        } catch {
+            // Not wanted any more, or the synthesizer failed: the turn, if it comes, synthesizes
+            // afresh and reports a failure then.
+        }
+    }
+
+    /// The audio made ahead for `utterance`, if any is still wanted; used once.
+    private func takePrepared(for utterance: Utterance) -> (chunks: [[Int16]], produced: Int)? {
+        defer { prepared = nil }
+        guard let prepared, prepared.text == utterance.text, prepared.language == utterance.language,
+            wanted.load(ordering: .relaxed) == prepared.id
+        else { return nil }
+        return (prepared.chunks, prepared.produced)
+    }
+
     private func say(_ utterance: Utterance) -> Outcome {
         let started = clock.now
         var first = true
         var produced = 0
         var outcome = Outcome(played: 0)
+        let play = { (chunk: [Int16]) throws in
+            if self.aborting.load(ordering: .relaxed) { throw Aborted() }
+            if first {
+                first = false
+                utterance.started(self.clock.milliseconds(since: started))
+            }
+            try self.playback.write(chunk)
+        }
         do {
-            produced = try synthesizer.synthesize(utterance.text, language: utterance.language) { chunk in
-                if aborting.load(ordering: .relaxed) { throw Aborted() }
-                if first {
-                    first = false
-                    utterance.started(clock.milliseconds(since: started))
-                }
-                try playback.write(chunk)
+            if let ready = takePrepared(for: utterance) {
+                outcome.prepared = true
+                for chunk in ready.chunks { try play(chunk) }
+                produced = ready.produced
+            } else {
+                produced = try synthesizer.synthesize(utterance.text, language: utterance.language, chunk: play)
             }
             try playback.drain()
             // After the audio is out, so it costs the listener nothing.

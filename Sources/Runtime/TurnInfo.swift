@@ -11,7 +11,7 @@ extension TurnRecord {
             words: wordConfidence.flatMap { try? JSONDecoder().decode([WordConfidence].self, from: Data($0.utf8)) }, favorite: favorite,
             lowConfidence: lowConfidence, status: status.rawValue, error: error,
             createdAt: Self.iso8601.string(from: createdAt),
-            timings: .init(asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs, pauseMs: pauseMs, endedBy: endedBy),
+            timings: .init(asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs, pauseMs: pauseMs, endedBy: endedBy, speculated: speculated),
             detection: detection.flatMap { try? JSONDecoder().decode(SpeakerDetection.self, from: Data($0.utf8)) })
     }
 

@@ -31,6 +31,8 @@ struct TurnDraft: Sendable {
     /// silence before that decision.
     var endedBy: String?
     var pauseMs: Int?
+    /// Whether the translation (and its audio) was made during the pause, by a speculation.
+    var speculated: Bool?
     /// Told the committed turn (typed turns wait for it).
     var completion: (@Sendable (Result<TurnRecord, any Error>) -> Void)?
     /// A past turn spoken again (`replay`): not translated again, not stored again.
@@ -83,7 +85,7 @@ final class TurnRecorder: Sendable {
             wordConfidence: recognition.words.isEmpty ? nil : try? String(decoding: JSONEncoder().encode(recognition.wordConfidences), as: UTF8.self),
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
-            ttsMs: draft.ttsMs, responseMs: draft.responseMs, pauseMs: draft.pauseMs, endedBy: draft.endedBy,
+            ttsMs: draft.ttsMs, responseMs: draft.responseMs, pauseMs: draft.pauseMs, endedBy: draft.endedBy, speculated: draft.speculated,
             detection: draft.detection.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) })
         history.enqueue(turn) { [events, logger] result in
             switch result {

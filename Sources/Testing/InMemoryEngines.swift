@@ -66,12 +66,17 @@ final class RecordingPlayback: AudioPlayback {
 }
 
 /// A synthesizer that "speaks" silence: `samplesPerCharacter` samples for each character of the
-/// text, in chunks of `chunk` samples. It has a voice for every language in `languages`.
-public final class SilentSynthesizer: SpeechSynthesizer {
+/// text, in chunks of `chunk` samples. It has a voice for every language in `languages`, and
+/// keeps the texts it was asked to synthesize.
+public final class SilentSynthesizer: SpeechSynthesizer, Sendable {
     public let sampleRate: Int
     public let languages: Set<String>
     private let samplesPerCharacter: Int
     private let chunk: Int
+    private let made = Mutex<[String]>([])
+
+    /// The texts synthesized so far, in order (whether played or made ahead).
+    public var texts: [String] { made.withLock { $0 } }
 
     public init(sampleRate: Int = 22_050, languages: Set<String> = ["en", "es"], samplesPerCharacter: Int = 1_000, chunk: Int = 1_100) {
         self.sampleRate = sampleRate
@@ -85,6 +90,7 @@ public final class SilentSynthesizer: SpeechSynthesizer {
     @discardableResult
     public func synthesize(_ text: String, language: String, chunk deliver: ([Int16]) throws -> Void) throws(SynthesisError) -> Int {
         guard hasVoice(for: language) else { throw SynthesisError("no voice for \(language)") }
+        made.withLock { $0.append(text) }
         let total = text.count * samplesPerCharacter
         var produced = 0
         do {

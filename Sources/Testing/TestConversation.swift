@@ -21,6 +21,7 @@ public final class TestConversation: Sendable {
     public let speaker: RecordingSpeaker
     public let recognizers: RecognizerScript
     public let translator: EchoTranslator
+    public let synthesizer: SilentSynthesizer
     public let clock: ManualClock
     public let history: AppDatabase
     public let writer: HistoryWriter
@@ -39,6 +40,7 @@ public final class TestConversation: Sendable {
         speaker = RecordingSpeaker(sampleRate: synthesizer.sampleRate)
         recognizers = RecognizerScript(languages: hearable)
         self.translator = translator
+        self.synthesizer = synthesizer
         clock = ManualClock()
         history = try AppDatabase.inMemory()
         events = EventBus(capacity: 4096)
@@ -102,6 +104,15 @@ public final class TestConversation: Sendable {
             return try? JSONDecoder().decode(Wrapped<Payload>.self, from: line).data
         }
         return nil
+    }
+
+    /// Waits (bounded, as a guard against a hung test, not a measurement) until `condition` holds.
+    public static func until(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<10_000 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
     }
 
     /// Every event type seen until one of `type` (included); nil if it did not come.

@@ -31,11 +31,7 @@ struct RuntimeTests {
 
     /// Waits (bounded, as a guard against a hung test) until `condition` holds.
     func until(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<10_000 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
+        await TestConversation.until(condition)
     }
 
     /// One spoken utterance: 200 ms of silence, `speech` ms of speech, then silence that ends it.

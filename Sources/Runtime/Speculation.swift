@@ -1,0 +1,97 @@
+import Foundation
+import ParleyConversation
+import ParleyEndpoint
+import ParleyRecognition
+import ParleyTranslation
+import Synchronization
+
+/// Work done while a pause runs: the words heard so far, translated and synthesized in the
+/// background before anyone knows whether the person has finished.
+///
+/// When the lanes judge a pause, their hypothesis is taken as it stands: its translation starts
+/// on the concurrency pool, and the speech worker makes the audio into memory. The utterance
+/// goes on meanwhile.
+/// - If the turn ends with the same words, in the same language, the translation and the audio
+///   already made are used: the reply starts as soon as recognition has finished.
+/// - If speech resumes, the utterance is cancelled, a new one starts, or the turn ends with
+///   other words, the speculation is dropped: its audio is never played, and it is never
+///   stored or published (its translation, already running, is left to finish and ignored, so
+///   a translator is never interrupted mid-answer).
+struct Speculation: Sendable {
+    let id: Int
+    let text: String
+    let language: String
+    let target: String
+    let translation: Task<String, any Error>
+
+    /// Whether this speculation translated `text` from `language` into `target`.
+    func serves(_ text: String, from language: String, to target: String) -> Bool {
+        self.text == text && self.language == language && self.target == target
+    }
+}
+
+extension Interpreter.Shared {
+    /// What a speculation would translate now: the hypothesis of the language that explains the
+    /// audio best, once every language the utterance is decoded in has judged the same audio
+    /// (nil while they disagree on how far they heard, or when nothing was heard). Only while
+    /// the utterance's end is undecided or being recognized, and a pause is on.
+    var speculationCandidate: (text: String, language: String, target: String)? {
+        switch machine.state {
+        case .hearing(_, _): guard endpointer.pause != nil else { return nil }
+        case .recognizing(_): break
+        default: return nil
+        }
+        guard let sides = utteranceSides else { return nil }
+        let judged = utteranceLanguages.compactMap { language in judgements[language].map { (language, $0) } }
+        guard judged.count == utteranceLanguages.count, let through = judged.first?.1.through,
+            judged.allSatisfy({ $0.1.through == through })
+        else { return nil }
+        let best = judged.compactMap { language, judgement in judgement.end.map { (language, $0) } }
+            .max { ($0.1.score ?? -.infinity) < ($1.1.score ?? -.infinity) }
+        guard let (language, end) = best else { return nil }
+        let text = end.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return nil }
+        return (text, language, language == sides.speaker ? sides.other : sides.speaker)
+    }
+}
+
+extension Interpreter {
+    /// Starts a speculation on the latest judgement, unless one already runs on the same words.
+    /// Called under the lock, after a lane judged a pause.
+    func speculate(_ state: inout Shared) {
+        guard let candidate = state.speculationCandidate, speaking(candidate.target) else { return }
+        if let running = state.speculation, running.serves(candidate.text, from: candidate.language, to: candidate.target) { return }
+        dropSpeculation(&state)
+        state.speculations += 1
+        let id = state.speculations
+        let translator = self.translator
+        let translation = Task { [weak self] () throws -> String in
+            let translation = try await translator.translate(candidate.text, from: candidate.language, to: candidate.target)
+            // Its audio is queued before the translation is handed on, so a turn that uses the
+            // translation finds the audio made (or being made) when it speaks.
+            self?.shared.withLock { state in
+                guard state.speculation?.id == id, !translation.isEmpty else { return }
+                self?.speech.prepare(.init(id: id, text: translation, language: candidate.target))
+            }
+            return translation
+        }
+        state.speculation = Speculation(id: id, text: candidate.text, language: candidate.language, target: candidate.target, translation: translation)
+    }
+
+    /// Forgets the speculation: its audio is never played.
+    func dropSpeculation(_ state: inout Shared) {
+        guard state.speculation != nil else { return }
+        state.speculation = nil
+        speech.dropPreparation()
+    }
+
+    /// The speculation's translation of `text`, if one was made from these words: waited for
+    /// if still running; nil if there is none or it failed (the turn then translates afresh).
+    func speculatedTranslation(of text: String, from source: String, to target: String) async -> String? {
+        let running = shared.withLock { state in
+            state.speculation.flatMap { $0.serves(text, from: source, to: target) ? $0.translation : nil }
+        }
+        guard let running, let translation = try? await running.value, !translation.isEmpty else { return nil }
+        return translation
+    }
+}

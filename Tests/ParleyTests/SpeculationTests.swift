@@ -1,0 +1,155 @@
+import Foundation
+import ParleyConfig
+import ParleyConversation
+import ParleyHistory
+import ParleyProtocol
+import ParleyRecognition
+import ParleyRuntime
+import ParleyTesting
+import Testing
+
+/// Speculation: during a pause the words so far are translated and synthesized ahead of the
+/// turn. A turn that ends on those words uses them; anything else drops them unplayed,
+/// unstored and unpublished. In memory, as a recording (exact endpoints).
+@Suite("Speculation, in memory")
+struct SpeculationTests {
+    func conversation(judging end: SentenceEnd) throws -> TestConversation {
+        var config = ParleyConfig()
+        config.mode = .alternate
+        let conversation = try TestConversation(config: config, realTime: false)
+        conversation.recognizers.judgeEnds(end, in: "en")
+        return conversation
+    }
+
+    /// Samples the silent synthesizer makes for `text` (1,000 a character).
+    func samples(of text: String) -> Int { text.count * 1_000 }
+
+    @Test func aTurnEndingOnTheWordsOfThePauseUsesTheTranslationAndAudioMadeDuringIt() async throws {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.3, words: 2, text: "young man"))
+        conversation.recognizers.willHear("young man", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.translatedText == "[es] young man")
+        #expect(turn.timings.speculated == true)
+        #expect(conversation.translator.requests == ["young man"], "translated once, during the pause")
+        #expect(conversation.synthesizer.texts == ["[es] young man"], "synthesized once, during the pause")
+        #expect(conversation.speaker.played.count == samples(of: "[es] young man"))
+        let stored = try await conversation.history.recentTurns(limit: 5)
+        #expect(stored.count == 1 && stored.first?.speculated == true)
+        _ = await conversation.finish()
+    }
+
+    @Test func aSpeculationOnWordsTheTurnDidNotEndWithIsNeverPlayedStoredOrPublished() async throws {
+        // "cold hearted and" is judged at each pause; the sentence goes on after the first one.
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3, text: "cold hearted and"))
+        conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 700)
+        conversation.microphone.silence(ms: 1_000)
+        conversation.microphone.speech(ms: 600)
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "cold hearted and rather selfish")
+        #expect(turn.translatedText == "[es] cold hearted and rather selfish")
+        #expect(turn.timings.speculated == nil)
+        #expect(conversation.translator.requests.contains("cold hearted and"), "the pause was used")
+        #expect(conversation.speaker.played.count == samples(of: "[es] cold hearted and rather selfish"), "only the turn's translation played")
+        _ = await conversation.finish()
+        let stored = try await conversation.history.recentTurns(limit: 5)
+        #expect(stored.map(\.sourceText) == ["cold hearted and rather selfish"])
+    }
+
+    @Test func noTranslationEventComesFromASpeculation() async throws {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3, text: "cold hearted and"))
+        conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 700)
+        conversation.microphone.silence(ms: 1_000)
+        conversation.microphone.speech(ms: 600)
+        conversation.microphone.silence(ms: 2_000)
+        let translation = try #require(await conversation.next(EventType.translation, as: TextEvent.self))
+        #expect(translation.text == "[es] cold hearted and rather selfish")
+        _ = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        _ = await conversation.finish()
+        #expect(await conversation.next(EventType.translation, as: TextEvent.self, seconds: 0.2) == nil)
+    }
+
+    @Test func aTurnAskedToBeRepeatedDropsItsSpeculationAndPlaysOnlyThePrompt() async throws {
+        var config = ParleyConfig()
+        config.mode = .alternate
+        config.minConfidence = 0.5
+        config.repeatPrompt = true
+        let conversation = try TestConversation(config: config, realTime: false)
+        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.3, words: 2, text: "young man"), in: "en")
+        conversation.recognizers.willHear("young man", in: "en", confidence: 0.1)
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.lowConfidence && turn.translatedText == nil)
+        _ = await conversation.finish()
+        let prompt = try #require(conversation.synthesizer.texts.last)
+        #expect(prompt != "[es] young man")
+        #expect(conversation.speaker.played.count == samples(of: prompt), "the prompt, not the speculation")
+    }
+
+    @Test func aStopDuringASpeculationEndsTheTurnWholeAndSpeaksItOnce() async throws {
+        // An unlikely end: the pause would run to silence_ms, but `stop` ends it.
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
+        conversation.recognizers.willHear("young man", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 400)
+        #expect(await conversation.microphone.drained())
+        conversation.interpreter.stopTurn()
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "young man" && turn.translatedText == "[es] young man")
+        #expect(turn.timings.speculated == true)
+        #expect(conversation.speaker.played.count == samples(of: "[es] young man"))
+        _ = await conversation.finish()
+    }
+
+    @Test func aPauseDuringASpeculationCancelsTheUtteranceAndPlaysNothing() async throws {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
+        conversation.recognizers.willHear("young man", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 400)
+        #expect(await conversation.microphone.drained())
+        conversation.interpreter.pause()
+        conversation.microphone.nudge()
+        conversation.microphone.silence(ms: 20)  // the device's next period: the loop sees the pause
+        #expect(await TestConversation.until { conversation.microphone.closes == 1 })
+        conversation.interpreter.resume()
+        #expect(await TestConversation.until { conversation.microphone.opens == 2 })
+        conversation.microphone.silence(ms: 2_000)
+        _ = await conversation.finish()
+        #expect(conversation.recognizers.calls == [.start("en"), .cancel("en")])
+        #expect(conversation.speaker.played.count == 0)
+        #expect(try await conversation.history.recentTurns(limit: 5).isEmpty)
+    }
+
+    @Test func aTypedTurnDuringASpeculationIsRefusedWithAReasonAndTheSpokenTurnGoesOn() async throws {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
+        conversation.recognizers.willHear("young man", in: "en")
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 400)
+        #expect(await conversation.microphone.drained())
+        await #expect(throws: ConversationRefusal.self) { try await conversation.interpreter.say(.b, text: "hola") }
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "young man" && turn.timings.speculated == true)
+        #expect(conversation.speaker.played.count == samples(of: "[es] young man"))
+        _ = await conversation.finish()
+    }
+}
