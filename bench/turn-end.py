@@ -8,9 +8,14 @@ background. For every turn parleyd stores `pause_ms` (silence after the last voi
 until the end was decided) and `response_ms` (from that decision to the first sample of the
 translation handed to playback); their sum is what a person waits, less the audio path.
 
-Measuring the audio path too, by recording the room and finding each recording in it, is not
-done here yet: this sound server does not give the recordings back sample for sample (their
-correlation with the room recording is under 0.1), so the alignment was not trustworthy.
+Mouth-to-ear, the audio path included: one recorder records the room's monitor all along, so
+the person's speech and Parley's reply share its clock. This sound server does not give the
+recordings back sample for sample, so each recording is found in the room by its loudness
+instead: the room's first voiced 10 ms frame after the recording was started is the
+recording's own first voiced frame, and its last voiced frame follows at the distance it has in
+the file. The first voiced frame after that is the reply. "Voiced" is a fixed level (-38 dBFS:
+the recordings' speech is around -28 dBFS, their background and the room tone -45 to -50 dBFS);
+the share of frames on which the file and the room agree on voiced is reported as a check.
 
 Sets:
 - whole sentences: pocketsphinx-testdata's LibriVox sentences and goforward;
@@ -86,6 +91,51 @@ def start_room(work):
     return env
 
 
+VOICED_DB = -38.0
+FRAME = RATE // 100
+
+
+def envelope(samples):
+    """The level of each 10 ms frame, in dBFS."""
+    frames = len(samples) // FRAME
+    power = (samples[:frames * FRAME].astype(np.float64).reshape(frames, FRAME) ** 2).mean(axis=1)
+    return 10 * np.log10(power / 32768.0 ** 2 + 1e-12)
+
+
+def voiced_runs(mask, start=0, minimum=3):
+    """Frame indexes from `start` on where a run of at least `minimum` voiced frames begins."""
+    run = 0
+    for i in range(start, len(mask)):
+        run = run + 1 if mask[i] else 0
+        if run == minimum:
+            yield i - minimum + 1
+
+
+def wav_samples(path):
+    import wave
+    with wave.open(path) as w:
+        return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16)
+
+
+def mouth_to_ear(room, path, started):
+    """(ms from the recording's last voiced frame to the reply's first, agreement) or None."""
+    own = envelope(wav_samples(path)) > VOICED_DB
+    first = next(voiced_runs(own), None)
+    last = len(own) - 1 - int(np.argmax(own[::-1]))
+    if first is None:
+        return None
+    begin = max(0, int(started * 100) - 30)
+    onset = next((i for i in voiced_runs(room, begin) if i <= begin + 200), None)
+    if onset is None:
+        return None
+    offset = onset - first
+    span = room[offset:offset + len(own)]
+    agreement = float(np.mean(span == own[:len(span)])) if len(span) else 0.0
+    end = offset + last
+    reply = next((i for i in voiced_runs(room, end + 5) if i <= end + 300), None)
+    return None if reply is None else ((reply - end) * 10, agreement)
+
+
 def turns(work):
     try:
         return sqlite3.connect(f"{work}/history.sqlite").execute(
@@ -109,6 +159,8 @@ def main():
             while subprocess.run([f"{bin_dir}/parley", "status", "--socket", f"{work}/control.sock"], env=env,
                                  capture_output=True).returncode != 0:
                 time.sleep(0.05)
+            recorder = subprocess.Popen(["parec", "-d", "room.monitor", "--rate=16000", "--channels=1", "--format=s16le",
+                                         "--raw", "--latency-msec=10"], env=env, stdout=open(f"{work}/room.raw", "wb"))
             begun = time.monotonic()
             played = []
             for name, path, kind, reference in clips(work):
@@ -125,29 +177,38 @@ def main():
                     time.sleep(0.1)
                     if len(turns(work)) != count:
                         quiet = time.monotonic()
-                played.append((name, path, kind, reference, turns(work)))
+                played.append((name, path, kind, reference, turns(work), started))
                 # The same words twice in a row are stored once: start each recording afresh.
                 with sqlite3.connect(f"{work}/history.sqlite") as db:
                     db.execute("DELETE FROM turns")
             time.sleep(0.5)
+            recorder.terminate()
+            recorder.wait()
+            room = envelope(np.fromfile(f"{work}/room.raw", dtype=np.int16)) > VOICED_DB
+            if os.environ.get("KEEP"):
+                subprocess.run(["cp", "-r", work, os.environ["KEEP"]])
         finally:
             tone.terminate()
             daemon.terminate()
             daemon.wait()
             subprocess.run(["pulseaudio", "--kill"], env=env)
-        report(played)
+        report(played, room)
 
 
-def report(played):
-    whole, natural, pauses_whole, pauses = [], 0, 0, 0
-    print("| recording | turns | pause_ms | ended by | response_ms | pause + response |")
-    print("|---|---|---|---|---|---|")
-    for name, path, kind, reference, stored in played:
+def report(played, room):
+    whole, natural, pauses_whole, pauses, ears = [], 0, 0, 0, []
+    print("| recording | turns | pause_ms | ended by | response_ms | pause + response | mouth-to-ear (agreement) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, path, kind, reference, stored, started in played:
         pause_ms = [t[2] for t in stored]
         ended = [t[3] or "-" for t in stored]
         response = [t[4] for t in stored]
         waited = [p + r for p, r in zip(pause_ms, response) if p is not None and r is not None]
-        print(f"| {name} | {len(stored)} | {pause_ms} | {', '.join(ended)} | {response} | {waited} |")
+        ear = mouth_to_ear(room, path, started) if kind == "whole" and len(stored) == 1 else None
+        if ear:
+            ears.append(ear[0])
+        shown = f"{ear[0]} ms ({ear[1]:.2f})" if ear else "-"
+        print(f"| {name} | {len(stored)} | {pause_ms} | {', '.join(ended)} | {response} | {waited} | {shown} |")
         if os.environ.get("VERBOSE"):
             print(f"|   | {[t[1] for t in stored]} |")
         if kind == "whole" and len(waited) == 1:
@@ -162,6 +223,9 @@ def report(played):
     if whole:
         print(f"\nwhole sentences: pause + response median {statistics.median(whole):.0f} ms, p95 {np.percentile(whole, 95):.0f} ms; "
               f"{natural} of {len(whole)} within 350 ms (the audio path comes on top)")
+    if ears:
+        print(f"whole sentences, mouth-to-ear in the room: median {statistics.median(ears):.0f} ms, p95 {np.percentile(ears, 95):.0f} ms; "
+              f"{sum(e <= 350 for e in ears)} of {len(ears)} within 350 ms")
     print(f"thinking pauses: {pauses_whole} of {pauses} sentences stay whole")
 
 
