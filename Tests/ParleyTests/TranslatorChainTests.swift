@@ -247,3 +247,125 @@ struct LanguageCodeTests {
         #expect(LanguageCodes.libreTranslate("zh") == "zh-Hans" && LanguageCodes.iso6391(fromLibreTranslate: "zh-Hans") == "zh")
     }
 }
+
+/// A backend that fails (transiently, as a server that is down) until told to work, and counts
+/// what it was asked.
+private final class FlakyTranslator: Translator {
+    private let state = Mutex((working: false, asked: [String]()))
+    var asked: [String] { state.withLock { $0.asked } }
+    func work(_ working: Bool) { state.withLock { $0.working = working } }
+    func supports(_ pair: LanguagePair) -> Bool { true }
+    func prepare(_ pair: LanguagePair) async throws {}
+    func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        let working = state.withLock { state in
+            state.asked.append(text)
+            return state.working
+        }
+        guard working else { throw BackendError(.transient, "flaky: connection refused") }
+        return reversed(text)
+    }
+}
+
+/// Sleeps that end only when the test wakes them, one at a time, in order: the chain's probes
+/// run on a clock the test moves.
+private final class SleepGate: Sendable {
+    let sleeps: AsyncStream<(Duration, CheckedContinuation<Void, Never>)>
+    private let continuation: AsyncStream<(Duration, CheckedContinuation<Void, Never>)>.Continuation
+
+    init() {
+        (sleeps, continuation) = AsyncStream.makeStream()
+    }
+
+    func sleep(_ duration: Duration) async {
+        await withCheckedContinuation { continuation.yield((duration, $0)) }
+    }
+}
+
+@Suite("Translation backends: circuit breaker")
+struct CircuitBreakerTests {
+    /// No retries, a manual clock for the probes, and a cool-down of 30 s doubling up to 120 s.
+    fileprivate func makeChain(_ flaky: FlakyTranslator, _ gate: SleepGate) -> TranslatorChain {
+        let timing = TranslatorChain.Timing(
+            backoff: [], deadline: .seconds(600), sleep: { await gate.sleep($0) }, coolDown: .seconds(30), longestCoolDown: .seconds(120))
+        return TranslatorChain(
+            [.init(name: "flaky", translator: flaky), .init(name: "echo", translator: CountingTranslator())], timing: timing, cacheCapacity: 0)
+    }
+
+    @Test func aFailedBackendIsSkippedAndProbedUntilItAnswers() async throws {
+        let flaky = FlakyTranslator()
+        let gate = SleepGate()
+        let chain = makeChain(flaky, gate)
+        var sleeps = gate.sleeps.makeAsyncIterator()
+        // It fails a turn: the next backend answers, and the circuit breaks.
+        #expect(try await chain.translateNamingBackend("one", from: "en", to: "es") == (reversed("one"), "echo"))
+        #expect(chain.isSkipping("flaky"))
+        // The turns that follow do not ask it at all.
+        #expect(try await chain.translateNamingBackend("two", from: "en", to: "es") == (reversed("two"), "echo"))
+        #expect(try await chain.translateNamingBackend("three", from: "en", to: "es") == (reversed("three"), "echo"))
+        #expect(flaky.asked == ["one"])
+        // The probe waits 30 s, asks a fixed word (no one's words), fails, and waits twice as long,
+        // then longer, up to 120 s.
+        var waits: [Duration] = []
+        for _ in 0..<4 {
+            let (wait, wake) = try #require(await sleeps.next())
+            waits.append(wait)
+            wake.resume()
+        }
+        let (wait, wake) = try #require(await sleeps.next())
+        waits.append(wait)
+        #expect(waits == [.seconds(30), .seconds(60), .seconds(120), .seconds(120), .seconds(120)])
+        #expect(flaky.asked == ["one", "hello", "hello", "hello", "hello"])
+        #expect(chain.isSkipping("flaky"))
+        // Back up: the next probe closes the circuit and turns use it again.
+        flaky.work(true)
+        wake.resume()
+        await chain.probesFinished()
+        #expect(!chain.isSkipping("flaky"))
+        #expect(try await chain.translateNamingBackend("four", from: "en", to: "es") == (reversed("four"), "flaky"))
+    }
+
+    @Test func theErrorOfASkippedBackendSaysWhy() async throws {
+        // The probe never wakes in this test; the chain cancels it when it goes.
+        let flaky = FlakyTranslator()
+        let chain = TranslatorChain(
+            [.init(name: "flaky", translator: flaky)],
+            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+        await #expect(throws: TranslationError.self) { try await chain.translate("one", from: "en", to: "es") }
+        do {
+            _ = try await chain.translate("two", from: "en", to: "es")
+            Issue.record("the only backend is skipped; the turn must fail")
+        } catch {
+            #expect("\(error)".contains("flaky: skipped since it failed (flaky: connection refused"), "\(error)")
+        }
+        #expect(flaky.asked == ["one"], "a skipped backend costs a turn nothing")
+    }
+
+    @Test func aBackendThatRefusesIsNotSkipped() async throws {
+        // A 4xx or an uninstalled pair is the sentence's or the config's problem, not a dead server.
+        let forbidden = try await FaultServer("403")
+        let chain = TranslatorChain(
+            [.init(name: "forbidden", translator: LibreTranslateTranslator(url: forbidden.url))], timing: quick)
+        for _ in 0..<2 {
+            await #expect(throws: TranslationError.self) { try await chain.translate("hello", from: "en", to: "es") }
+        }
+        #expect(!chain.isSkipping("forbidden"))
+        #expect(try await forbidden.count().requests == 2)
+    }
+
+    @Test func aBackendThatDoesNotAnswerAtStartIsNamedAndSkipped() async throws {
+        let port = try freeLoopbackPort()
+        let flaky = FlakyTranslator()
+        flaky.work(true)
+        let chain = TranslatorChain(
+            [
+                .init(name: "libretranslate", translator: LibreTranslateTranslator(url: try #require(URL(string: "http://127.0.0.1:\(port)")))),
+                .init(name: "working", translator: flaky),
+            ],
+            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+        let warnings = await chain.checkBackends([LanguagePair("en", "es")])
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("translation backend libretranslate does not answer") == true, "\(warnings)")
+        #expect(chain.isSkipping("libretranslate") && !chain.isSkipping("working"))
+        #expect(try await chain.translateNamingBackend("one", from: "en", to: "es") == (reversed("one"), "working"))
+    }
+}
