@@ -35,6 +35,11 @@ struct HTTPClient: Sendable {
     /// The default wait after a 429 without a usable Retry-After.
     static let defaultRetryAfter = Duration.seconds(30)
 
+    /// The largest answer accepted from a server (1 MiB; a sentence's translation is a few
+    /// hundred bytes). A larger one is rejected: it would be held in memory, spoken for minutes
+    /// and stored.
+    static let largestBody = 1 << 20
+
     /// Each backend has a session of its own: a server that hangs holds connections that
     /// must not delay the next backend's requests (they did, with one shared session).
     private let session: SessionBox
@@ -87,6 +92,13 @@ struct HTTPClient: Sendable {
             throw BackendError(.transient, "\(name): no HTTP answer to \(path)")
         }
         let body = data ?? Data()
+        let size = max(Int(clamping: http.expectedContentLength), body.count)
+        guard size <= Self.largestBody else {
+            throw BackendError(
+                .permanent,
+                "\(name): its answer to \(path) was \(size) bytes, more than the \(Self.largestBody / 1024) KiB accepted, and was rejected; "
+                    + "check that the url in [translator] names a translation server")
+        }
         switch http.statusCode {
         case 200..<300:
             return body

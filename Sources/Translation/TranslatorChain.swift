@@ -122,6 +122,12 @@ public final class TranslatorChain: Translator {
             }
             do {
                 let translation = try await attempt(backend, text, from: source, to: target)
+                guard translation.count <= Self.longestTranslation(of: text) else {
+                    failures.append(
+                        "\(backend.name): its translation was \(translation.count) characters for a sentence of \(text.count), "
+                            + "more than 10 times as long plus 200, and was rejected; check the server, or take it out of [translator] backends")
+                    continue
+                }
                 cache.insert(translation, for: key)
                 return (translation, backend.name)
             } catch is CancellationError {
@@ -136,6 +142,10 @@ public final class TranslatorChain: Translator {
         if failures.isEmpty { failures.append("no translation backend is configured") }
         throw TranslationError("no backend could translate \(pair): " + failures.joined(separator: "; "))
     }
+
+    /// The longest translation accepted for `text`: ten times its length plus 200 characters.
+    /// Anything longer is a broken or hostile server's answer, not a translation.
+    public static func longestTranslation(of text: String) -> Int { 10 * text.count + 200 }
 
     /// One backend's go at a turn: retries of transient failures, within the deadline.
     private func attempt(_ backend: Backend, _ text: String, from source: String, to target: String) async throws -> String {

@@ -369,3 +369,41 @@ struct CircuitBreakerTests {
         #expect(try await chain.translateNamingBackend("one", from: "en", to: "es") == (reversed("one"), "working"))
     }
 }
+
+@Suite("Translation backends: limits")
+struct TranslationLimitTests {
+    @Test(arguments: ["huge", "huge-unsized"])
+    func aReplyLargerThanOneMebibyteIsRejected(mode: String) async throws {
+        let server = try await FaultServer(mode)
+        for translator in [LibreTranslateTranslator(url: server.url) as any Translator, ApyTranslator(url: server.url)] {
+            do {
+                _ = try await translator.translate("hello", from: "en", to: "es")
+                Issue.record("a 3 MiB answer must be rejected")
+            } catch let error as BackendError {
+                #expect(error.kind == .permanent)
+                #expect(error.description.contains("more than the 1024 KiB accepted"), "\(error)")
+            }
+        }
+    }
+
+    @Test func aTranslationFarLongerThanItsSentenceIsRejectedAndTheNextBackendAnswers() async throws {
+        let long = try await FaultServer("long")
+        let working = try await FaultServer("echo")
+        let chain = TranslatorChain(
+            [.init(name: "long", translator: LibreTranslateTranslator(url: long.url)), .init(name: "echo", translator: LibreTranslateTranslator(url: working.url))],
+            timing: quick)
+        let sentence = "where is the station"
+        #expect(try await chain.translateNamingBackend(sentence, from: "en", to: "es") == (reversed(sentence), "echo"))
+        let only = TranslatorChain([.init(name: "long", translator: LibreTranslateTranslator(url: long.url))], timing: quick)
+        do {
+            _ = try await only.translate(sentence, from: "en", to: "es")
+            Issue.record("a translation 30 times its sentence's length must be rejected")
+        } catch {
+            #expect("\(error)".contains("long: its translation was"), "\(error)")
+            #expect("\(error)".contains("was rejected; check the server"), "\(error)")
+        }
+        #expect(!only.isSkipping("long"))
+        // Within the limit, a long answer is fine.
+        #expect(TranslatorChain.longestTranslation(of: sentence) == 400)
+    }
+}
