@@ -101,7 +101,11 @@ public final class TranslatorChain: Translator {
     }
 
     /// Translates and says which backend answered ("cache" for a repeated phrase).
-    public func translateNamingBackend(_ text: String, from source: String, to target: String) async throws -> (text: String, backend: String) {
+    /// `askingSkipped` asks backends whose circuit is broken too (a retry someone asked for);
+    /// one that answers has its circuit closed.
+    public func translateNamingBackend(
+        _ text: String, from source: String, to target: String, askingSkipped: Bool = false
+    ) async throws -> (text: String, backend: String) {
         let key = TranslationCache.Key(source: source, target: target, text: text)
         if let cached = cache.value(for: key) { return (cached, "cache") }
         let pair = LanguagePair(source, target)
@@ -116,7 +120,8 @@ public final class TranslatorChain: Translator {
                 failures.append("\(backend.name): rate-limited for \((until - timing.now()).seconds) s more")
                 continue
             }
-            if let broken = circuits.broken(backend.name) {
+            let wasBroken = circuits.broken(backend.name)
+            if let broken = wasBroken, !askingSkipped {
                 failures.append("\(backend.name): skipped since it failed (\(broken)); it is probed in the background and used again once it answers")
                 continue
             }
@@ -128,6 +133,7 @@ public final class TranslatorChain: Translator {
                             + "more than 10 times as long plus 200, and was rejected; check the server, or take it out of [translator] backends")
                     continue
                 }
+                if wasBroken != nil { circuits.close(backend.name) }
                 cache.insert(translation, for: key)
                 return (translation, backend.name)
             } catch is CancellationError {
@@ -338,8 +344,9 @@ final class Circuits: Sendable {
         }
     }
 
-    private func close(_ name: String) {
-        broken.withLock { _ = $0.removeValue(forKey: name) }
+    /// Closes `name`'s circuit and stops its probe.
+    func close(_ name: String) {
+        broken.withLock { $0.removeValue(forKey: name) }?.probe?.cancel()
     }
 
     /// Closes every circuit and cancels the probes.

@@ -324,6 +324,19 @@ struct CircuitBreakerTests {
         #expect(try await chain.translateNamingBackend("four", from: "en", to: "es") == (reversed("four"), "flaky"))
     }
 
+    @Test func aRetrySomeoneAskedForAsksASkippedBackendAndClosesItsCircuit() async throws {
+        let flaky = FlakyTranslator()
+        let chain = TranslatorChain(
+            [.init(name: "flaky", translator: flaky)],
+            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+        await #expect(throws: TranslationError.self) { try await chain.translate("one", from: "en", to: "es") }
+        #expect(chain.isSkipping("flaky"))
+        flaky.work(true)
+        #expect(try await chain.translateNamingBackend("one", from: "en", to: "es", askingSkipped: true) == (reversed("one"), "flaky"))
+        #expect(!chain.isSkipping("flaky"))
+        #expect(try await chain.translateNamingBackend("two", from: "en", to: "es") == (reversed("two"), "flaky"))
+    }
+
     @Test func theErrorOfASkippedBackendSaysWhy() async throws {
         // The probe never wakes in this test; the chain cancels it when it goes.
         let flaky = FlakyTranslator()
