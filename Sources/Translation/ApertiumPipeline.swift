@@ -127,7 +127,7 @@ final class ApertiumPipeline {
     }
 
     /// The first stage that has exited, if any (it is reaped).
-    var exitedStage: pid_t? {
+    func exitedStage() -> pid_t? {
         for pid in processes where !reaped.contains(pid) {
             var status: Int32 = 0
             let result = waitpid(pid, &status, WNOHANG)
@@ -141,7 +141,7 @@ final class ApertiumPipeline {
 
     /// Sends one deformatted sentence and returns the pipeline's answer, unformatted.
     func translate(_ text: String, timeoutMs: Int) throws(TranslationError) -> String {
-        guard !stopped, exitedStage == nil else { throw TranslationError("a stage of the Apertium \(pair) pipeline has exited") }
+        guard !stopped, exitedStage() == nil else { throw TranslationError("a stage of the Apertium \(pair) pipeline has exited") }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeoutMs, 1)) * 1_000_000
         try write(Array(text.utf8) + [0], deadline: deadline, timeoutMs: timeoutMs)
         while true {

@@ -105,7 +105,7 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         // At most two tries: the running pipeline (if every stage still runs), then a fresh one.
         for attempt in 0..<2 {
             let pipeline: ApertiumPipeline
-            if let running = pipelines[pair], attempt == 0, running.exitedStage == nil {
+            if let running = pipelines[pair], attempt == 0, running.exitedStage() == nil {
                 pipeline = running
             } else {
                 pipelines[pair]?.stop()

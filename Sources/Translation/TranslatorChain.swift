@@ -283,7 +283,7 @@ final class Circuits: Sendable {
     static let probeText = "hello"
 
     private let timing: TranslatorChain.Timing
-    private let broken = Mutex<[String: Broken]>([:])
+    private let state = Mutex<[String: Broken]>([:])
 
     init(timing: TranslatorChain.Timing) {
         self.timing = timing
@@ -292,14 +292,14 @@ final class Circuits: Sendable {
     /// Why `name` is skipped and since when, if its circuit is broken.
     func broken(_ name: String) -> String? {
         let now = timing.now()
-        return broken.withLock { $0[name] }.map { "\($0.reason), \((now - $0.since).seconds) s ago" }
+        return state.withLock { $0[name] }.map { "\($0.reason), \((now - $0.since).seconds) s ago" }
     }
 
     /// Breaks `backend`'s circuit (if it is not broken already) and starts its probe.
     func open(_ backend: TranslatorChain.Backend, pair: LanguagePair, reason: String) {
         let (timing, name, translator) = (self.timing, backend.name, backend.translator)
         let since = timing.now()
-        let opened = broken.withLock { broken -> Bool in
+        let opened = state.withLock { broken -> Bool in
             guard broken[name] == nil else { return false }
             broken[name] = Broken(since: since, reason: reason)
             return true
@@ -321,7 +321,7 @@ final class Circuits: Sendable {
                 wait = min(wait * 2, timing.longestCoolDown)
             }
         }
-        let keep = broken.withLock { broken -> Bool in
+        let keep = state.withLock { broken -> Bool in
             guard broken[name] != nil else { return false }
             broken[name]?.probe = probe
             return true
@@ -346,12 +346,12 @@ final class Circuits: Sendable {
 
     /// Closes `name`'s circuit and stops its probe.
     func close(_ name: String) {
-        broken.withLock { $0.removeValue(forKey: name) }?.probe?.cancel()
+        state.withLock { $0.removeValue(forKey: name) }?.probe?.cancel()
     }
 
     /// Closes every circuit and cancels the probes.
     func stopProbing() {
-        let probes = broken.withLock { broken -> [Task<Void, Never>] in
+        let probes = state.withLock { broken -> [Task<Void, Never>] in
             defer { broken.removeAll() }
             return broken.values.compactMap(\.probe)
         }
@@ -360,7 +360,7 @@ final class Circuits: Sendable {
 
     /// Waits for the probes now under way.
     func probesFinished() async {
-        let probes = broken.withLock { $0.values.compactMap(\.probe) }
+        let probes = state.withLock { $0.values.compactMap(\.probe) }
         for probe in probes { await probe.value }
     }
 }

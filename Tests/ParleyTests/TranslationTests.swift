@@ -123,6 +123,28 @@ struct ApertiumTranslatorTests {
         #expect(try await translator.translate("the house is red", from: "en", to: "es") == "La casa es roja")
     }
 
+    @Test func anEmptyAnswerToASentenceRestartsThePipelineAndTheSentenceIsTriedAgain() async throws {
+        // A one-stage "pair" whose first run answers every sentence with nothing (as what is
+        // left of a pipeline after a stage died does), and whose later runs echo.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-modes-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let stage = folder.appendingPathComponent("stage.sh")
+        try """
+            #!/bin/bash
+            if [ -e "\(folder.path)/ran" ]; then answer=echo; else answer=empty; touch "\(folder.path)/ran"; fi
+            while IFS= read -r -d '' sentence; do
+              if [ "$answer" = echo ]; then printf '%s\\0' "$sentence"; else printf '\\0'; fi
+            done
+            """.write(to: stage, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stage.path)
+        try "\(stage.path)\n".write(to: folder.appendingPathComponent("eng-spa.mode"), atomically: true, encoding: .utf8)
+        let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: folder.path)
+        let first = await translator.stageProcesses(of: LanguagePair("en", "es"))
+        #expect(try await translator.translate("hello there", from: "en", to: "es") == "hello there")
+        #expect(await translator.stageProcesses(of: LanguagePair("en", "es")) != first)
+    }
+
     @Test func stagesDoNotInheritAnIgnoredSIGPIPE() async throws {
         // parleyd ignores SIGPIPE; its children must not.
         signal(SIGPIPE, SIG_IGN)
