@@ -394,7 +394,7 @@ struct TranslationLimitTests {
                 Issue.record("a 3 MiB answer must be rejected")
             } catch let error as BackendError {
                 #expect(error.kind == .permanent)
-                #expect(error.description.contains("more than the 1024 KiB accepted"), "\(error)")
+                #expect(error.description.contains("was larger than the 1 MiB accepted"), "\(error)")
             }
         }
     }
