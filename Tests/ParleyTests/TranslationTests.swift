@@ -16,10 +16,17 @@ struct ApertiumTranslatorTests {
 
     @Test func staysWarmAcrossSentences() async throws {
         let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: modes)
+        let stages = await translator.stageProcesses(of: LanguagePair("en", "es"))
         for _ in 0..<5 {
             let spanish = try await translator.translate("the house is red", from: "en", to: "es")
             #expect(spanish.lowercased().contains("casa"))
+            // Children started and reaped by Foundation meanwhile leave the pipeline's alone.
+            let other = Process()
+            other.executableURL = URL(fileURLWithPath: "/bin/true")
+            try ProcessLauncher.run(other)
+            other.waitUntilExit()
         }
+        #expect(await translator.stageProcesses(of: LanguagePair("en", "es")) == stages, "the same pipeline served every sentence")
     }
 
     @Test func textIsDeformattedAsApertiumDestxtDoes() {
