@@ -140,60 +140,52 @@ final class ApertiumPipeline {
     }
 
     /// Sends one deformatted sentence and returns the pipeline's answer, unformatted.
+    ///
+    /// The answer is read while the sentence is still being written: a long sentence's
+    /// translation may fill the pipe back before all of it has gone in.
     func translate(_ text: String, timeoutMs: Int) throws(TranslationError) -> String {
         guard !stopped, exitedStage() == nil else { throw TranslationError("a stage of the Apertium \(pair) pipeline has exited") }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeoutMs, 1)) * 1_000_000
-        try write(Array(text.utf8) + [0], deadline: deadline, timeoutMs: timeoutMs)
+        let bytes = Array(text.utf8) + [0]
+        var offset = 0
         while true {
-            if let terminator = buffer.firstIndex(of: 0) {
+            if offset == bytes.count, let terminator = buffer.firstIndex(of: 0) {
                 let sentence = buffer[..<terminator]
                 buffer.removeSubrange(...terminator)
                 return String(decoding: sentence, as: UTF8.self)
             }
-            guard try wait(for: output, events: POLLIN, deadline: deadline) else {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else {
                 throw TranslationError("the Apertium \(pair) pipeline did not answer within \(timeoutMs) ms")
             }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            guard count > 0 else { throw TranslationError("the Apertium \(pair) pipeline closed its output") }
-            buffer.append(contentsOf: chunk[0..<count])
-        }
-    }
-
-    private func write(_ bytes: [UInt8], deadline: UInt64, timeoutMs: Int) throws(TranslationError) {
-        var offset = 0
-        while offset < bytes.count {
-            guard try wait(for: input, events: POLLOUT, deadline: deadline) else {
-                throw TranslationError("the Apertium \(pair) pipeline did not take a sentence within \(timeoutMs) ms")
-            }
-            // At most a pipe's atomic size, so a write never blocks once poll says it may.
-            let length = min(bytes.count - offset, Int(PIPE_BUF))
-            let written = bytes.withUnsafeBytes { buffer -> Int in
-                guard let start = buffer.baseAddress else { return 0 }
-                return Glibc.write(input, start + offset, length)
-            }
-            if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw TranslationError("cannot write to the Apertium \(pair) pipeline: \(String(cString: strerror(errno)))")
-            }
-            offset += written
-        }
-    }
-
-    /// Whether `descriptor` is ready before `deadline`; a hang-up or error counts as ready, so
-    /// the read or write that follows reports it.
-    private func wait(for descriptor: Int32, events: Int32, deadline: UInt64) throws(TranslationError) -> Bool {
-        while true {
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { return false }
-            var entry = pollfd(fd: descriptor, events: Int16(events), revents: 0)
-            let ready = poll(&entry, 1, Int32((deadline - now) / 1_000_000) + 1)
+            var entries = [pollfd(fd: output, events: Int16(POLLIN), revents: 0)]
+            if offset < bytes.count { entries.append(pollfd(fd: input, events: Int16(POLLOUT), revents: 0)) }
+            let ready = poll(&entries, nfds_t(entries.count), Int32((deadline - now) / 1_000_000) + 1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw TranslationError("cannot wait for the Apertium \(pair) pipeline: \(String(cString: strerror(errno)))")
             }
-            if ready > 0 { return true }
+            // A hang-up or an error counts as ready: the read or write that follows reports it.
+            if entries[0].revents != 0 {
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+                if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+                guard count > 0 else { throw TranslationError("the Apertium \(pair) pipeline closed its output") }
+                buffer.append(contentsOf: chunk[0..<count])
+            }
+            if entries.count > 1, entries[1].revents != 0 {
+                // At most a pipe's atomic size, so a write never blocks once poll says it may.
+                let length = min(bytes.count - offset, Int(PIPE_BUF))
+                let written = bytes.withUnsafeBytes { buffer -> Int in
+                    guard let start = buffer.baseAddress else { return 0 }
+                    return Glibc.write(input, start + offset, length)
+                }
+                if written < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    throw TranslationError("cannot write to the Apertium \(pair) pipeline: \(String(cString: strerror(errno)))")
+                }
+                offset += written
+            }
         }
     }
 
