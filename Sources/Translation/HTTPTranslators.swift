@@ -149,6 +149,10 @@ struct ServerClient: Sendable {
                 return BackendError(.permanent, "\(name): bad URL for \(path) (\(error)); fix the url in [translator]")
             }
         }
+        // A system call's failure says it best in the system's words ("Connection refused").
+        if let error = error as? IOError {
+            return BackendError(.transient, "\(name): \(path) failed: \(String(cString: strerror(error.errnoCode)))")
+        }
         return BackendError(.transient, "\(name): \(path) failed: \(error)")
     }
 

@@ -140,7 +140,7 @@ struct TranslatorChainFaultTests {
             _ = try await chain.translate("hello", from: "en", to: "es")
             Issue.record("nothing listens; the chain must throw")
         } catch {
-            #expect("\(error)".contains("after 3 retries"))
+            #expect("\(error)".contains("/translate failed: Connection refused (after 3 retries)"), "\(error)")
         }
     }
 
