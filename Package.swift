@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
@@ -42,7 +43,14 @@ let package = Package(
         .target(
             name: "ParleyRecognition", dependencies: ["CPocketSphinx"], path: "Sources/Recognition",
             swiftSettings: swiftSettings),
-        .target(name: "ParleyTranslation", path: "Sources/Translation", swiftSettings: swiftSettings),
+        .target(
+            name: "ParleyTranslation",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Sources/Translation", swiftSettings: swiftSettings),
         .target(
             name: "ParleySynthesis", dependencies: ["CEspeakNG"], path: "Sources/Synthesis",
             swiftSettings: swiftSettings),

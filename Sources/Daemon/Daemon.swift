@@ -89,6 +89,10 @@ public enum Daemon {
         let synthesizer = try makeSynthesizer(config)
         let recognizers = try RecognizerPool(config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil)
         let translator = try makeTranslator(config)
+        // A configured backend that does not answer is said now, not at the first turn.
+        Task { [pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]] in
+            for line in await translator.checkBackends(pairs) { logger.warning("\(line)") }
+        }
         let history = try openHistory(config)
         let events = EventBus()
         let writer = makeHistoryWriter(config, history, events: events, logger: logger)

@@ -40,7 +40,13 @@ extension DaemonControl {
         let started = clock.now
         let outcome: Result<String, any Error>
         do {
-            let text = try await translator.translate(turn.sourceText, from: turn.sourceLang, to: turn.targetLang)
+            // Asked for by someone: backends the conversation skips since they failed are asked too.
+            let text: String
+            if let chain = translator as? TranslatorChain {
+                text = try await chain.translateNamingBackend(turn.sourceText, from: turn.sourceLang, to: turn.targetLang, askingSkipped: true).text
+            } else {
+                text = try await translator.translate(turn.sourceText, from: turn.sourceLang, to: turn.targetLang)
+            }
             outcome = text.isEmpty ? .failure(TranslationError("the translation came back empty")) : .success(text)
         } catch {
             outcome = .failure(error)

@@ -4,16 +4,29 @@ import Foundation
 import Glibc
 #endif
 
-/// Apertium, run as one warm pipeline per language pair in null-flush mode.
+/// Apertium, run as one warm pipeline per language pair in null-flush mode, between the text
+/// deformatter and reformatter, so a sentence translates as `echo "$sentence" | apertium -u
+/// eng-spa` translates it (`apertium eng-spa` with `keepUnknownMarks`).
+///
+/// `apertium` wraps the pair's mode in `apertium-destxt` and `apertium-retxt`. The deformatter
+/// escapes the stream format's reserved characters, wraps blanks other than one space in
+/// superblanks and, at the end of the text, adds a period and an empty superblank: the tagger
+/// then reads the text as a finished sentence, which is what makes "sí" an answer ("Yes")
+/// rather than a pronoun ("himself"). The reformatter drops that period again. Both are flex
+/// programs that keep a sentence until end of file and drop NUL bytes, so they cannot stay warm
+/// in a null-flush pipeline; they are small and regular, and done here instead
+/// (`deformat`, `reformat`). A differential test holds Parley's output to `apertium`'s.
 ///
 /// Every stage of the pair's mode runs with `-z`: a NUL byte after a sentence flushes it through
-/// the whole pipeline, so a sentence costs milliseconds instead of a cold start per call. A
-/// pipeline that dies or stops answering is restarted.
+/// the whole pipeline, so a sentence costs milliseconds instead of a cold start per call. When
+/// any stage has exited, when a sentence gets no answer within the timeout, or when a non-empty
+/// sentence gets an empty answer, the pipeline is restarted and the sentence tried once more on
+/// the fresh one.
 public final class ApertiumTranslator: Translator, @unchecked Sendable {
-    // All mutable state is confined to `queue`.
+    // @unchecked: all mutable state is confined to `queue`.
     private let queue = DispatchQueue(label: "parley.apertium")
-    private var pipelines: [LanguagePair: Pipeline] = [:]
-    private var commands: [LanguagePair: String] = [:]
+    private var pipelines: [LanguagePair: ApertiumPipeline] = [:]
+    private var commands: [LanguagePair: [[String]]] = [:]
     private let modesDirectory: String
     private let timeoutMs: Int
     private let keepUnknownMarks: Bool
@@ -27,9 +40,9 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         self.timeoutMs = timeoutMs
         self.keepUnknownMarks = keepUnknownMarks
         for pair in wanted {
-            let command = try Self.pipelineCommand(for: pair, modesDirectory: modesDirectory)
-            commands[pair] = command
-            pipelines[pair] = try Pipeline(command: command, pair: pair)
+            let stages = try Self.pipelineStages(for: pair, modesDirectory: modesDirectory, keepUnknownMarks: keepUnknownMarks)
+            commands[pair] = stages
+            pipelines[pair] = try ApertiumPipeline(stages: stages, pair: pair)
         }
     }
 
@@ -44,7 +57,7 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     public func prepare(_ pair: LanguagePair) async throws(TranslationError) {
         try await onQueue { () throws(TranslationError) in
             if self.pipelines[pair] == nil {
-                self.pipelines[pair] = try Pipeline(command: try self.command(for: pair), pair: pair)
+                self.pipelines[pair] = try ApertiumPipeline(stages: try self.stages(for: pair), pair: pair)
             }
         }
     }
@@ -63,6 +76,11 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         try? await onQueue { () throws(TranslationError) -> Int32? in self.pipelines[pair]?.processGroup }
     }
 
+    /// The process ids of a pair's running stages, first to last (for tests that kill one).
+    func stageProcesses(of pair: LanguagePair) async -> [Int32] {
+        (try? await onQueue { () throws(TranslationError) -> [Int32] in self.pipelines[pair]?.processes ?? [] }) ?? []
+    }
+
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws(TranslationError) -> T) async throws(TranslationError) -> T {
         let result: Result<T, TranslationError> = await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: Result { () throws(TranslationError) -> T in try work() }) }
@@ -71,29 +89,40 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     }
 
     /// Runs on `queue`.
-    private func command(for pair: LanguagePair) throws(TranslationError) -> String {
-        if let command = commands[pair] { return command }
-        let command = try Self.pipelineCommand(for: pair, modesDirectory: modesDirectory)
-        commands[pair] = command
-        return command
+    private func stages(for pair: LanguagePair) throws(TranslationError) -> [[String]] {
+        if let stages = commands[pair] { return stages }
+        let stages = try Self.pipelineStages(for: pair, modesDirectory: modesDirectory, keepUnknownMarks: keepUnknownMarks)
+        commands[pair] = stages
+        return stages
     }
 
     /// Runs on `queue`.
     private func translateNow(_ text: String, pair: LanguagePair) throws(TranslationError) -> String {
-        let command = try command(for: pair)
-        let input = Self.escape(text)
+        let stages = try stages(for: pair)
+        let input = Self.deformat(text)
         guard !input.isEmpty else { return "" }
-        do {
-            let pipeline = try pipelines[pair] ?? Pipeline(command: command, pair: pair)
-            pipelines[pair] = pipeline
-            return Self.clean(try pipeline.translate(input, timeoutMs: timeoutMs), keepingMarks: keepUnknownMarks)
-        } catch {
-            // The pipeline died or froze: start a fresh one and try once more.
-            pipelines[pair]?.stop()
-            let fresh = try Pipeline(command: command, pair: pair)
-            pipelines[pair] = fresh
-            return Self.clean(try fresh.translate(input, timeoutMs: timeoutMs), keepingMarks: keepUnknownMarks)
+        var failure: TranslationError?
+        // At most two tries: the running pipeline (if every stage still runs), then a fresh one.
+        for attempt in 0..<2 {
+            let pipeline: ApertiumPipeline
+            if let running = pipelines[pair], attempt == 0, running.exitedStage() == nil {
+                pipeline = running
+            } else {
+                pipelines[pair]?.stop()
+                pipelines[pair] = nil
+                pipeline = try ApertiumPipeline(stages: stages, pair: pair)
+                pipelines[pair] = pipeline
+            }
+            do {
+                let translation = Self.reformat(try pipeline.translate(input, timeoutMs: timeoutMs))
+                if !translation.isEmpty { return translation }
+                // A stage that died mid-sentence can make the rest flush an empty answer.
+                failure = TranslationError("the Apertium \(pair) pipeline gave an empty translation")
+            } catch {
+                failure = error
+            }
         }
+        throw failure ?? TranslationError("the Apertium \(pair) pipeline gave no translation")
     }
 
     // MARK: - Modes
@@ -105,7 +134,10 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
             .first { FileManager.default.fileExists(atPath: $0) }
     }
 
-    static func pipelineCommand(for pair: LanguagePair, modesDirectory: String) throws(TranslationError) -> String {
+    /// The pair's pipeline as `apertium -z` runs it: the mode rewritten by
+    /// `apertium-wblank-mode -z`, `$1` (the generator's unknown-word option) `-n` as with
+    /// `apertium -u`, or `-g` when keeping marks, and `$2` (the tagger's extra options) empty.
+    static func pipelineCommand(for pair: LanguagePair, modesDirectory: String, keepUnknownMarks: Bool = false) throws(TranslationError) -> String {
         guard let source = LanguageCodes.apertium(pair.source), let target = LanguageCodes.apertium(pair.target) else {
             throw TranslationError("Apertium has no code for \(pair); use ISO 639-1 codes such as en, es, ca")
         }
@@ -121,10 +153,76 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         } catch {
             throw TranslationError("cannot prepare \(mode): \(error); is the apertium package installed?")
         }
-        // $1 is the generator's unknown-word option, $2 the tagger's extra options.
         return rewritten.trimmingCharacters(in: .whitespacesAndNewlines)
-            .replacingOccurrences(of: "$1", with: "-g")
+            .replacingOccurrences(of: "$1", with: keepUnknownMarks ? "-g" : "-n")
             .replacingOccurrences(of: "$2", with: "")
+    }
+
+    /// The pair's pipeline as one argument list per stage; a mode that uses more of the shell
+    /// than pipes and quotes runs as one `/bin/sh -c` stage.
+    static func pipelineStages(for pair: LanguagePair, modesDirectory: String, keepUnknownMarks: Bool) throws(TranslationError) -> [[String]] {
+        let command = try pipelineCommand(for: pair, modesDirectory: modesDirectory, keepUnknownMarks: keepUnknownMarks)
+        return splitPipeline(command) ?? [["/bin/sh", "-c", command]]
+    }
+
+    /// Splits a shell pipeline of plain commands (words, single and double quotes, backslashes,
+    /// `|`) into argument lists; nil when it uses anything else of the shell.
+    static func splitPipeline(_ command: String) -> [[String]]? {
+        var stages: [[String]] = []
+        var words: [String] = []
+        var word = ""
+        var inWord = false
+        var characters = command.makeIterator()
+        func endWord() {
+            if inWord { words.append(word) }
+            word = ""
+            inWord = false
+        }
+        while let character = characters.next() {
+            switch character {
+            case " ", "\t", "\n":
+                endWord()
+            case "|":
+                endWord()
+                guard !words.isEmpty else { return nil }
+                stages.append(words)
+                words = []
+            case "'":
+                inWord = true
+                while true {
+                    guard let quoted = characters.next() else { return nil }
+                    if quoted == "'" { break }
+                    word.append(quoted)
+                }
+            case "\"":
+                inWord = true
+                while true {
+                    guard let quoted = characters.next() else { return nil }
+                    if quoted == "\"" { break }
+                    if quoted == "$" || quoted == "`" { return nil }
+                    if quoted == "\\" {
+                        guard let escaped = characters.next() else { return nil }
+                        if !["\"", "\\", "$", "`"].contains(escaped) { word.append("\\") }
+                        word.append(escaped)
+                    } else {
+                        word.append(quoted)
+                    }
+                }
+            case "\\":
+                guard let escaped = characters.next() else { return nil }
+                inWord = true
+                word.append(escaped)
+            case ";", "&", "<", ">", "(", ")", "$", "`", "*", "?", "[", "~", "#", "{", "}":
+                return nil
+            default:
+                inWord = true
+                word.append(character)
+            }
+        }
+        endWord()
+        guard !words.isEmpty else { return nil }
+        stages.append(words)
+        return stages
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws -> String {
@@ -148,117 +246,72 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     /// Apertium's stream format reserves these characters; they are escaped with a backslash.
     static let reserved: Set<Character> = ["^", "$", "@", "/", "<", ">", "[", "]", "{", "}", "\\"]
 
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            if character == "\0" { continue }
-            if character.isNewline {
-                escaped.append(" ")
+    /// One line of text as `apertium-destxt` gives `echo "$text"` to the pipeline: reserved
+    /// characters escaped, `~` and blanks other than a single space in superblanks, and a
+    /// period and an empty superblank after the last word, before the line's end. Line breaks
+    /// are blanks (a turn is one line) and NUL bytes are dropped; empty for blank text.
+    static func deformat(_ text: String) -> String {
+        let line = text.split(whereSeparator: \.isNewline).joined(separator: " ").replacingOccurrences(of: "\0", with: "")
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return "" }
+        var formatted = ""
+        var blank = ""
+        func flushBlank() {
+            if blank == " " {
+                formatted.append(" ")
+            } else if !blank.isEmpty {
+                formatted.append("[\(blank)]")
+            }
+            blank = ""
+        }
+        for character in trimmed {
+            if character == " " || character == "\t" || character == "\r" {
+                blank.append(character)
+                continue
+            }
+            flushBlank()
+            if character == "~" {
+                formatted.append("[~]")
             } else {
-                if reserved.contains(character) { escaped.append("\\") }
-                escaped.append(character)
+                if reserved.contains(character) { formatted.append("\\") }
+                formatted.append(character)
             }
         }
-        return escaped.trimmingCharacters(in: .whitespaces)
+        return formatted + ".[][\n]"
     }
 
-    /// Removes the marks Apertium puts on words it does not know (`*`, `#`, `@`), unless
-    /// `keepingMarks`, and undoes escapes.
-    static func clean(_ output: String, keepingMarks: Bool = false) -> String {
-        var cleaned = ""
-        var atWordStart = true
-        var escaping = false
-        for character in output {
-            if escaping {
-                cleaned.append(character)
-                escaping = false
-                atWordStart = false
-                continue
+    /// The pipeline's answer as `apertium-retxt` gives it back: superblanks opened, the period
+    /// the deformatter added (a period before an empty superblank) dropped, escapes undone; then
+    /// blanks collapsed to single spaces, for speech. Marks on unknown words are the
+    /// generator's business (`-n` leaves none, as `apertium -u`); a `#` or `@` that is left is
+    /// the speaker's own.
+    static func reformat(_ output: String) -> String {
+        var text = ""
+        let characters = Array(output)
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            switch character {
+            case "\\" where index + 1 < characters.count:
+                text.append(characters[index + 1])
+                index += 2
+            case "." where index + 2 < characters.count && characters[index + 1] == "[" && characters[index + 2] == "]":
+                index += 3
+            case "[":
+                // A superblank: its content, unescaped.
+                index += 1
+                while index < characters.count, characters[index] != "]" {
+                    if characters[index] == "\\", index + 1 < characters.count { index += 1 }
+                    text.append(characters[index])
+                    index += 1
+                }
+                index += 1
+            default:
+                text.append(character)
+                index += 1
             }
-            if character == "\\" {
-                escaping = true
-                continue
-            }
-            if atWordStart && !keepingMarks && (character == "*" || character == "#" || character == "@") {
-                continue
-            }
-            cleaned.append(character)
-            atWordStart = character.isWhitespace
         }
         // A dropped word (an auxiliary Apertium leaves out) leaves two spaces behind.
-        return cleaned.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-    }
-}
-
-/// One running null-flush pipeline.
-private final class Pipeline {
-    private let process = Process()
-    private let input: FileHandle
-    private let output: Int32
-    private let pair: LanguagePair
-    private var buffer = [UInt8]()
-
-    init(command: String, pair: LanguagePair) throws(TranslationError) {
-        self.pair = pair
-        let stdinPipe = Pipe()
-        let stdoutPipe = Pipe()
-        // Foundation starts the child as the leader of a process group of its own, which every
-        // stage of the pipeline joins: stop() kills the group, even a stage that froze.
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.standardInput = stdinPipe
-        process.standardOutput = stdoutPipe
-        process.standardError = FileHandle.nullDevice
-        do {
-            try ProcessLauncher.run(process)
-        } catch {
-            throw TranslationError("cannot start the Apertium \(pair) pipeline: \(error)")
-        }
-        input = stdinPipe.fileHandleForWriting
-        output = stdoutPipe.fileHandleForReading.fileDescriptor
-        // Keep the read end alive as long as the pipeline.
-        readEnd = stdoutPipe.fileHandleForReading
-    }
-
-    private let readEnd: FileHandle
-
-    func translate(_ text: String, timeoutMs: Int) throws(TranslationError) -> String {
-        guard process.isRunning else { throw TranslationError("the Apertium \(pair) pipeline has exited") }
-        do {
-            // lt-proc's bilingual stage flushes a sentence only once it has seen its newline.
-            try input.write(contentsOf: Data(text.utf8) + Data([0x0A, 0]))
-        } catch {
-            throw TranslationError("cannot write to the Apertium \(pair) pipeline: \(error)")
-        }
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeoutMs) * 1_000_000
-        while true {
-            if let terminator = buffer.firstIndex(of: 0) {
-                let sentence = buffer[..<terminator]
-                buffer.removeSubrange(...terminator)
-                return String(decoding: sentence, as: UTF8.self)
-            }
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else {
-                throw TranslationError("the Apertium \(pair) pipeline did not answer within \(timeoutMs) ms")
-            }
-            var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32((deadline - now) / 1_000_000) + 1)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw TranslationError("the Apertium \(pair) pipeline closed its output") }
-            buffer.append(contentsOf: chunk[0..<count])
-        }
-    }
-
-    var processGroup: Int32 { process.processIdentifier }
-
-    func stop() {
-        try? input.close()
-        if process.isRunning {
-            kill(-process.processIdentifier, SIGKILL)
-        }
+        return text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 }

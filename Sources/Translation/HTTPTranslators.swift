@@ -1,9 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 import Synchronization
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A network backend's failure, classified so the chain knows whether to retry.
 public struct BackendError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -25,8 +24,23 @@ public struct BackendError: Error, CustomStringConvertible, Sendable, Equatable 
     }
 }
 
-/// One HTTP exchange with a translation server, over Foundation's URLSession.
-struct HTTPClient: Sendable {
+/// One HTTP exchange with a translation server, over AsyncHTTPClient.
+///
+/// Every backend shares one `HTTPClient` (`ServerClient.http`), whose connection pools are per
+/// server (scheme, host and port): a server that hangs holds connections of its own pool only,
+/// and cannot delay another backend's requests. An answer's body is read only up to
+/// `largestBody`: a larger one is refused without being held in memory.
+struct ServerClient: Sendable {
+    /// The client of every translation server, for the life of the process (so never shut
+    /// down). Unlike `HTTPClient.shared`, a refused connection fails the request at once
+    /// instead of being tried again until its deadline: a server that is down is said so, and
+    /// the chain's retries and circuit breaker decide what comes next.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     let baseURL: URL
     let timeoutMs: Int
     /// Names the server in errors ("LibreTranslate at http://...").
@@ -35,15 +49,15 @@ struct HTTPClient: Sendable {
     /// The default wait after a 429 without a usable Retry-After.
     static let defaultRetryAfter = Duration.seconds(30)
 
-    /// Each backend has a session of its own: a server that hangs holds connections that
-    /// must not delay the next backend's requests (they did, with one shared session).
-    private let session: SessionBox
+    /// The largest answer accepted from a server (1 MiB; a sentence's translation is a few
+    /// hundred bytes). A larger one is rejected: it would be held in memory, spoken for minutes
+    /// and stored.
+    static let largestBody = 1 << 20
 
     init(baseURL: URL, timeoutMs: Int, name: String) {
         self.baseURL = baseURL
         self.timeoutMs = timeoutMs
         self.name = name
-        self.session = SessionBox()
     }
 
     /// `path` below the base URL, with `query` items.
@@ -59,46 +73,55 @@ struct HTTPClient: Sendable {
         return url
     }
 
-    /// Sends `request` and returns the body of a 2xx answer; anything else is a classified
-    /// `BackendError`. The request's own timeout is `timeoutMs`.
-    func send(_ request: URLRequest) async throws -> Data {
-        var request = request
-        request.timeoutInterval = Double(timeoutMs) / 1000
-        let path = request.url?.path ?? "?"
-        // The completion handler captures values only, never this client (see SessionBox.deinit).
-        let (name, timeoutMs) = (self.name, self.timeoutMs)
-        let task = TaskBox()
-        let (data, response): (Data?, URLResponse?) = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let dataTask = session.session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: Self.classify(error, name: name, path: path, timeoutMs: timeoutMs))
-                    } else {
-                        continuation.resume(returning: (data, response))
-                    }
-                }
-                task.set(dataTask)
-                dataTask.resume()
+    /// Sends a request for `url` and returns the body of a 2xx answer; anything else is a
+    /// classified `BackendError`. The request's own timeout is `timeoutMs`, body included.
+    func send(_ url: URL, method: HTTPMethod = .GET, json body: Data? = nil) async throws -> Data {
+        let path = url.path
+        guard ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+            throw BackendError(.permanent, "\(name): \(baseURL.absoluteString) is not an http:// or https:// URL; fix the url in [translator]")
+        }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = method
+        request.headers.add(name: "Accept", value: "application/json")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let deadline = NIODeadline.now() + .milliseconds(Int64(timeoutMs))
+        let response: HTTPClientResponse
+        let bytes: ByteBuffer
+        do {
+            response = try await Self.http.execute(request, deadline: deadline)
+            if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > Self.largestBody {
+                throw tooLarge(path: path, bytes: length)
             }
-        } onCancel: {
-            task.cancel()
+            bytes = try await response.body.collect(upTo: Self.largestBody)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge(path: path, bytes: nil)
+        } catch {
+            throw classify(error, path: path)
         }
-        guard let http = response as? HTTPURLResponse else {
-            throw BackendError(.transient, "\(name): no HTTP answer to \(path)")
-        }
-        let body = data ?? Data()
-        switch http.statusCode {
+        let data = Data(bytes.readableBytesView)
+        switch response.status.code {
         case 200..<300:
-            return body
+            return data
         case 429:
-            let header = http.value(forHTTPHeaderField: "Retry-After")
+            let header = response.headers.first(name: "Retry-After")
             let wait = header.flatMap(Self.retryAfter) ?? Self.defaultRetryAfter
             throw BackendError(.rateLimited(retryAfter: wait), "\(name): too many requests (HTTP 429); waiting \(wait.seconds) s before asking it again")
         case 400..<500:
-            throw BackendError(.permanent, "\(name): HTTP \(http.statusCode) for \(path): \(Self.snippet(body))")
+            throw BackendError(.permanent, "\(name): HTTP \(response.status.code) for \(path): \(Self.snippet(data))")
         default:
-            throw BackendError(.transient, "\(name): HTTP \(http.statusCode) for \(path): \(Self.snippet(body))")
+            throw BackendError(.transient, "\(name): HTTP \(response.status.code) for \(path): \(Self.snippet(data))")
         }
+    }
+
+    /// An answer over `largestBody` (`bytes` when the server said how large), refused.
+    private func tooLarge(path: String, bytes: Int?) -> BackendError {
+        BackendError(
+            .permanent,
+            "\(name): its answer to \(path) was larger than the 1 MiB accepted\(bytes.map { " (\($0) bytes)" } ?? "") and was rejected; "
+                + "check that the url in [translator] names a translation server")
     }
 
     /// Retry-After as seconds or as an HTTP date.
@@ -113,22 +136,24 @@ struct HTTPClient: Sendable {
         return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
     }
 
-    static func classify(_ error: any Error, name: String, path: String, timeoutMs: Int) -> any Error {
-        if error is CancellationError { return error }
-        let nsError = error as NSError
-        if nsError.domain == NSURLErrorDomain {
-            switch nsError.code {
-            case NSURLErrorCancelled:
-                return CancellationError()
-            case NSURLErrorTimedOut:
+    /// What a failed exchange means for the chain: cancelled, transient (no connection, a
+    /// closed connection, a timeout), or permanent (a URL that cannot work).
+    func classify(_ error: any Error, path: String) -> any Error {
+        if error is CancellationError || error is BackendError { return error }
+        if let error = error as? HTTPClientError {
+            if error == .cancelled { return CancellationError() }
+            if [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout].contains(error) {
                 return BackendError(.transient, "\(name): no answer to \(path) within \(timeoutMs) ms")
-            case NSURLErrorUnsupportedURL, NSURLErrorBadURL:
-                return BackendError(.permanent, "\(name): bad URL for \(path): \(nsError.localizedDescription); fix the url in [translator]")
-            default:
-                break
+            }
+            if [.invalidURL, .emptyHost, .emptyScheme, .missingSocketPath].contains(error) {
+                return BackendError(.permanent, "\(name): bad URL for \(path) (\(error)); fix the url in [translator]")
             }
         }
-        return BackendError(.transient, "\(name): \(path) failed: \(nsError.localizedDescription)")
+        // A system call's failure says it best in the system's words ("Connection refused").
+        if let error = error as? IOError {
+            return BackendError(.transient, "\(name): \(path) failed: \(String(cString: strerror(error.errnoCode)))")
+        }
+        return BackendError(.transient, "\(name): \(path) failed: \(error)")
     }
 
     /// The start of an error body, on one line.
@@ -157,48 +182,6 @@ extension Duration {
     }
 }
 
-/// A URLSession, cancelled with its tasks when the backend goes away.
-private final class SessionBox: Sendable {
-    let session: URLSession
-
-    init() {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.httpMaximumConnectionsPerHost = 16
-        session = URLSession(configuration: configuration)
-    }
-
-    deinit {
-        // Not here and now: the last reference may go on the session's own queue, and
-        // invalidating waits on that queue.
-        let session = self.session
-        DispatchQueue.global().async { session.invalidateAndCancel() }
-    }
-}
-
-/// Holds a URLSessionTask so a cancellation handler can cancel it.
-private final class TaskBox: Sendable {
-    private let state = Mutex<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
-
-    func set(_ task: URLSessionDataTask) {
-        let cancelled = state.withLock { state in
-            state.task = task
-            return state.cancelled
-        }
-        if cancelled { task.cancel() }
-    }
-
-    func cancel() {
-        let task = state.withLock { state in
-            state.cancelled = true
-            return state.task
-        }
-        task?.cancel()
-    }
-}
-
 /// The pairs a server offers, asked once and kept; a server that cannot be reached is asked
 /// again next time.
 private final class PairCache: Sendable {
@@ -218,13 +201,13 @@ private final class PairCache: Sendable {
 
 /// A LibreTranslate server: `POST /translate {q, source, target, format}` and `GET /languages`.
 public struct LibreTranslateTranslator: Translator {
-    let client: HTTPClient
+    let client: ServerClient
     let apiKey: String?
     private let cache = PairCache()
 
     /// `apiKey` is sent in the request body and never logged.
     public init(url: URL, timeoutMs: Int = 5_000, apiKey: String? = nil) {
-        client = HTTPClient(baseURL: url, timeoutMs: timeoutMs, name: "LibreTranslate at \(url.absoluteString)")
+        client = ServerClient(baseURL: url, timeoutMs: timeoutMs, name: "LibreTranslate at \(url.absoluteString)")
         self.apiKey = apiKey
     }
 
@@ -247,13 +230,9 @@ public struct LibreTranslateTranslator: Translator {
         struct Answer: Decodable {
             var translatedText: String
         }
-        var request = URLRequest(url: try client.url("/translate"))
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.httpBody = try JSONEncoder().encode(
+        let body = try JSONEncoder().encode(
             Body(q: text, source: LanguageCodes.libreTranslate(source), target: LanguageCodes.libreTranslate(target), api_key: apiKey))
-        let data = try await client.send(request)
+        let data = try await client.send(try client.url("/translate"), method: .POST, json: body)
         return try client.decode(Answer.self, from: data, path: "/translate").translatedText
     }
 
@@ -263,9 +242,7 @@ public struct LibreTranslateTranslator: Translator {
             var targets: [String]?
         }
         return try await cache.get {
-            var request = URLRequest(url: try client.url("/languages"))
-            request.setValue("application/json", forHTTPHeaderField: "Accept")
-            let data = try await client.send(request)
+            let data = try await client.send(try client.url("/languages"))
             let languages = try client.decode([Language].self, from: data, path: "/languages")
             let codes = languages.map { LanguageCodes.iso6391(fromLibreTranslate: $0.code) }
             return languages.flatMap { language -> [LanguagePair] in
@@ -282,7 +259,7 @@ public struct LibreTranslateTranslator: Translator {
 
 /// An Apertium APy server: `GET /translate?langpair=eng|spa&q=` and `GET /listPairs`.
 public struct ApyTranslator: Translator {
-    let client: HTTPClient
+    let client: ServerClient
     let apiKey: String?
     let keepUnknownMarks: Bool
     private let cache = PairCache()
@@ -290,7 +267,7 @@ public struct ApyTranslator: Translator {
     /// `apiKey`, if any, goes in the `key` query parameter (for a gateway in front of APy,
     /// which itself asks for none); it is never logged.
     public init(url: URL, timeoutMs: Int = 5_000, apiKey: String? = nil, keepUnknownMarks: Bool = false) {
-        client = HTTPClient(baseURL: url, timeoutMs: timeoutMs, name: "Apertium APy at \(url.absoluteString)")
+        client = ServerClient(baseURL: url, timeoutMs: timeoutMs, name: "Apertium APy at \(url.absoluteString)")
         self.apiKey = apiKey
         self.keepUnknownMarks = keepUnknownMarks
     }
@@ -316,9 +293,7 @@ public struct ApyTranslator: Translator {
             URLQueryItem(name: "markUnknown", value: keepUnknownMarks ? "yes" : "no"),
         ]
         if let apiKey { query.append(URLQueryItem(name: "key", value: apiKey)) }
-        var request = URLRequest(url: try client.url("/translate", query: query))
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let data = try await client.send(request)
+        let data = try await client.send(try client.url("/translate", query: query))
         let translated = try client.decode(Answer.self, from: data, path: "/translate").responseData.translatedText
         return translated.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
@@ -332,9 +307,7 @@ public struct ApyTranslator: Translator {
             var responseData: [Pair]
         }
         return try await cache.get {
-            var request = URLRequest(url: try client.url("/listPairs"))
-            request.setValue("application/json", forHTTPHeaderField: "Accept")
-            let data = try await client.send(request)
+            let data = try await client.send(try client.url("/listPairs"))
             return try client.decode(Answer.self, from: data, path: "/listPairs").responseData.compactMap { pair in
                 guard let source = LanguageCodes.iso6391(fromApertium: pair.sourceLanguage),
                     let target = LanguageCodes.iso6391(fromApertium: pair.targetLanguage)

@@ -16,4 +16,11 @@ public enum ProcessLauncher {
         defer { lock.unlock() }
         try process.run()
     }
+
+    /// Runs `body`, which spawns children some other way (`posix_spawn`), under the same lock.
+    public static func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
 }

@@ -10,6 +10,12 @@ import Synchronization
 /// - does not retry other failures (other 4xx, an uninstalled pair);
 /// - gives up on the backend when the turn's deadline for it passes, and moves on.
 ///
+/// A backend that failed a turn for want of an answer (transient failures past their retries,
+/// or the deadline) is a broken circuit: the turns that follow skip it at no cost, while a
+/// background probe asks it a fixed word after a cool-down (30 s, doubled after each failed
+/// probe up to 5 min). The first probe it answers closes the circuit. No one's words are used
+/// for a probe.
+///
 /// When every backend fails, the error names what each one said.
 public final class TranslatorChain: Translator {
     /// A backend and the name it goes by in config, errors and `parley languages`.
@@ -31,18 +37,25 @@ public final class TranslatorChain: Translator {
         public var deadline: Duration
         /// Sleeps (between retries).
         public var sleep: @Sendable (Duration) async throws -> Void
-        /// Now, for 429 cool-downs.
+        /// Now, for 429 cool-downs and broken circuits.
         public var now: @Sendable () -> ContinuousClock.Instant
+        /// How long a backend that failed is skipped before the first probe.
+        public var coolDown: Duration
+        /// The longest wait between probes (each failed probe doubles the wait up to this).
+        public var longestCoolDown: Duration
 
         public init(
             backoff: [Duration] = [.seconds(1), .seconds(2), .seconds(4)], deadline: Duration = .seconds(5),
             sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-            now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+            now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+            coolDown: Duration = .seconds(30), longestCoolDown: Duration = .seconds(300)
         ) {
             self.backoff = backoff
             self.deadline = deadline
             self.sleep = sleep
             self.now = now
+            self.coolDown = coolDown
+            self.longestCoolDown = max(coolDown, longestCoolDown)
         }
     }
 
@@ -51,11 +64,17 @@ public final class TranslatorChain: Translator {
     private let cache: TranslationCache
     /// Backends told to wait (HTTP 429), by name, until when.
     private let coolingDown = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let circuits: Circuits
 
     public init(_ backends: [Backend], timing: Timing = Timing(), cacheCapacity: Int = 256) {
         self.backends = backends
         self.timing = timing
         self.cache = TranslationCache(capacity: cacheCapacity)
+        self.circuits = Circuits(timing: timing)
+    }
+
+    deinit {
+        circuits.stopProbing()
     }
 
     public func supports(_ pair: LanguagePair) -> Bool {
@@ -82,7 +101,11 @@ public final class TranslatorChain: Translator {
     }
 
     /// Translates and says which backend answered ("cache" for a repeated phrase).
-    public func translateNamingBackend(_ text: String, from source: String, to target: String) async throws -> (text: String, backend: String) {
+    /// `askingSkipped` asks backends whose circuit is broken too (a retry someone asked for);
+    /// one that answers has its circuit closed.
+    public func translateNamingBackend(
+        _ text: String, from source: String, to target: String, askingSkipped: Bool = false
+    ) async throws -> (text: String, backend: String) {
         let key = TranslationCache.Key(source: source, target: target, text: text)
         if let cached = cache.value(for: key) { return (cached, "cache") }
         let pair = LanguagePair(source, target)
@@ -97,12 +120,27 @@ public final class TranslatorChain: Translator {
                 failures.append("\(backend.name): rate-limited for \((until - timing.now()).seconds) s more")
                 continue
             }
+            let wasBroken = circuits.broken(backend.name)
+            if let broken = wasBroken, !askingSkipped {
+                failures.append("\(backend.name): skipped since it failed (\(broken)); it is probed in the background and used again once it answers")
+                continue
+            }
             do {
                 let translation = try await attempt(backend, text, from: source, to: target)
+                guard translation.count <= Self.longestTranslation(of: text) else {
+                    failures.append(
+                        "\(backend.name): its translation was \(translation.count) characters for a sentence of \(text.count), "
+                            + "more than 10 times as long plus 200, and was rejected; check the server, or take it out of [translator] backends")
+                    continue
+                }
+                if wasBroken != nil { circuits.close(backend.name) }
                 cache.insert(translation, for: key)
                 return (translation, backend.name)
             } catch is CancellationError {
                 throw CancellationError()
+            } catch let error as Unanswered {
+                circuits.open(backend, pair: pair, reason: error.description)
+                failures.append("\(backend.name): \(error)")
             } catch {
                 failures.append("\(backend.name): \(error)")
             }
@@ -111,6 +149,10 @@ public final class TranslatorChain: Translator {
         throw TranslationError("no backend could translate \(pair): " + failures.joined(separator: "; "))
     }
 
+    /// The longest translation accepted for `text`: ten times its length plus 200 characters.
+    /// Anything longer is a broken or hostile server's answer, not a translation.
+    public static func longestTranslation(of text: String) -> Int { 10 * text.count + 200 }
+
     /// One backend's go at a turn: retries of transient failures, within the deadline.
     private func attempt(_ backend: Backend, _ text: String, from source: String, to target: String) async throws -> String {
         let clock = ContinuousClock()
@@ -118,11 +160,13 @@ public final class TranslatorChain: Translator {
         var retries = 0
         while true {
             let remaining = deadline - clock.now
-            guard remaining > .zero else { throw TranslationError("no answer within the \(timing.deadline.milliseconds) ms deadline") }
+            guard remaining > .zero else { throw Unanswered("no answer within the \(timing.deadline.milliseconds) ms deadline") }
             do {
-                return try await withDeadline(remaining, limit: timing.deadline) {
+                return try await Self.withDeadline(remaining, limit: timing.deadline) {
                     try await backend.translator.translate(text, from: source, to: target)
                 }
+            } catch let error as DeadlinePassed {
+                throw Unanswered(error.description)
             } catch let error as BackendError {
                 switch error.kind {
                 case .permanent:
@@ -132,12 +176,12 @@ public final class TranslatorChain: Translator {
                     throw error
                 case .transient:
                     guard retries < timing.backoff.count else {
-                        throw TranslationError("\(error) (after \(retries) retries)")
+                        throw Unanswered("\(error) (after \(retries) retries)")
                     }
                     let pause = timing.backoff[retries]
                     retries += 1
                     guard clock.now + pause < deadline else {
-                        throw TranslationError("\(error) (no time left in the \(timing.deadline.milliseconds) ms deadline for a retry)")
+                        throw Unanswered("\(error) (no time left in the \(timing.deadline.milliseconds) ms deadline for a retry)")
                     }
                     try await timing.sleep(pause)
                 }
@@ -146,7 +190,7 @@ public final class TranslatorChain: Translator {
     }
 
     /// Runs `work`, abandoning it (cancelled, not awaited) when `duration` passes.
-    private func withDeadline<T: Sendable>(
+    static func withDeadline<T: Sendable>(
         _ duration: Duration, limit: Duration, _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let race = Race<T>()
@@ -162,7 +206,7 @@ public final class TranslatorChain: Translator {
                 }
                 let timer = Task {
                     try? await Task.sleep(for: duration)
-                    race.finish(.failure(TranslationError("no answer within the \(limit.milliseconds) ms deadline")))
+                    race.finish(.failure(DeadlinePassed("no answer within the \(limit.milliseconds) ms deadline")))
                     worker.cancel()
                 }
                 race.onFinish { worker.cancel(); timer.cancel() }
@@ -172,15 +216,152 @@ public final class TranslatorChain: Translator {
         }
     }
 
-    /// Forgets cool-downs and cached translations (tests).
+    /// Asks every backend a fixed word, all at once, each in the first of `pairs` it offers,
+    /// within the deadline. A backend that does not answer has its circuit broken now, so no
+    /// turn waits for it; it is probed in the background until it answers. Returns a line for
+    /// each such backend, for the log.
+    public func checkBackends(_ pairs: [LanguagePair]) async -> [String] {
+        let timing = self.timing
+        return await withTaskGroup(of: String?.self) { group in
+            for backend in backends {
+                guard let pair = pairs.first(where: { backend.translator.supports($0) }) else { continue }
+                group.addTask { [circuits] in
+                    guard let problem = await Circuits.problem(of: backend.translator, pair: pair, timing: timing) else { return nil }
+                    circuits.open(backend, pair: pair, reason: problem)
+                    return "translation backend \(backend.name) does not answer (\(problem)); turns skip it until it does, "
+                        + "and it is asked again every \(timing.coolDown.seconds) s or more; check that it runs and its [translator] url"
+                }
+            }
+            return await group.reduce(into: [String]()) { lines, line in
+                if let line { lines.append(line) }
+            }
+        }
+    }
+
+    /// Forgets cool-downs, broken circuits and cached translations (tests).
     func reset() {
         coolingDown.withLock { $0.removeAll() }
+        circuits.stopProbing()
         cache.removeAll()
     }
+
+    /// Whether `name`'s circuit is broken: it failed, and has not answered a probe since.
+    public func isSkipping(_ name: String) -> Bool { circuits.broken(name) != nil }
+
+    /// Waits until the probes now under way have finished (tests).
+    func probesFinished() async { await circuits.probesFinished() }
 
     /// When `name` may be asked again after a 429, if it is cooling down.
     public func coolingDownUntil(_ name: String) -> ContinuousClock.Instant? {
         coolingDown.withLock { $0[name] }.flatMap { $0 > timing.now() ? $0 : nil }
+    }
+}
+
+/// A backend gave no answer to a turn: its transient failures outlasted the retries, or the
+/// deadline passed. It breaks the backend's circuit.
+struct Unanswered: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The turn's deadline for a backend passed.
+struct DeadlinePassed: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The chain's broken circuits: backends skipped since they failed, each with a probe that
+/// asks it again after a cool-down until it answers.
+final class Circuits: Sendable {
+    private struct Broken {
+        var since: ContinuousClock.Instant
+        var reason: String
+        var probe: Task<Void, Never>?
+    }
+
+    /// A fixed word to probe with, never anything someone said.
+    static let probeText = "hello"
+
+    private let timing: TranslatorChain.Timing
+    private let state = Mutex<[String: Broken]>([:])
+
+    init(timing: TranslatorChain.Timing) {
+        self.timing = timing
+    }
+
+    /// Why `name` is skipped and since when, if its circuit is broken.
+    func broken(_ name: String) -> String? {
+        let now = timing.now()
+        return state.withLock { $0[name] }.map { "\($0.reason), \((now - $0.since).seconds) s ago" }
+    }
+
+    /// Breaks `backend`'s circuit (if it is not broken already) and starts its probe.
+    func open(_ backend: TranslatorChain.Backend, pair: LanguagePair, reason: String) {
+        let (timing, name, translator) = (self.timing, backend.name, backend.translator)
+        let since = timing.now()
+        let opened = state.withLock { broken -> Bool in
+            guard broken[name] == nil else { return false }
+            broken[name] = Broken(since: since, reason: reason)
+            return true
+        }
+        guard opened else { return }
+        let probe = Task { [weak self] in
+            var wait = timing.coolDown
+            while !Task.isCancelled {
+                do {
+                    try await timing.sleep(wait)
+                } catch {
+                    return
+                }
+                guard !Task.isCancelled else { return }
+                if await Self.problem(of: translator, pair: pair, timing: timing) == nil {
+                    self?.close(name)
+                    return
+                }
+                wait = min(wait * 2, timing.longestCoolDown)
+            }
+        }
+        let keep = state.withLock { broken -> Bool in
+            guard broken[name] != nil else { return false }
+            broken[name]?.probe = probe
+            return true
+        }
+        if !keep { probe.cancel() }
+    }
+
+    /// Nil when the backend answers a probe within the deadline (a translation, or a refusal
+    /// that shows it is up: a 4xx, a 429); else what went wrong.
+    static func problem(of translator: any Translator, pair: LanguagePair, timing: TranslatorChain.Timing) async -> String? {
+        do {
+            _ = try await TranslatorChain.withDeadline(timing.deadline, limit: timing.deadline) {
+                try await translator.translate(probeText, from: pair.source, to: pair.target)
+            }
+            return nil
+        } catch let error as BackendError {
+            return error.kind == .transient ? error.description : nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Closes `name`'s circuit and stops its probe.
+    func close(_ name: String) {
+        state.withLock { $0.removeValue(forKey: name) }?.probe?.cancel()
+    }
+
+    /// Closes every circuit and cancels the probes.
+    func stopProbing() {
+        let probes = state.withLock { broken -> [Task<Void, Never>] in
+            defer { broken.removeAll() }
+            return broken.values.compactMap(\.probe)
+        }
+        probes.forEach { $0.cancel() }
+    }
+
+    /// Waits for the probes now under way.
+    func probesFinished() async {
+        let probes = state.withLock { $0.values.compactMap(\.probe) }
+        for probe in probes { await probe.value }
     }
 }
 

@@ -112,8 +112,9 @@ struct ControlLimitsTests {
     /// A `say` whose client leaves gives its place back at once; the turn is still stored.
     /// `parley say` gives up after --timeout with one line saying what to do.
     @Test func aSayWhoseClientLeftFreesItsPlaceAndIsStillStored() async throws {
-        // The only translation server never answers: a turn takes the whole 8 s deadline.
-        let hanging = try await FaultServer("hang")
+        // The only translation server answers after 6 s, so a turn takes that long. (One that
+        // never answers would be skipped after the first turn, its circuit broken.)
+        let hanging = try await FaultServer("slow", "6")
         let (daemon, dir, socket) = try await Self.startDaemon(
             extra: """
                 [translator]

@@ -30,6 +30,14 @@ struct TranslationEndToEndTests {
         }
         let decoder = JSONDecoder()
 
+        // At start, parleyd says the configured server does not answer.
+        var warned = false
+        for _ in 0..<100 where !warned {
+            warned = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("translation backend apertium-apy does not answer")
+            if !warned { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(warned, "no warning at start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+
         // Nothing listens on the APy port: the turn is stored untranslated, with the error.
         let said = try parleyRun(["say", "--speaker", "a", "--json", "the house is red"])
         #expect(said.status == 0, "\(said.stderr)")

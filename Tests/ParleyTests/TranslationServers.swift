@@ -12,7 +12,9 @@ import FoundationNetworking
 ///
 /// Modes: `hang` (never answers), `500`, `429` (Retry-After: `argument` seconds, or none when
 /// empty), `403`, `close` (closes the connection without a word), `echo` (answers the text
-/// reversed, so a test can tell a real answer from a made-up one). `GET /languages` answers as
+/// reversed, so a test can tell a real answer from a made-up one), `huge` (a 3 MiB answer),
+/// `huge-unsized` (the same without Content-Length), `long` (the reversed text 30 times),
+/// `slow` (echoes after `argument` seconds, 5 if empty). `GET /languages` answers as
 /// a LibreTranslate server with English, Spanish and Chinese would.
 final class FaultServer: @unchecked Sendable {
     let process = Process()
@@ -56,6 +58,22 @@ final class FaultServer: @unchecked Sendable {
                     self.reply(429, {"error": "slow down"}, {"Retry-After": arg} if arg else {})
                 elif mode == "403":
                     self.reply(403, {"error": "forbidden"})
+                elif mode == "slow":
+                    time.sleep(float(arg or "5"))
+                    self.reply(200, {"translatedText": q[::-1], "responseData": {"translatedText": q[::-1]}})
+                elif mode == "huge":
+                    self.reply(200, {"translatedText": "a" * (3 << 20), "responseData": {"translatedText": "a" * (3 << 20)}})
+                elif mode == "huge-unsized":
+                    # No Content-Length: the body ends when the connection closes.
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(json.dumps({"translatedText": "a" * (3 << 20), "responseData": {"translatedText": "a" * (3 << 20)}}).encode())
+                    self.close_connection = True
+                elif mode == "long":
+                    text = (q[::-1] + " ") * 30
+                    self.reply(200, {"translatedText": text, "responseData": {"translatedText": text}})
                 elif mode == "close":
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)

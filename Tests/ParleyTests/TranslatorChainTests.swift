@@ -140,7 +140,7 @@ struct TranslatorChainFaultTests {
             _ = try await chain.translate("hello", from: "en", to: "es")
             Issue.record("nothing listens; the chain must throw")
         } catch {
-            #expect("\(error)".contains("after 3 retries"))
+            #expect("\(error)".contains("/translate failed: Connection refused (after 3 retries)"), "\(error)")
         }
     }
 
@@ -245,5 +245,178 @@ struct LanguageCodeTests {
         let pairs = LanguageCodes.apertiumPairs(modesDirectory: "/usr/share/apertium/modes")
         #expect(pairs.contains(LanguagePair("en", "es")) && pairs.contains(LanguagePair("es", "en")))
         #expect(LanguageCodes.libreTranslate("zh") == "zh-Hans" && LanguageCodes.iso6391(fromLibreTranslate: "zh-Hans") == "zh")
+    }
+}
+
+/// A backend that fails (transiently, as a server that is down) until told to work, and counts
+/// what it was asked.
+private final class FlakyTranslator: Translator {
+    private let state = Mutex((working: false, asked: [String]()))
+    var asked: [String] { state.withLock { $0.asked } }
+    func work(_ working: Bool) { state.withLock { $0.working = working } }
+    func supports(_ pair: LanguagePair) -> Bool { true }
+    func prepare(_ pair: LanguagePair) async throws {}
+    func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        let working = state.withLock { state in
+            state.asked.append(text)
+            return state.working
+        }
+        guard working else { throw BackendError(.transient, "flaky: connection refused") }
+        return reversed(text)
+    }
+}
+
+/// Sleeps that end only when the test wakes them, one at a time, in order: the chain's probes
+/// run on a clock the test moves.
+private final class SleepGate: Sendable {
+    let sleeps: AsyncStream<(Duration, CheckedContinuation<Void, Never>)>
+    private let continuation: AsyncStream<(Duration, CheckedContinuation<Void, Never>)>.Continuation
+
+    init() {
+        (sleeps, continuation) = AsyncStream.makeStream()
+    }
+
+    func sleep(_ duration: Duration) async {
+        await withCheckedContinuation { continuation.yield((duration, $0)) }
+    }
+}
+
+@Suite("Translation backends: circuit breaker")
+struct CircuitBreakerTests {
+    /// No retries, a manual clock for the probes, and a cool-down of 30 s doubling up to 120 s.
+    fileprivate func makeChain(_ flaky: FlakyTranslator, _ gate: SleepGate) -> TranslatorChain {
+        let timing = TranslatorChain.Timing(
+            backoff: [], deadline: .seconds(600), sleep: { await gate.sleep($0) }, coolDown: .seconds(30), longestCoolDown: .seconds(120))
+        return TranslatorChain(
+            [.init(name: "flaky", translator: flaky), .init(name: "echo", translator: CountingTranslator())], timing: timing, cacheCapacity: 0)
+    }
+
+    @Test func aFailedBackendIsSkippedAndProbedUntilItAnswers() async throws {
+        let flaky = FlakyTranslator()
+        let gate = SleepGate()
+        let chain = makeChain(flaky, gate)
+        var sleeps = gate.sleeps.makeAsyncIterator()
+        // It fails a turn: the next backend answers, and the circuit breaks.
+        #expect(try await chain.translateNamingBackend("one", from: "en", to: "es") == (reversed("one"), "echo"))
+        #expect(chain.isSkipping("flaky"))
+        // The turns that follow do not ask it at all.
+        #expect(try await chain.translateNamingBackend("two", from: "en", to: "es") == (reversed("two"), "echo"))
+        #expect(try await chain.translateNamingBackend("three", from: "en", to: "es") == (reversed("three"), "echo"))
+        #expect(flaky.asked == ["one"])
+        // The probe waits 30 s, asks a fixed word (no one's words), fails, and waits twice as long,
+        // then longer, up to 120 s.
+        var waits: [Duration] = []
+        for _ in 0..<4 {
+            let (wait, wake) = try #require(await sleeps.next())
+            waits.append(wait)
+            wake.resume()
+        }
+        let (wait, wake) = try #require(await sleeps.next())
+        waits.append(wait)
+        #expect(waits == [.seconds(30), .seconds(60), .seconds(120), .seconds(120), .seconds(120)])
+        #expect(flaky.asked == ["one", "hello", "hello", "hello", "hello"])
+        #expect(chain.isSkipping("flaky"))
+        // Back up: the next probe closes the circuit and turns use it again.
+        flaky.work(true)
+        wake.resume()
+        await chain.probesFinished()
+        #expect(!chain.isSkipping("flaky"))
+        #expect(try await chain.translateNamingBackend("four", from: "en", to: "es") == (reversed("four"), "flaky"))
+    }
+
+    @Test func aRetrySomeoneAskedForAsksASkippedBackendAndClosesItsCircuit() async throws {
+        let flaky = FlakyTranslator()
+        let chain = TranslatorChain(
+            [.init(name: "flaky", translator: flaky)],
+            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+        await #expect(throws: TranslationError.self) { try await chain.translate("one", from: "en", to: "es") }
+        #expect(chain.isSkipping("flaky"))
+        flaky.work(true)
+        #expect(try await chain.translateNamingBackend("one", from: "en", to: "es", askingSkipped: true) == (reversed("one"), "flaky"))
+        #expect(!chain.isSkipping("flaky"))
+        #expect(try await chain.translateNamingBackend("two", from: "en", to: "es") == (reversed("two"), "flaky"))
+    }
+
+    @Test func theErrorOfASkippedBackendSaysWhy() async throws {
+        // The probe never wakes in this test; the chain cancels it when it goes.
+        let flaky = FlakyTranslator()
+        let chain = TranslatorChain(
+            [.init(name: "flaky", translator: flaky)],
+            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+        await #expect(throws: TranslationError.self) { try await chain.translate("one", from: "en", to: "es") }
+        do {
+            _ = try await chain.translate("two", from: "en", to: "es")
+            Issue.record("the only backend is skipped; the turn must fail")
+        } catch {
+            #expect("\(error)".contains("flaky: skipped since it failed (flaky: connection refused"), "\(error)")
+        }
+        #expect(flaky.asked == ["one"], "a skipped backend costs a turn nothing")
+    }
+
+    @Test func aBackendThatRefusesIsNotSkipped() async throws {
+        // A 4xx or an uninstalled pair is the sentence's or the config's problem, not a dead server.
+        let forbidden = try await FaultServer("403")
+        let chain = TranslatorChain(
+            [.init(name: "forbidden", translator: LibreTranslateTranslator(url: forbidden.url))], timing: quick)
+        for _ in 0..<2 {
+            await #expect(throws: TranslationError.self) { try await chain.translate("hello", from: "en", to: "es") }
+        }
+        #expect(!chain.isSkipping("forbidden"))
+        #expect(try await forbidden.count().requests == 2)
+    }
+
+    @Test func aBackendThatDoesNotAnswerAtStartIsNamedAndSkipped() async throws {
+        let port = try freeLoopbackPort()
+        let flaky = FlakyTranslator()
+        flaky.work(true)
+        let chain = TranslatorChain(
+            [
+                .init(name: "libretranslate", translator: LibreTranslateTranslator(url: try #require(URL(string: "http://127.0.0.1:\(port)")))),
+                .init(name: "working", translator: flaky),
+            ],
+            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+        let warnings = await chain.checkBackends([LanguagePair("en", "es")])
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("translation backend libretranslate does not answer") == true, "\(warnings)")
+        #expect(chain.isSkipping("libretranslate") && !chain.isSkipping("working"))
+        #expect(try await chain.translateNamingBackend("one", from: "en", to: "es") == (reversed("one"), "working"))
+    }
+}
+
+@Suite("Translation backends: limits")
+struct TranslationLimitTests {
+    @Test(arguments: ["huge", "huge-unsized"])
+    func aReplyLargerThanOneMebibyteIsRejected(mode: String) async throws {
+        let server = try await FaultServer(mode)
+        for translator in [LibreTranslateTranslator(url: server.url) as any Translator, ApyTranslator(url: server.url)] {
+            do {
+                _ = try await translator.translate("hello", from: "en", to: "es")
+                Issue.record("a 3 MiB answer must be rejected")
+            } catch let error as BackendError {
+                #expect(error.kind == .permanent)
+                #expect(error.description.contains("was larger than the 1 MiB accepted"), "\(error)")
+            }
+        }
+    }
+
+    @Test func aTranslationFarLongerThanItsSentenceIsRejectedAndTheNextBackendAnswers() async throws {
+        let long = try await FaultServer("long")
+        let working = try await FaultServer("echo")
+        let chain = TranslatorChain(
+            [.init(name: "long", translator: LibreTranslateTranslator(url: long.url)), .init(name: "echo", translator: LibreTranslateTranslator(url: working.url))],
+            timing: quick)
+        let sentence = "where is the station"
+        #expect(try await chain.translateNamingBackend(sentence, from: "en", to: "es") == (reversed(sentence), "echo"))
+        let only = TranslatorChain([.init(name: "long", translator: LibreTranslateTranslator(url: long.url))], timing: quick)
+        do {
+            _ = try await only.translate(sentence, from: "en", to: "es")
+            Issue.record("a translation 30 times its sentence's length must be rejected")
+        } catch {
+            #expect("\(error)".contains("long: its translation was"), "\(error)")
+            #expect("\(error)".contains("was rejected; check the server"), "\(error)")
+        }
+        #expect(!only.isSkipping("long"))
+        // Within the limit, a long answer is fine.
+        #expect(TranslatorChain.longestTranslation(of: sentence) == 400)
     }
 }
