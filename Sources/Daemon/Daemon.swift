@@ -95,6 +95,14 @@ public enum Daemon {
         if let aside = history.movedAside {
             logger.error("the history was corrupt; it was moved to \(aside) and a new one started")
         }
+        let journalFolders = config.historyEnabled ? historyJournalFolders(config) : []
+        for restored in HistoryJournal.restore(into: history, historyPath: config.historyPath, folders: journalFolders) {
+            if let problem = restored.problem {
+                logger.error("the turns kept in \(restored.journal) at the last exit cannot be stored yet (\(problem)); they stay there for the next start")
+            } else {
+                logger.notice("stored \(restored.stored) turns kept in \(restored.journal) at the last exit, in a session of their own")
+            }
+        }
         // The devices last: from here on nothing can fail before the interpreter owns them.
         let source = try openCapture(options, config)
         let playback = try openPlayback(options, config, sampleRate: synthesizer.sampleRate)
@@ -119,7 +127,9 @@ public enum Daemon {
         // One service group in both modes: the conversation, and either the file-mode printer
         // or the control socket and reload. The conversation ending (a recording's end, SIGTERM)
         // shuts the others down; history is flushed once, before the socket closes.
-        let conversation = ConversationService(interpreter: interpreter, notifier: notifier, history: writer, logger: logger)
+        let conversation = ConversationService(
+            interpreter: interpreter, notifier: notifier, history: writer,
+            journal: config.historyEnabled ? (config.historyPath, journalFolders) : nil, logger: logger)
         // Graceful shutdown runs in reverse order: the conversation (listed last) finishes its
         // turn and flushes history first, while the socket still answers and the printer prints.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
@@ -212,18 +222,51 @@ public enum Daemon {
                 } else {
                     logger.notice("history writes work again; the turns kept in memory are stored")
                 }
+            },
+            onFileRecreated: {
+                logger.error(
+                    "the history file \(config.historyPath) was deleted while parleyd ran; a new one was made there and the turns since are stored in it")
             })
     }
 
-    /// At exit: waits (a while) for the turns still queued; says what is lost if they cannot be stored.
-    /// Whoever waits for a turn that could not be stored (`say`) is answered, so that no client
-    /// connection holds up the exit.
-    static func flushHistory(_ writer: HistoryWriter, logger: Logger) async {
+    /// At exit: waits (a while) for the turns still queued. Turns that still cannot be stored
+    /// (a full disk) are saved to a journal (`journal`: the history's path and the folders to
+    /// try; nil when history is off, since then nothing may go to disk) and stored at the next
+    /// start; what cannot be saved either is logged as lost. Whoever waits for such a turn
+    /// (`say`) is answered, so that no client connection holds up the exit.
+    static func flushHistory(_ writer: HistoryWriter, journal: (path: String, folders: [String])?, logger: Logger) async {
         if !(await writer.flush(timeout: .seconds(Int64(Interpreter.stopTimeout)))) {
             let error = writer.health.lastError ?? "unknown error"
-            let lost = writer.failPending()
-            logger.error("\(lost) history writes could not be stored before exit: \(error)")
+            var saved: (count: Int, to: String)?
+            var unsaved: String?
+            let given = writer.failPending { turns in
+                guard let journal else { return nil }
+                do {
+                    let path = try HistoryJournal.spill(turns, historyPath: journal.path, folders: journal.folders)
+                    saved = (turns.count, path)
+                    return path
+                } catch {
+                    unsaved = "\(error)"
+                    return nil
+                }
+            }
+            if let saved {
+                logger.notice("\(saved.count) turns could not be stored before exit (\(error)); they were saved to \(saved.to) and are stored at the next start")
+            } else {
+                let why = unsaved.map { "; nor saved to a journal: \($0)" } ?? ""
+                logger.error("\(given) history writes could not be stored before exit: \(error)\(why)")
+            }
         }
+    }
+
+    /// Where turns that cannot be stored at exit may wait for the next start: the history's
+    /// own folder (enough when only the database is full), the cache folder, the control
+    /// socket's runtime folder.
+    static func historyJournalFolders(_ config: ParleyConfig) -> [String] {
+        [
+            (config.historyPath as NSString).deletingLastPathComponent, config.recognizerCacheDirectory,
+            (config.controlSocket as NSString).deletingLastPathComponent,
+        ].compactMap { $0 }.filter { !$0.isEmpty }
     }
 
     // MARK: - Building the engines
@@ -533,6 +576,8 @@ struct ConversationService: Service {
     let interpreter: Interpreter
     let notifier: SystemdNotifier
     let history: HistoryWriter
+    /// Where turns that cannot be stored at exit are saved (`Daemon.flushHistory`).
+    let journal: (path: String, folders: [String])?
     let logger: Logger
 
     func run() async throws {
@@ -547,7 +592,7 @@ struct ConversationService: Service {
                     throw DaemonFailure(error.kind == .deviceLost ? .audioDevice : .runtime, error.description)
                 }
                 // Before the socket closes: clients waiting for a stored turn get their answer.
-                await Daemon.flushHistory(history, logger: logger)
+                await Daemon.flushHistory(history, journal: journal, logger: logger)
             } onGracefulShutdown: { [notifier] in
                 notifier.stopping()
                 interpreter.stop()
