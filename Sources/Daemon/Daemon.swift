@@ -79,6 +79,14 @@ public enum Daemon {
         try requireSpeechModel(config)
         // One parleyd per control socket and per history, decided before anything is loaded or
         // opened: a second one leaves the first one's socket, microphone and database alone.
+        // A socket or history path nothing can be made in says so in one line, before any
+        // lock file is tried there.
+        if options.input == nil && activatedSocket == nil {
+            try prepareFolder(of: config.controlSocket, mode: 0o750, key: "[control] socket", fix: "a path in a writable folder, such as the default $XDG_RUNTIME_DIR/parley/control.sock")
+        }
+        if config.historyEnabled {
+            try prepareFolder(of: config.historyPath, mode: 0o700, key: "[history] path", fix: "a file in a writable folder, or enabled = false")
+        }
         let notice: (String) -> Void = { logger.notice("\($0)") }
         let locks = [
             options.input == nil ? try InstanceLock.acquire(for: config.controlSocket, what: "control socket", folderMode: 0o750, logger: notice) : nil,
@@ -348,6 +356,49 @@ public enum Daemon {
         } catch {
             throw DaemonFailure(.runtime, "\(error)")
         }
+    }
+
+    /// Makes the folder of `path` (with `mode`) when it is missing, and checks that a file can
+    /// be made in it; else one line naming `key` and what to set it to (exit 2).
+    static func prepareFolder(of path: String, mode: Int, key: String, fix: String) throws(DaemonFailure) {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard !folder.isEmpty else { return }
+        var info = stat()
+        if stat(folder, &info) != 0 {
+            if let problem = makeFolder(folder, mode: mode_t(mode)) {
+                throw DaemonFailure(.config, "\(key) \(excerpt(path)): cannot make its folder \(excerpt(folder)) (\(problem)); set it to \(fix)")
+            }
+        } else if info.st_mode & S_IFMT != S_IFDIR {
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)): \(excerpt(folder)) is not a folder; set it to \(fix)")
+        }
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)) is a folder; set it to \(fix)")
+        }
+        // Whether a file can be made there: a probe, made and removed at once.
+        let probe = (folder as NSString).appendingPathComponent(".parleyd-probe-\(getpid())")
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let problem = String(cString: strerror(errno))
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)): cannot make files in \(excerpt(folder)) (\(problem)); set it to \(fix)")
+        }
+        close(descriptor)
+        unlink(probe)
+    }
+
+    /// Makes `folder` and the folders above it that are missing; the reason it cannot, or nil.
+    private static func makeFolder(_ folder: String, mode: mode_t) -> String? {
+        let parent = (folder as NSString).deletingLastPathComponent
+        var info = stat()
+        if !parent.isEmpty, parent != folder, stat(parent, &info) != 0, let problem = makeFolder(parent, mode: mode) {
+            return problem
+        }
+        guard mkdir(folder, mode) == 0 || errno == EEXIST else { return String(cString: strerror(errno)) }
+        return nil
+    }
+
+    /// A path for a message: at most 80 characters (its start and end), so the line stays short.
+    static func excerpt(_ path: String) -> String {
+        path.count > 80 ? "\(path.prefix(40))...\(path.suffix(37))" : path
     }
 
     /// systemd's status line: what Parley is doing, in a few words.

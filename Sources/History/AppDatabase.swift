@@ -51,26 +51,52 @@ public struct AppDatabase: Sendable {
                     try FileManager.default.moveItem(atPath: path + suffix, toPath: aside + suffix)
                 }
             } catch {
-                throw HistoryError("history \(path) is corrupt and cannot be moved aside (\(error)); move it away by hand, or set [history] enabled = false")
+                throw HistoryError("history \(path) is corrupt and cannot be moved aside (\(reason(error))); move it away by hand, or set [history] enabled = false")
             }
             do {
                 var database = try openChecked(path: path)
                 database.movedAside = aside
                 return database
             } catch {
-                throw HistoryError("cannot open history \(path): \(error); set [history] path to a writable file, or enabled = false")
+                throw HistoryError("cannot open history \(path): \(reason(error)); set [history] path to a writable file, or enabled = false")
             }
         } catch {
-            throw HistoryError("cannot open history \(path): \(error); set [history] path to a writable file, or enabled = false")
+            throw HistoryError("cannot open history \(path): \(reason(error)); set [history] path to a writable file, or enabled = false")
         }
+    }
+
+    /// Why opening failed, in a few words: SQLite's message, or the system's reason for a file
+    /// or folder that cannot be made (never a whole NSError).
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return error.message ?? "SQLite error \(error.resultCode.rawValue)"
+        }
+        if let error = error as? HistoryError { return error.description }
+        if let error = error as? POSIXError { return String(cString: strerror(error.code.rawValue)) }
+        if let underlying = (error as? CocoaError)?.underlying {
+            if let posix = underlying as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
+            let nsError = underlying as NSError
+            if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
+        }
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
+        return nsError.localizedDescription
     }
 
     private static func openChecked(path: String) throws -> AppDatabase {
         let folder = (path as NSString).deletingLastPathComponent
         let fileManager = FileManager.default
         if !folder.isEmpty && !fileManager.fileExists(atPath: folder) {
-            try fileManager.createDirectory(
-                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            if let problem = makeFolder(folder) {
+                throw HistoryError("cannot make its folder \(folder) (\(problem))")
+            }
+        }
+        var isFolder: ObjCBool = false
+        if fileManager.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw HistoryError("it is a folder")
         }
         if !fileManager.fileExists(atPath: path) {
             _ = fileManager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
@@ -95,6 +121,18 @@ public struct AppDatabase: Sendable {
             throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "quick_check: \(result ?? "no answer")")
         }
         return try AppDatabase(queue: queue, path: path)
+    }
+
+    /// Makes `folder` (0700) and the folders above it that are missing; the system's reason
+    /// when it cannot, or nil.
+    static func makeFolder(_ folder: String) -> String? {
+        let parent = (folder as NSString).deletingLastPathComponent
+        var info = stat()
+        if !parent.isEmpty, parent != folder, stat(parent, &info) != 0, let problem = makeFolder(parent) {
+            return problem
+        }
+        guard mkdir(folder, 0o700) == 0 || errno == EEXIST else { return String(cString: strerror(errno)) }
+        return nil
     }
 
     static func isCorruption(_ error: DatabaseError) -> Bool {
@@ -259,8 +297,9 @@ extension AppDatabase {
         try connection.check()
     }
 
-    /// Closes the database; nothing can be read or written through it afterwards.
-    func close() throws {
+    /// Closes the database (and lets go of the file, which one connection holds exclusively
+    /// while open); nothing can be read or written through it afterwards.
+    public func close() throws {
         try connection.writer.close()
     }
 

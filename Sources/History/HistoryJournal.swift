@@ -28,17 +28,14 @@ public enum HistoryJournal {
         for folder in folders {
             let journal = path(in: folder, for: historyPath)
             do {
-                if !FileManager.default.fileExists(atPath: folder) {
-                    try FileManager.default.createDirectory(
-                        atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                }
+                if let problem = AppDatabase.makeFolder(folder) { throw HistoryError(problem) }
                 var contents = (try? Data(contentsOf: URL(fileURLWithPath: journal))) ?? Data()
                 contents.append(lines)
                 try contents.write(to: URL(fileURLWithPath: journal), options: .atomic)
                 _ = chmod(journal, 0o600)
                 return journal
             } catch {
-                problems.append("\(folder): \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
+                problems.append("\(folder): \(AppDatabase.reason(error))")
             }
         }
         throw HistoryError("no folder could hold the turns (\(problems.joined(separator: "; ")))")
