@@ -301,6 +301,11 @@ public enum Daemon {
                 case .apertium:
                     // Alone, Apertium must have the speakers' pairs; in a chain, a missing local
                     // pair is left to the other backends.
+                    if config.translatorBackends.count == 1,
+                        let missing = pairs.first(where: { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) == nil })
+                    {
+                        throw ConfigError(TranslationHints.missingPair(source: missing.source, target: missing.target))
+                    }
                     let installed = config.translatorBackends.count == 1
                         ? pairs
                         : pairs.filter { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) != nil }
