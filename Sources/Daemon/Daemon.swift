@@ -242,8 +242,11 @@ public enum Daemon {
     /// try; nil when history is off, since then nothing may go to disk) and stored at the next
     /// start; what cannot be saved either is logged as lost. Whoever waits for such a turn
     /// (`say`) is answered, so that no client connection holds up the exit.
-    static func flushHistory(_ writer: HistoryWriter, journal: (path: String, folders: [String])?, logger: Logger) async {
-        if !(await writer.flush(timeout: .seconds(Int64(Interpreter.stopTimeout)))) {
+    static func flushHistory(
+        _ writer: HistoryWriter, journal: (path: String, folders: [String])?, timeout: Duration = .seconds(Int64(Interpreter.stopTimeout)),
+        logger: Logger
+    ) async {
+        if !(await writer.flush(timeout: timeout)) {
             let error = writer.health.lastError ?? "unknown error"
             var saved: (count: Int, to: String)?
             var unsaved: String?

@@ -239,6 +239,53 @@ struct HistoryEndToEndTests {
         daemon.stop()
     }
 
+    /// The history's folder deleted under a running parleyd (issue 16, item 2): the turns said
+    /// since are acknowledged, stored in a history made again at the path, and one line says so.
+    @Test func turnsSaidAfterTheHistoryFolderWasDeletedAreKept() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await Self.startDaemon(in: dir)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        #expect(try daemon.parley(["say", "--speaker", "a", "before the deletion"]).status == 0)
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("state"))
+        for index in 0..<3 {
+            #expect(try daemon.parley(["say", "--speaker", "a", "after the deletion \(index)"]).status == 0)
+        }
+        let status = try daemon.call("status", as: StatusInfo.self)
+        #expect(!status.historyDegraded && status.historyPending == 0)
+        daemon.stop()
+        let log = (try? String(contentsOf: daemon.log, encoding: .utf8)) ?? ""
+        #expect(log.components(separatedBy: "was deleted while parleyd ran").count == 2, "\(log)")
+        let database = try AppDatabase.open(path: dir.appendingPathComponent("state/history.sqlite").path)
+        let texts = try await database.search(TurnQuery(limit: 10)).map(\.sourceText).sorted()
+        #expect(texts == (0..<3).map { "after the deletion \($0)" })
+        try database.close()
+    }
+
+    /// Turns a full disk kept from being stored at the last exit wait in a journal (issue 16,
+    /// item 4): the next start stores them and says so.
+    @Test func turnsJournaledAtTheLastExitAreStoredAtStart() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("state/history.sqlite").path
+        let turns = ["guardado en el diario", "también este"].enumerated().map { index, text in
+            TurnRecord(
+                sessionID: 0, speaker: "b", sourceLang: "es", targetLang: "en", sourceText: text, translatedText: "kept \(index)",
+                confidence: nil, status: .translated, createdAt: Date(timeIntervalSinceNow: Double(index - 60)))
+        }
+        let journal = try HistoryJournal.spill(turns, historyPath: path, folders: [dir.appendingPathComponent("state").path])
+        let daemon = try await Self.startDaemon(in: dir)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        let texts = try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).map(\.sourceText)
+        #expect(Set(texts) == Set(turns.map(\.sourceText)))
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        daemon.stop()
+        let log = (try? String(contentsOf: daemon.log, encoding: .utf8)) ?? ""
+        #expect(log.contains("stored 2 turns kept in \(journal)"), "\(log)")
+        // What people said stays out of the log.
+        #expect(!log.contains("diario"))
+    }
+
     /// kill -9 during a burst of typed turns: the database opens clean and holds every turn
     /// that was acknowledged before the kill.
     @Test func killedDuringABurstLosesNoAcknowledgedTurn() async throws {

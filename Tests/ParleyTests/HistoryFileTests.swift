@@ -3,6 +3,8 @@ import GRDB
 import Synchronization
 import Testing
 @testable import ParleyHistory
+@testable import ParleyDaemon
+import Logging
 
 /// The history file, or its folder, deleted under a running writer (issue 16, item 2).
 @Suite("History file deleted while running")
@@ -273,5 +275,57 @@ struct HistoryWALIndexTests {
         guard (try? process.run()) != nil else { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0
+    }
+}
+
+/// parleyd's exit path: `Daemon.flushHistory` journals what a full disk holds, except when
+/// history is off (then nothing said may go to disk).
+@Suite("History flush at exit")
+struct HistoryFlushAtExitTests {
+    final class Answers: Sendable {
+        let list = Mutex<[String]>([])
+    }
+
+    private func fullWriter(_ path: String) async throws -> (AppDatabase, HistoryWriter, Answers) {
+        let database = try AppDatabase.open(path: path)
+        let writer = HistoryWriter(store: database, retention: .unlimited, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(20))
+        writer.startSession(speakerA: "en", speakerB: "es")
+        #expect(await writer.flush(timeout: .seconds(10)))
+        let pages = try await database.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
+        try await database.limitSize(pages: pages)
+        let answers = Answers()
+        for index in 0..<2 {
+            let text = String(repeating: "an utterance that needs pages ", count: 300) + "\(index)"
+            let turn = TurnRecord(
+                sessionID: 0, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: text, translatedText: nil, confidence: nil,
+                status: .untranslated, createdAt: Date(timeIntervalSince1970: TimeInterval(index)))
+            writer.enqueue(turn) { result in
+                if case .failure(let error) = result { answers.list.withLock { $0.append("\(error)") } }
+            }
+        }
+        return (database, writer, answers)
+    }
+
+    @Test func turnsAFullDiskHoldsAtExitGoToTheJournal() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("parley-flush-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/state/history.sqlite"
+        let (database, writer, answers) = try await fullWriter(path)
+        await Daemon.flushHistory(writer, journal: (path, [root + "/state"]), timeout: .milliseconds(300), logger: Logger(label: "test"))
+        let journal = HistoryJournal.path(in: root + "/state", for: path)
+        #expect(FileManager.default.fileExists(atPath: journal))
+        #expect(answers.list.withLock { $0.count == 2 && $0.allSatisfy { $0.contains(journal) } }, "\(answers.list.withLock { $0 })")
+        try database.close()
+    }
+
+    @Test func withHistoryOffNothingIsJournaled() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("parley-flush-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/state/history.sqlite"
+        let (database, writer, answers) = try await fullWriter(path)
+        await Daemon.flushHistory(writer, journal: nil, timeout: .milliseconds(300), logger: Logger(label: "test"))
+        #expect((try FileManager.default.contentsOfDirectory(atPath: root + "/state")).allSatisfy { !$0.contains("pending") })
+        #expect(answers.list.withLock { $0.count == 2 && $0.allSatisfy { $0.contains("was not stored") } })
+        try database.close()
     }
 }
