@@ -1,6 +1,10 @@
 import Foundation
 import GRDB
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Turns that could not be stored before exit (a full disk at SIGTERM), kept as JSON lines,
 /// one `TurnRecord` a line, until the next start stores them.
 ///
@@ -16,7 +20,7 @@ public enum HistoryJournal {
 
     /// Writes `turns` to a journal in the first of `folders` where it can (after any turns a
     /// journal there already holds); returns its path. Each journal is written whole or not at
-    /// all (a temporary file, then a rename).
+    /// all (a temporary file, 0600, flushed, then renamed).
     public static func spill(_ turns: [TurnRecord], historyPath: String, folders: [String]) throws(HistoryError) -> String {
         var problems: [String] = []
         var lines = Data()
@@ -31,8 +35,7 @@ public enum HistoryJournal {
                 if let problem = AppDatabase.makeFolder(folder) { throw HistoryError(problem) }
                 var contents = (try? Data(contentsOf: URL(fileURLWithPath: journal))) ?? Data()
                 contents.append(lines)
-                try contents.write(to: URL(fileURLWithPath: journal), options: .atomic)
-                _ = chmod(journal, 0o600)
+                try writeWhole(contents, to: journal)
                 return journal
             } catch {
                 problems.append("\(folder): \(AppDatabase.reason(error))")
@@ -86,6 +89,34 @@ public enum HistoryJournal {
             }
         }
         return results
+    }
+
+    /// Writes `data` to a new file beside `path`, made 0600 from the start (what people said is
+    /// nobody else's business), flushes it to disk and renames it over `path`.
+    private static func writeWhole(_ data: Data, to path: String) throws(HistoryError) {
+        let temporary = path + ".tmp-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw HistoryError(String(cString: strerror(errno))) }
+        var failure: Int32 = 0
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == 0, fsync(descriptor) != 0 { failure = errno }
+        close(descriptor)
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        if failure != 0 {
+            unlink(temporary)
+            throw HistoryError(String(cString: strerror(failure)))
+        }
     }
 
     /// FNV-1a, 64 bits, in hex: stable across runs (unlike `hashValue`).

@@ -179,6 +179,9 @@ struct HistoryJournalTests {
         let saved = try HistoryJournal.spill([turn("hola", at: 1)], historyPath: path, folders: [root + "/data", root + "/cache"])
         #expect(saved == HistoryJournal.path(in: root + "/cache", for: path))
         #expect(FileManager.default.fileExists(atPath: saved))
+        // What people said is readable by parleyd's user only.
+        let mode = try FileManager.default.attributesOfItem(atPath: saved)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
         // Another history's journal is not taken.
         #expect(HistoryJournal.path(in: root + "/cache", for: root + "/other/history.sqlite") != saved)
     }
