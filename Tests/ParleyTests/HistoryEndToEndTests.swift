@@ -286,6 +286,75 @@ struct HistoryEndToEndTests {
         #expect(!log.contains("diario"))
     }
 
+    /// SIGTERM while a really full disk holds a turn (issue 16, item 4): the history's folder is
+    /// a small tmpfs filled up (needs root; skipped where `mount` is refused). The turn goes to
+    /// a journal in the cache folder, the waiting `say` is told where, and the next start stores it.
+    @Test func aTurnAFullDiskHoldsAtSIGTERMIsStoredAtTheNextStart() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let state = dir.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        guard Self.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", state.path]) else { return }
+        defer { _ = Self.run("/usr/bin/umount", ["-l", state.path]) }
+        let daemon = try await Self.startDaemon(in: dir)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        #expect(try daemon.parley(["say", "--speaker", "a", "before the disk filled up"]).status == 0)
+        // Fill the disk.
+        let filler = state.appendingPathComponent("filler")
+        FileManager.default.createFile(atPath: filler.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: filler)
+        let block = Data(count: 4096)
+        while (try? handle.write(contentsOf: block)) != nil {}
+        try? handle.close()
+        let socket = daemon.socket
+        let text = String(repeating: "una frase que no cabe en un disco lleno ", count: 200) + "fin"
+        let reply = Task {
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    let line = try? ControlClient(path: socket).call(Request(type: "say", data: ["speaker": .string("b"), "text": .string(text)]))
+                    continuation.resume(returning: line.map { String(decoding: $0, as: UTF8.self) })
+                }
+            }
+        }
+        var degraded = false
+        for _ in 0..<300 where !degraded {
+            let status = try daemon.call("status", as: StatusInfo.self)
+            degraded = status.historyDegraded && status.historyPending == 1
+            if !degraded { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        try #require(degraded, "the turn never waited for the full disk")
+        daemon.stop()
+        let path = state.appendingPathComponent("history.sqlite").path
+        let journal = HistoryJournal.path(in: EndToEnd.sharedCache + "/parley", for: path)
+        defer { try? FileManager.default.removeItem(atPath: journal) }
+        #expect(FileManager.default.fileExists(atPath: journal))
+        let answer = await reply.value ?? ""
+        #expect(answer.contains(journal), "\(answer)")
+        let log = (try? String(contentsOf: daemon.log, encoding: .utf8)) ?? ""
+        #expect(log.contains("saved to \(journal)"), "\(log)")
+
+        // Room again: the next start stores it.
+        try FileManager.default.removeItem(at: filler)
+        let restarted = try await Self.startDaemon(in: dir)
+        defer { if restarted.process.isRunning { kill(restarted.process.processIdentifier, SIGKILL) } }
+        let texts = try Self.decode([TurnInfo].self, try restarted.parley(["history", "--json", "--limit", "10"])).map(\.sourceText)
+        #expect(Set(texts) == ["before the disk filled up", text])
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        restarted.stop()
+    }
+
+    /// Runs a command; whether it succeeded.
+    static func run(_ executable: String, _ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
     /// kill -9 during a burst of typed turns: the database opens clean and holds every turn
     /// that was acknowledged before the kill.
     @Test func killedDuringABurstLosesNoAcknowledgedTurn() async throws {
