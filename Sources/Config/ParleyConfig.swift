@@ -274,16 +274,12 @@ extension ParleyConfig {
 }
 
 extension ParleyConfig {
-    /// Reads and checks a config file. Relative paths inside it are taken from the file's folder.
+    /// Reads and checks a config file (read whole, once it has stopped changing:
+    /// `ConfigFile.read`). Relative paths inside it are taken from the file's folder.
     public static func load(
         path: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigError) -> ParleyConfig {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigError("cannot read config file \(path): \(error.localizedDescription); pass an existing file with --config")
-        }
+        let text = try ConfigFile.read(path)
         let folder = (path as NSString).deletingLastPathComponent
         return try parse(text, source: path, baseDirectory: folder.isEmpty ? "." : folder, environment: environment)
     }
@@ -314,7 +310,7 @@ extension ParleyConfig {
             config.speakerB = try section.language("speaker_b") ?? config.speakerB
             if let mode = try section.string("mode") {
                 guard let parsed = ConversationMode(rawValue: mode) else {
-                    throw section.error("mode", "is \"\(mode)\"; use \"auto\", \"alternate\", \"one-way\" or \"manual\"")
+                    throw section.error("mode", "is \(quoted(mode)); use \"auto\", \"alternate\", \"one-way\" or \"manual\"")
                 }
                 config.mode = parsed
             }
@@ -423,13 +419,28 @@ extension ParleyConfig {
             if let level = try section.string("level") {
                 let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
                 guard levels.contains(level) else {
-                    throw section.error("level", "is \"\(level)\"; use one of \(levels.joined(separator: ", "))")
+                    throw section.error("level", "is \(quoted(level)); use one of \(levels.joined(separator: ", "))")
                 }
                 config.logLevel = level
             }
         }
         return config
     }
+}
+
+/// The longest string value a config file may hold: a path's (PATH_MAX).
+let maxValueBytes = 4096
+
+/// A value for an error message: quoted, and cut to its first 40 characters when longer, so a
+/// message stays one short line.
+func quoted(_ value: String) -> String {
+    "\"\(excerpt(value))\""
+}
+
+/// `value`, cut to its first 40 characters (and "...") when longer, line breaks shown as \n.
+func excerpt(_ value: String) -> String {
+    let cut = value.count > 40 ? String(value.prefix(40)) + "..." : value
+    return cut.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
 }
 
 /// The longest path a Unix socket address holds (sun_path, less its terminating NUL).
@@ -447,8 +458,9 @@ struct Section {
     }
 
     private func qualified(_ key: String) -> String {
+        let key = excerpt(key)
         guard let name else { return "[\(key)]" }
-        return "[\(name)] \(key)"
+        return "[\(excerpt(name))] \(key)"
     }
 
     func allowOnly(_ known: [String]) throws(ConfigError) {
@@ -477,7 +489,16 @@ struct Section {
     func string(_ key: String) throws(ConfigError) -> String? {
         guard let value = value(key) else { return nil }
         guard let string = value.string else { throw wrongType(key, "a string", value) }
+        try checkLength(key, string)
         return string
+    }
+
+    /// No setting is longer than a path: a longer value is a mistake, refused without being
+    /// echoed.
+    private func checkLength(_ key: String, _ string: String) throws(ConfigError) {
+        guard string.utf8.count <= maxValueBytes else {
+            throw error(key, "is a \(string.utf8.count)-byte value starting \(quoted(string)); no setting is that long, so check that line")
+        }
     }
 
     func strings(_ key: String) throws(ConfigError) -> [String]? {
@@ -486,6 +507,7 @@ struct Section {
         var strings: [String] = []
         for element in array {
             guard let string = element.tomlValue.string else { throw error(key, "must list strings only") }
+            try checkLength(key, string)
             strings.append(string)
         }
         return strings
@@ -534,7 +556,7 @@ struct Section {
     func language(_ key: String) throws(ConfigError) -> String? {
         guard let code = try string(key) else { return nil }
         guard Self.isLanguageCode(code) else {
-            throw error(key, "is \"\(code)\"; use a two-letter ISO 639-1 code such as \"en\" or \"es\"")
+            throw error(key, "is \(quoted(code)); use a two-letter ISO 639-1 code such as \"en\" or \"es\"")
         }
         return code
     }

@@ -51,10 +51,10 @@ extension ParleyConfig {
             var backends: [TranslatorBackend] = []
             for name in names {
                 guard let backend = TranslatorBackend(rawValue: name) else {
-                    throw section.error("backends", "names \"\(name)\"; use \(Self.backendNames)")
+                    throw section.error("backends", "names \(quoted(name)); use \(Self.backendNames)")
                 }
                 guard !backends.contains(backend) else {
-                    throw section.error("backends", "lists \"\(name)\" twice; list each backend once, in the order to try them")
+                    throw section.error("backends", "lists \(quoted(name)) twice; list each backend once, in the order to try them")
                 }
                 backends.append(backend)
             }
@@ -83,7 +83,7 @@ extension ParleyConfig {
         var backend = defaults
         if let url = try table.string("url") {
             guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme), parsed.host != nil else {
-                throw table.error("url", "is \"\(url)\"; give an http:// or https:// URL such as \"\(defaults.url)\"")
+                throw table.error("url", "is \(quoted(url)); give an http:// or https:// URL such as \"\(defaults.url)\"")
             }
             backend.url = url
         }
@@ -95,7 +95,7 @@ extension ParleyConfig {
             backend.apiKey = .file(file)
         case (nil, let name?):
             guard !name.isEmpty, !name.contains("/") else {
-                throw table.error("api_key_credential", "is \"\(name)\"; give the credential's name as in LoadCredential=NAME:PATH")
+                throw table.error("api_key_credential", "is \(quoted(name)); give the credential's name as in LoadCredential=NAME:PATH")
             }
             backend.apiKey = .credential(name)
         case (_?, _?):

@@ -79,6 +79,14 @@ public enum Daemon {
         try requireSpeechModel(config)
         // One parleyd per control socket and per history, decided before anything is loaded or
         // opened: a second one leaves the first one's socket, microphone and database alone.
+        // A socket or history path nothing can be made in says so in one line, before any
+        // lock file is tried there.
+        if options.input == nil && activatedSocket == nil {
+            try prepareFolder(of: config.controlSocket, mode: 0o750, key: "[control] socket", fix: "a path in a writable folder, such as the default $XDG_RUNTIME_DIR/parley/control.sock")
+        }
+        if config.historyEnabled {
+            try prepareFolder(of: config.historyPath, mode: 0o700, key: "[history] path", fix: "a file in a writable folder, or enabled = false")
+        }
         let notice: (String) -> Void = { logger.notice("\($0)") }
         let locks = [
             options.input == nil ? try InstanceLock.acquire(for: config.controlSocket, what: "control socket", folderMode: 0o750, logger: notice) : nil,
@@ -98,6 +106,14 @@ public enum Daemon {
         let writer = makeHistoryWriter(config, history, events: events, logger: logger)
         if let aside = history.movedAside {
             logger.error("the history was corrupt; it was moved to \(aside) and a new one started")
+        }
+        let journalFolders = config.historyEnabled ? historyJournalFolders(config) : []
+        for restored in HistoryJournal.restore(into: history, historyPath: config.historyPath, folders: journalFolders) {
+            if let problem = restored.problem {
+                logger.error("the turns kept in \(restored.journal) at the last exit cannot be stored yet (\(problem)); they stay there for the next start")
+            } else {
+                logger.notice("stored \(restored.stored) turns kept in \(restored.journal) at the last exit, in a session of their own")
+            }
         }
         // The devices last: from here on nothing can fail before the interpreter owns them.
         let source = try openCapture(options, config)
@@ -123,7 +139,9 @@ public enum Daemon {
         // One service group in both modes: the conversation, and either the file-mode printer
         // or the control socket and reload. The conversation ending (a recording's end, SIGTERM)
         // shuts the others down; history is flushed once, before the socket closes.
-        let conversation = ConversationService(interpreter: interpreter, notifier: notifier, history: writer, logger: logger)
+        let conversation = ConversationService(
+            interpreter: interpreter, notifier: notifier, history: writer,
+            journal: config.historyEnabled ? (config.historyPath, journalFolders) : nil, logger: logger)
         // Graceful shutdown runs in reverse order: the conversation (listed last) finishes its
         // turn and flushes history first, while the socket still answers and the printer prints.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
@@ -216,18 +234,54 @@ public enum Daemon {
                 } else {
                     logger.notice("history writes work again; the turns kept in memory are stored")
                 }
+            },
+            onFileRecreated: {
+                logger.error(
+                    "the history file \(config.historyPath) was deleted while parleyd ran; a new one was made there and the turns since are stored in it")
             })
     }
 
-    /// At exit: waits (a while) for the turns still queued; says what is lost if they cannot be stored.
-    /// Whoever waits for a turn that could not be stored (`say`) is answered, so that no client
-    /// connection holds up the exit.
-    static func flushHistory(_ writer: HistoryWriter, logger: Logger) async {
-        if !(await writer.flush(timeout: .seconds(Int64(Interpreter.stopTimeout)))) {
+    /// At exit: waits (a while) for the turns still queued. Turns that still cannot be stored
+    /// (a full disk) are saved to a journal (`journal`: the history's path and the folders to
+    /// try; nil when history is off, since then nothing may go to disk) and stored at the next
+    /// start; what cannot be saved either is logged as lost. Whoever waits for such a turn
+    /// (`say`) is answered, so that no client connection holds up the exit.
+    static func flushHistory(
+        _ writer: HistoryWriter, journal: (path: String, folders: [String])?, timeout: Duration = .seconds(Int64(Interpreter.stopTimeout)),
+        logger: Logger
+    ) async {
+        if !(await writer.flush(timeout: timeout)) {
             let error = writer.health.lastError ?? "unknown error"
-            let lost = writer.failPending()
-            logger.error("\(lost) history writes could not be stored before exit: \(error)")
+            var saved: (count: Int, to: String)?
+            var unsaved: String?
+            let given = writer.failPending { turns in
+                guard let journal else { return nil }
+                do {
+                    let path = try HistoryJournal.spill(turns, historyPath: journal.path, folders: journal.folders)
+                    saved = (turns.count, path)
+                    return path
+                } catch {
+                    unsaved = "\(error)"
+                    return nil
+                }
+            }
+            if let saved {
+                logger.notice("\(saved.count) turns could not be stored before exit (\(error)); they were saved to \(saved.to) and are stored at the next start")
+            } else {
+                let why = unsaved.map { "; nor saved to a journal: \($0)" } ?? ""
+                logger.error("\(given) history writes could not be stored before exit: \(error)\(why)")
+            }
         }
+    }
+
+    /// Where turns that cannot be stored at exit may wait for the next start: the history's
+    /// own folder (enough when only the database is full), the cache folder, the control
+    /// socket's runtime folder.
+    static func historyJournalFolders(_ config: ParleyConfig) -> [String] {
+        [
+            (config.historyPath as NSString).deletingLastPathComponent, config.recognizerCacheDirectory,
+            (config.controlSocket as NSString).deletingLastPathComponent,
+        ].compactMap { $0 }.filter { !$0.isEmpty }
     }
 
     // MARK: - Building the engines
@@ -254,6 +308,11 @@ public enum Daemon {
                 case .apertium:
                     // Alone, Apertium must have the speakers' pairs; in a chain, a missing local
                     // pair is left to the other backends.
+                    if config.translatorBackends.count == 1,
+                        let missing = pairs.first(where: { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) == nil })
+                    {
+                        throw ConfigError(TranslationHints.missingPair(source: missing.source, target: missing.target))
+                    }
                     let installed = config.translatorBackends.count == 1
                         ? pairs
                         : pairs.filter { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) != nil }
@@ -309,6 +368,49 @@ public enum Daemon {
         } catch {
             throw DaemonFailure(.runtime, "\(error)")
         }
+    }
+
+    /// Makes the folder of `path` (with `mode`) when it is missing, and checks that a file can
+    /// be made in it; else one line naming `key` and what to set it to (exit 2).
+    static func prepareFolder(of path: String, mode: Int, key: String, fix: String) throws(DaemonFailure) {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard !folder.isEmpty else { return }
+        var info = stat()
+        if stat(folder, &info) != 0 {
+            if let problem = makeFolder(folder, mode: mode_t(mode)) {
+                throw DaemonFailure(.config, "\(key) \(excerpt(path)): cannot make its folder \(excerpt(folder)) (\(problem)); set it to \(fix)")
+            }
+        } else if info.st_mode & S_IFMT != S_IFDIR {
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)): \(excerpt(folder)) is not a folder; set it to \(fix)")
+        }
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)) is a folder; set it to \(fix)")
+        }
+        // Whether a file can be made there: a probe, made and removed at once.
+        let probe = (folder as NSString).appendingPathComponent(".parleyd-probe-\(getpid())")
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let problem = String(cString: strerror(errno))
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)): cannot make files in \(excerpt(folder)) (\(problem)); set it to \(fix)")
+        }
+        close(descriptor)
+        unlink(probe)
+    }
+
+    /// Makes `folder` and the folders above it that are missing; the reason it cannot, or nil.
+    private static func makeFolder(_ folder: String, mode: mode_t) -> String? {
+        let parent = (folder as NSString).deletingLastPathComponent
+        var info = stat()
+        if !parent.isEmpty, parent != folder, stat(parent, &info) != 0, let problem = makeFolder(parent, mode: mode) {
+            return problem
+        }
+        guard mkdir(folder, mode) == 0 || errno == EEXIST else { return String(cString: strerror(errno)) }
+        return nil
+    }
+
+    /// A path for a message: at most 80 characters (its start and end), so the line stays short.
+    static func excerpt(_ path: String) -> String {
+        path.count > 80 ? "\(path.prefix(40))...\(path.suffix(37))" : path
     }
 
     /// systemd's status line: what Parley is doing, in a few words.
@@ -537,6 +639,8 @@ struct ConversationService: Service {
     let interpreter: Interpreter
     let notifier: SystemdNotifier
     let history: HistoryWriter
+    /// Where turns that cannot be stored at exit are saved (`Daemon.flushHistory`).
+    let journal: (path: String, folders: [String])?
     let logger: Logger
 
     func run() async throws {
@@ -551,7 +655,7 @@ struct ConversationService: Service {
                     throw DaemonFailure(error.kind == .deviceLost ? .audioDevice : .runtime, error.description)
                 }
                 // Before the socket closes: clients waiting for a stored turn get their answer.
-                await Daemon.flushHistory(history, logger: logger)
+                await Daemon.flushHistory(history, journal: journal, logger: logger)
             } onGracefulShutdown: { [notifier] in
                 notifier.stopping()
                 interpreter.stop()

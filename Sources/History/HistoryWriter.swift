@@ -7,6 +7,15 @@ import Synchronization
 public protocol HistoryStore: Sendable {
     func writeSession(speakerA: String, speakerB: String, at date: Date, ending previous: Int64?) throws -> SessionRecord
     func writeTurn(_ turn: TurnRecord, retention: Retention, now: Date) throws -> TurnRecord
+    /// Makes sure the store still writes to the file at its path, making it again if it was
+    /// deleted; returns the file's generation, which changes each time it is made again
+    /// (`AppDatabase.checkFile`).
+    func checkFile() throws -> Int
+}
+
+extension HistoryStore {
+    /// A store with no file of its own never loses it.
+    public func checkFile() throws -> Int { 0 }
 }
 
 /// The history write queue. Writes never block the caller: `enqueue` returns at once and one
@@ -18,6 +27,12 @@ public protocol HistoryStore: Sendable {
 ///
 /// The writer also keeps the current session: a turn that comes more than `sessionGap` after
 /// the previous one starts a new session first.
+///
+/// Before and after each commit the worker checks that the database is still the file at its
+/// path (`HistoryStore.checkFile`, one `stat`). When the file or its folder was deleted, the
+/// store makes it again; the worker then starts a session there and writes the item again, so
+/// an item is acknowledged only once a check after its commit proved it is in the file at the
+/// path. A file that cannot be made again is a failure that can pass: degraded, retried.
 public final class HistoryWriter: Sendable {
     /// What clients see in `status`.
     public struct Health: Sendable, Equatable {
@@ -51,6 +66,10 @@ public final class HistoryWriter: Sendable {
         var draining = false
         var lastError: String?
         var sessionID: Int64?
+        /// The file generation (`HistoryStore.checkFile`) `sessionID` was written in.
+        var sessionGeneration: Int?
+        /// The last file generation seen.
+        var fileGeneration: Int?
         /// When the last turn was enqueued, for the session gap.
         var lastTurnAt: Date?
         var speakers: (a: String, b: String)
@@ -68,6 +87,8 @@ public final class HistoryWriter: Sendable {
     private let now: @Sendable () -> Date
     /// Waits out a backoff on the worker's queue (a sleep; tests record the waits instead).
     private let wait: @Sendable (Duration) -> Void
+    /// Told when the history file was found deleted and made again.
+    private let onFileRecreated: @Sendable () -> Void
 
     /// `now` and `wait` are the clock: the daemon's by default; a test's to drive retries and
     /// retention without waiting.
@@ -75,8 +96,10 @@ public final class HistoryWriter: Sendable {
         store: any HistoryStore, retention: Retention = Retention(), sessionGap: TimeInterval = 30 * 60, speakerA: String,
         speakerB: String, maxBackoff: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() },
         wait: @escaping @Sendable (Duration) -> Void = HistoryWriter.sleep,
-        onHealthChange: @escaping @Sendable (String?) -> Void = { _ in }
+        onHealthChange: @escaping @Sendable (String?) -> Void = { _ in },
+        onFileRecreated: @escaping @Sendable () -> Void = {}
     ) {
+        self.onFileRecreated = onFileRecreated
         self.now = now
         self.wait = wait
         self.store = store
@@ -159,16 +182,25 @@ public final class HistoryWriter: Sendable {
         return state.withLock { $0.queue.isEmpty }
     }
 
-    /// At exit, after `flush`: answers every item still waiting with a failure (so nobody waits
-    /// for it forever) and refuses new ones. Returns how many were given up.
+    /// At exit, after `flush`: refuses new items and answers every item still waiting with a
+    /// failure (so nobody waits for it forever). The turns among them are first handed to
+    /// `save`, which keeps them elsewhere (`HistoryJournal.spill`) and returns where, or nil;
+    /// the failure then says where they went. Returns how many items were given up.
     @discardableResult
-    public func failPending() -> Int {
+    public func failPending(saving save: ([TurnRecord]) -> String? = { _ in nil }) -> Int {
         let abandoned = state.withLock { state in
             state.closed = true
             defer { state.queue.removeAll() }
             return state.queue.map(\.item)
         }
-        for item in abandoned { item.fail(Self.closedError) }
+        let turns = abandoned.compactMap { item -> TurnRecord? in
+            if case .turn(let turn, _) = item { return turn }
+            return nil
+        }
+        let error = (turns.isEmpty ? nil : save(turns)).map {
+            HistoryError("the daemon is stopping and history could not be written; the turn was saved to \($0) and is stored at the next start")
+        }
+        for item in abandoned { item.fail(error ?? Self.closedError) }
         return abandoned.count
     }
 
@@ -205,18 +237,32 @@ public final class HistoryWriter: Sendable {
                 return (first.number, first.item, state.sessionID)
             }) else { return }
             do {
+                let generation = try checkedGeneration()
                 switch item {
                 case .session(let a, let b, let date, let done):
-                    let session = try store.writeSession(speakerA: a, speakerB: b, at: date, ending: previousSession)
-                    if committed(number, { $0.sessionID = session.id }) { done(.success(session)) }
+                    // A session of a deleted file is not ended in the new one (its id may be another's there).
+                    let current = state.withLock { $0.sessionGeneration == generation } ? previousSession : nil
+                    let session = try store.writeSession(speakerA: a, speakerB: b, at: date, ending: current)
+                    // Written to a file deleted meanwhile: again, in the new one.
+                    guard try checkedGeneration() == generation else { continue }
+                    if committed(number, { $0.sessionID = session.id; $0.sessionGeneration = generation }) { done(.success(session)) }
                 case .turn(var turn, let done):
-                    guard let sessionID = previousSession else {
+                    guard var sessionID = previousSession else {
                         // No session could be written yet: the first item (the session) failed for good.
                         if committed(number) { done(.failure(HistoryError("no session to store the turn in"))) }
                         continue
                     }
+                    let (speakers, sessionGeneration) = state.withLock { ($0.speakers, $0.sessionGeneration) }
+                    if sessionGeneration != generation {
+                        // The file was made again: its turns need a session there.
+                        let session = try store.writeSession(speakerA: speakers.a, speakerB: speakers.b, at: turn.createdAt, ending: nil)
+                        guard let id = session.id else { throw HistoryError("the new session has no id") }
+                        state.withLock { $0.sessionID = id; $0.sessionGeneration = generation }
+                        sessionID = id
+                    }
                     turn.sessionID = sessionID
                     let stored = try store.writeTurn(turn, retention: retention, now: now())
+                    guard try checkedGeneration() == generation else { continue }
                     if committed(number) { done(.success(stored)) }
                 }
                 backoff = .milliseconds(100)
@@ -234,6 +280,17 @@ public final class HistoryWriter: Sendable {
                 if committed(number) { item.fail(error) }
             }
         }
+    }
+
+    /// `store.checkFile()`, telling `onFileRecreated` when the generation changed.
+    private func checkedGeneration() throws -> Int {
+        let generation = try store.checkFile()
+        let changed = state.withLock { state in
+            defer { state.fileGeneration = generation }
+            return state.fileGeneration.map { $0 != generation } ?? false
+        }
+        if changed { onFileRecreated() }
+        return generation
     }
 
     /// Removes item `number` from the head of the queue after it was handled, and leaves the

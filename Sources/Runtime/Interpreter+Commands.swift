@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyAudio
+import ParleyConfig
 import ParleyControl
 import ParleyConversation
 import ParleyEndpoint
@@ -153,7 +154,7 @@ extension Interpreter {
         }
         for pair in [LanguagePair(settings.speakerA, settings.speakerB), LanguagePair(settings.speakerB, settings.speakerA)]
         where !translator.supports(pair) {
-            throw ConversationRefusal("no installed translation for \(pair); install the Apertium pair (e.g. apertium-\(pair.source)-\(pair.target))")
+            throw ConversationRefusal("no installed translation for \(pair): \(TranslationHints.missingPair(source: pair.source, target: pair.target))")
         }
         guard (50...10_000).contains(settings.silenceMs) else { throw ConversationRefusal("silence_ms must be from 50 to 10000") }
         guard (0...10_000).contains(settings.echoTailMs) else { throw ConversationRefusal("echo_tail_ms must be from 0 to 10000") }

@@ -252,6 +252,7 @@ struct HistorySearchTests {
         let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
         _ = try await database.insert(turn(session, "fresh", "nuevo", at: 1))
         #expect(try await database.turnCount() == 1)
+        try database.close()
         // A sound file is left where it is.
         #expect(try AppDatabase.open(path: path).movedAside == nil)
     }
