@@ -63,4 +63,12 @@ public protocol AudioPlayback: AnyObject {
     func discard()
     /// Releases the device or file.
     func close()
+    /// The sound system may have restarted (the microphone came back after a loss): a device
+    /// that can be opened again is, before the next utterance, rather than found stale then.
+    func renew()
+}
+
+extension AudioPlayback {
+    /// Most devices have nothing to renew.
+    public func renew() {}
 }

@@ -1,5 +1,6 @@
 /// Playback that survives its device going away (a USB speaker unplugged, a sound server
-/// restarted): a failed device is closed, and the next utterance opens a fresh one.
+/// restarted): a chunk that fails is played again on a freshly opened device (once), and
+/// `renew` replaces the device before the next utterance when the sound system came back.
 public final class ReopeningPlayback: AudioPlayback {
     private var device: (any AudioPlayback)?
     private let open: () throws(AudioError) -> any AudioPlayback
@@ -33,8 +34,21 @@ public final class ReopeningPlayback: AudioPlayback {
         }
     }
 
+    /// Writes the chunk; if the device fails, the chunk is written once more on a fresh one,
+    /// so a stale device costs no speech.
     public func write(_ samples: [Int16]) throws(AudioError) {
-        try using { device throws(AudioError) in try device.write(samples) }
+        do {
+            try using { device throws(AudioError) in try device.write(samples) }
+        } catch {
+            guard !closed else { throw error }
+            try using { device throws(AudioError) in try device.write(samples) }
+        }
+    }
+
+    public func renew() {
+        guard !closed, let stale = device else { return }
+        stale.close()
+        device = nil
     }
 
     public func drain() throws(AudioError) {

@@ -175,6 +175,8 @@ struct CaptureLoop: Sendable {
         }
         if wasLost {
             interpreter.logger.notice("microphone is back")
+            // The sound server may have restarted with it: the speaker's device is stale too.
+            interpreter.speech.inbox.yield(.renewPlayback)
             interpreter.publishState()
         }
         interpreter.perform(actions)

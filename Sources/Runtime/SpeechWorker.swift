@@ -41,6 +41,8 @@ actor SpeechWorker {
     enum Command: Sendable {
         case speak(Utterance)
         case prepare(Preparation)
+        /// The sound system came back: open the playback device afresh before the next utterance.
+        case renewPlayback
         /// Close the playback device, then end.
         case close
     }
@@ -103,6 +105,8 @@ actor SpeechWorker {
                 utterance.finished(say(utterance))
             case .prepare(let preparation):
                 make(preparation)
+            case .renewPlayback:
+                playback.renew()
             case .close:
                 playback.close()
                 inbox.finish()

@@ -13,6 +13,7 @@ public final class RecordingSpeaker: Sendable {
         var held = false
         var writes = 0
         var discards = 0
+        var renewals = 0
         var closed = false
     }
 
@@ -30,6 +31,8 @@ public final class RecordingSpeaker: Sendable {
     public var played: [Int16] { state.withLock { $0.played } }
     public var writes: Int { state.withLock { $0.writes } }
     public var discards: Int { state.withLock { $0.discards } }
+    /// How often the runtime asked for a fresh device (the sound system came back).
+    public var renewals: Int { state.withLock { $0.renewals } }
     public var isClosed: Bool { state.withLock { $0.closed } }
 
     public func hold() { state.withLock { $0.held = true } }
@@ -50,6 +53,7 @@ public final class RecordingSpeaker: Sendable {
     }
 
     fileprivate func discard() { state.withLock { $0.discards += 1 } }
+    fileprivate func renew() { state.withLock { $0.renewals += 1 } }
     fileprivate func close() { state.withLock { $0.closed = true } }
 }
 
@@ -63,6 +67,7 @@ final class RecordingPlayback: AudioPlayback {
     func drain() throws(AudioError) {}
     func discard() { speaker.discard() }
     func close() { speaker.close() }
+    func renew() { speaker.renew() }
 }
 
 /// A synthesizer that "speaks" silence: `samplesPerCharacter` samples for each character of the

@@ -170,6 +170,8 @@ struct RuntimeTests {
         #expect(states != nil)
         #expect(await until { conversation.interpreter.snapshot.state == "listening" })
         #expect(conversation.microphone.closes == 1, "the failed device was closed")
+        // The sound server may have restarted with the microphone: the speaker is opened afresh.
+        #expect(await until { conversation.speaker.renewals == 1 })
         utterance(conversation)
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "still here")
