@@ -11,11 +11,11 @@ translation handed to playback); their sum is what a person waits, less the audi
 Mouth-to-ear, the audio path included: one recorder records the room's monitor all along, so
 the person's speech and Parley's reply share its clock. This sound server does not give the
 recordings back sample for sample, so each recording is found in the room by its loudness
-instead: the room's first voiced 10 ms frame after the recording was started is the
-recording's own first voiced frame, and its last voiced frame follows at the distance it has in
-the file. The first voiced frame after that is the reply. "Voiced" is a fixed level (-38 dBFS:
-the recordings' speech is around -28 dBFS, their background and the room tone -45 to -50 dBFS);
-the share of frames on which the file and the room agree on voiced is reported as a check.
+instead: where the room's 10 ms levels correlate best with the file's (the fit is reported),
+the recording's last voiced frame follows at the distance it has in the file, and the first
+voiced frame after that is the reply. "Voiced" is a fixed level (-38 dBFS: the recordings'
+speech is around -28 dBFS, their background and the room tone -45 to -50 dBFS). The method is
+checked first on a recording played twice with a known gap (`calibrate`).
 
 Sets:
 - whole sentences: pocketsphinx-testdata's LibriVox sentences and goforward;
@@ -24,8 +24,8 @@ Sets:
 
 Usage: bench/turn-end.py BIN_DIR
 """
+import json
 import os
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -60,12 +60,14 @@ def clips(work):
         out.append((name, path, "whole", reference.get(name, [])))
     with open(f"{ROOT}/Tests/data/thinking-pauses.txt") as f:
         cuts = [line.split() for line in f if line.strip() and not line.startswith("#")]
-    for ident, cut, word in cuts:
-        source = f"{LIBRIVOX}{ident}.wav"
-        sox(source, f"{work}/a.wav", "trim", "0", cut)
-        sox(source, f"{work}/b.wav", "trim", cut)
-        sox(source, f"{work}/tone.wav", "trim", "0", "0.1", "repeat", "20")
-        for pause in ("0.6", "0.8", "1.0"):
+    # By pause length, then recording: a turn identical to the one before it is stored once,
+    # so the same sentence never comes twice in a row.
+    for pause in ("0.6", "0.8", "1.0"):
+        for ident, cut, word in cuts:
+            source = f"{LIBRIVOX}{ident}.wav"
+            sox(source, f"{work}/a.wav", "trim", "0", cut)
+            sox(source, f"{work}/b.wav", "trim", cut)
+            sox(source, f"{work}/tone.wav", "trim", "0", "0.1", "repeat", "20")
             sox(f"{work}/tone.wav", f"{work}/pause.wav", "trim", "0", pause)
             path = f"{work}/{ident}-{word}-{pause}.wav"
             sox(f"{work}/a.wav", f"{work}/pause.wav", f"{work}/b.wav", path)
@@ -117,31 +119,74 @@ def wav_samples(path):
         return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16)
 
 
-def mouth_to_ear(room, path, started):
-    """(ms from the recording's last voiced frame to the reply's first, agreement) or None."""
-    own = envelope(wav_samples(path)) > VOICED_DB
-    first = next(voiced_runs(own), None)
+def mouth_to_ear(room_db, path, started):
+    """(ms from the recording's last voiced frame to the reply's first, correlation) or None.
+
+    The recording is found in the room by the shape of its loudness: the offset, within 3 s
+    of when it was started (the recorder's own start lags by up to a second or more), where
+    the room's 10 ms levels correlate best with the file's. The room's first voiced frame after
+    the recording's last one (at the distance it has in the file) is the reply."""
+    own_db = envelope(wav_samples(path))
+    own = own_db > VOICED_DB
+    if not own.any():
+        return None
     last = len(own) - 1 - int(np.argmax(own[::-1]))
-    if first is None:
+    nominal = int(started * 100)
+    best, offset = -1.0, None
+    for k in range(max(0, nominal - 300), min(len(room_db) - len(own_db), nominal + 300)):
+        r = np.corrcoef(room_db[k:k + len(own_db)], own_db)[0, 1]
+        if r > best:
+            best, offset = r, k
+    if offset is None:
         return None
-    begin = max(0, int(started * 100) - 30)
-    onset = next((i for i in voiced_runs(room, begin) if i <= begin + 200), None)
-    if onset is None:
-        return None
-    offset = onset - first
-    span = room[offset:offset + len(own)]
-    agreement = float(np.mean(span == own[:len(span)])) if len(span) else 0.0
+    room = room_db > VOICED_DB
     end = offset + last
     reply = next((i for i in voiced_runs(room, end + 5) if i <= end + 300), None)
-    return None if reply is None else ((reply - end) * 10, agreement)
+    return None if reply is None else ((reply - end) * 10, best)
 
 
-def turns(work):
-    try:
-        return sqlite3.connect(f"{work}/history.sqlite").execute(
-            "SELECT id, source_text, pause_ms, ended_by, response_ms FROM turns ORDER BY id").fetchall()
-    except sqlite3.Error:
+def record_room(env, work, name):
+    """Starts recording the room's monitor into WORK/NAME; its first second is lost to start-up."""
+    recorder = subprocess.Popen(["parec", "-d", "room.monitor", "--rate=16000", "--channels=1", "--format=s16le",
+                                 "--raw", "--latency-msec=100"], env=env, stdout=open(f"{work}/{name}", "wb"))
+    time.sleep(2)
+    return recorder
+
+
+def calibrate(env, work):
+    """The method on a known answer: a "person" (0880) and, 300 ms of digital silence later, a
+    "reply" (0920) in one file, played into the room and measured as a turn would be."""
+    person, reply = f"{LIBRIVOX}0880.wav", f"{LIBRIVOX}0920.wav"
+    sox("-n", "-r", "16000", "-c", "1", "-b", "16", f"{work}/gap.wav", "trim", "0", "0.3")
+    sox(person, f"{work}/gap.wav", reply, f"{work}/calibration.wav")
+    recorder = record_room(env, work, "calibration.raw")
+    begun = time.monotonic() - 2
+    measured = []
+    for _ in range(3):
+        started = time.monotonic() - begun
+        subprocess.run(["paplay", "-d", "room", f"{work}/calibration.wav"], env=env, check=True)
+        time.sleep(1)
+        measured.append(started)
+    recorder.terminate()
+    recorder.wait()
+    room = envelope(np.fromfile(f"{work}/calibration.raw", dtype=np.int16))
+    own = envelope(wav_samples(person)) > VOICED_DB
+    theirs = envelope(wav_samples(reply)) > VOICED_DB
+    expected = (len(own) - 1 - int(np.argmax(own[::-1]))) * -10 + len(own) * 10 + 300 + next(voiced_runs(theirs)) * 10
+    got = [mouth_to_ear(room, person, started) for started in measured]
+    return expected, [f"{g[0]} ms (fit {g[1]:.2f})" if g else "-" for g in got]
+
+
+def turns(work, bin_dir, env, after=0):
+    """(id, words, pause_ms, ended_by, response_ms) of the turns stored after turn `after`, asked
+    of the daemon (it holds the history file exclusively)."""
+    out = subprocess.run([f"{bin_dir}/parley", "history", "--json", "--limit", "100", "--socket", f"{work}/control.sock"],
+                         env=env, capture_output=True, text=True)
+    if out.returncode != 0:
         return []
+    stored = [(t["id"], t["source_text"], t["timings"].get("pause_ms"), t["timings"].get("ended_by"),
+               t["timings"].get("response_ms")) for t in json.loads(out.stdout)]
+    return sorted(t for t in stored if t[0] > after)
 
 
 def main():
@@ -153,51 +198,50 @@ def main():
         sox("-n", "-r", "16000", "-c", "1", "-b", "16", f"{work}/room-tone.wav", "synth", "600", "pinknoise", "vol", "0.015")
         tone = subprocess.Popen(["paplay", "-d", "room", f"{work}/room-tone.wav"], env=env)
         time.sleep(0.5)
+        calibration = calibrate(env, work)
         daemon = subprocess.Popen([f"{bin_dir}/parleyd", "--config", f"{work}/parley.toml"], env=env,
                                   stderr=open(f"{work}/parleyd.log", "w"))
         try:
             while subprocess.run([f"{bin_dir}/parley", "status", "--socket", f"{work}/control.sock"], env=env,
                                  capture_output=True).returncode != 0:
                 time.sleep(0.05)
-            recorder = subprocess.Popen(["parec", "-d", "room.monitor", "--rate=16000", "--channels=1", "--format=s16le",
-                                         "--raw", "--latency-msec=10"], env=env, stdout=open(f"{work}/room.raw", "wb"))
-            begun = time.monotonic()
+            recorder = record_room(env, work, "room.raw")
+            begun = time.monotonic() - 2
             played = []
+            last = 0
             for name, path, kind, reference in clips(work):
                 started = time.monotonic() - begun
                 subprocess.run(["paplay", "-d", "room", path], env=env, check=True)
                 # Wait for the reply to be spoken and stored, then for the room to settle.
                 deadline = time.monotonic() + 20
-                while time.monotonic() < deadline and not turns(work):
+                while time.monotonic() < deadline and not turns(work, bin_dir, env, last):
                     time.sleep(0.05)
                 # A sentence cut in two gives its second turn after the first reply is spoken.
                 quiet = time.monotonic()
                 while time.monotonic() < deadline + 10 and time.monotonic() - quiet < 6:
-                    count = len(turns(work))
+                    count = len(turns(work, bin_dir, env, last))
                     time.sleep(0.1)
-                    if len(turns(work)) != count:
+                    if len(turns(work, bin_dir, env, last)) != count:
                         quiet = time.monotonic()
-                played.append((name, path, kind, reference, turns(work), started))
-                # The same words twice in a row are stored once: start each recording afresh.
-                with sqlite3.connect(f"{work}/history.sqlite") as db:
-                    db.execute("DELETE FROM turns")
+                stored = turns(work, bin_dir, env, last)
+                played.append((name, path, kind, reference, stored, started))
+                last = max([last] + [t[0] for t in stored])
             time.sleep(0.5)
             recorder.terminate()
             recorder.wait()
-            room = envelope(np.fromfile(f"{work}/room.raw", dtype=np.int16)) > VOICED_DB
-            if os.environ.get("KEEP"):
-                subprocess.run(["cp", "-r", work, os.environ["KEEP"]])
+            room = envelope(np.fromfile(f"{work}/room.raw", dtype=np.int16))
         finally:
             tone.terminate()
             daemon.terminate()
             daemon.wait()
             subprocess.run(["pulseaudio", "--kill"], env=env)
         report(played, room)
+        print(f"calibration: a reply {calibration[0]} ms after the person's last voiced frame is measured as {', '.join(calibration[1])}")
 
 
 def report(played, room):
     whole, natural, pauses_whole, pauses, ears = [], 0, 0, 0, []
-    print("| recording | turns | pause_ms | ended by | response_ms | pause + response | mouth-to-ear (agreement) |")
+    print("| recording | turns | pause_ms | ended by | response_ms | pause + response | mouth-to-ear (fit) |")
     print("|---|---|---|---|---|---|---|")
     for name, path, kind, reference, stored, started in played:
         pause_ms = [t[2] for t in stored]
@@ -205,6 +249,8 @@ def report(played, room):
         response = [t[4] for t in stored]
         waited = [p + r for p, r in zip(pause_ms, response) if p is not None and r is not None]
         ear = mouth_to_ear(room, path, started) if kind == "whole" and len(stored) == 1 else None
+        if ear and ear[1] < 0.8:
+            ear = None  # the recording was not found in the room with confidence
         if ear:
             ears.append(ear[0])
         shown = f"{ear[0]} ms ({ear[1]:.2f})" if ear else "-"
