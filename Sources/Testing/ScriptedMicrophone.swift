@@ -53,6 +53,14 @@ public final class ScriptedMicrophone: Sendable {
     /// Near silence.
     public func silence(ms: Int) { append(ms: ms, amplitude: Self.silenceAmplitude) }
 
+    /// Silence and speech in turn, starting with silence: `[200, 700, 1_000, 600, 2_000]` is a
+    /// sentence with a one-second pause in it, and the silence that ends it.
+    public func alternate(ms durations: [Int]) {
+        for (index, ms) in durations.enumerated() {
+            if index.isMultiple(of: 2) { silence(ms: ms) } else { speech(ms: ms) }
+        }
+    }
+
     /// The device fails on the next read; the next `times` reopens fail too.
     public func fail(reopensFailing times: Int = 0) {
         state.withLock {

@@ -13,9 +13,12 @@ import Testing
 /// for the recognizer's judgement, so the endpoints are exact).
 @Suite("End of turn, in memory")
 struct EndOfTurnTests {
-    func conversation(judging end: SentenceEnd?) throws -> TestConversation {
+    /// A recording in alternate mode whose English pauses are judged as `end`; `configure`
+    /// changes more of the config.
+    func conversation(judging end: SentenceEnd?, configure: (inout ParleyConfig) -> Void = { _ in }) throws -> TestConversation {
         var config = ParleyConfig()
         config.mode = .alternate
+        configure(&config)
         let conversation = try TestConversation(config: config, realTime: false)
         conversation.recognizers.judgeEnds(end, in: "en")
         return conversation
@@ -25,9 +28,7 @@ struct EndOfTurnTests {
         let conversation = try conversation(judging: SentenceEnd(probability: 0.3, words: 2))
         conversation.recognizers.willHear("young man", in: "en")
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 1_000)
-        conversation.microphone.silence(ms: 2_000)
+        conversation.microphone.alternate(ms: [200, 1_000, 2_000])
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "young man")
         #expect(turn.timings.endedBy == "language_model")
@@ -42,11 +43,7 @@ struct EndOfTurnTests {
         let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3))
         conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 700)
-        conversation.microphone.silence(ms: 1_000)  // "cold hearted and ..."
-        conversation.microphone.speech(ms: 600)
-        conversation.microphone.silence(ms: 2_000)
+        conversation.microphone.alternate(ms: [200, 700, 1_000, 600, 2_000])  // "cold hearted and ..."
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "cold hearted and rather selfish")
         #expect(turn.timings.endedBy == "silence")
@@ -59,9 +56,7 @@ struct EndOfTurnTests {
         let conversation = try conversation(judging: nil)
         conversation.recognizers.willHear("hello", in: "en")
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 800)
-        conversation.microphone.silence(ms: 2_000)
+        conversation.microphone.alternate(ms: [200, 800, 2_000])
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.timings.endedBy == "silence" && turn.timings.pauseMs == 1_500)
         _ = await conversation.finish()
@@ -72,9 +67,7 @@ struct EndOfTurnTests {
         conversation.recognizers.willHear("to be", in: "en")
         _ = try conversation.interpreter.apply(.init(silenceMs: 400))
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 800)
-        conversation.microphone.silence(ms: 1_000)
+        conversation.microphone.alternate(ms: [200, 800, 1_000])
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.timings.endedBy == "silence" && turn.timings.pauseMs == 400)
         _ = await conversation.finish()

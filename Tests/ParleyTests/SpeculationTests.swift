@@ -14,11 +14,7 @@ import Testing
 @Suite("Speculation, in memory")
 struct SpeculationTests {
     func conversation(judging end: SentenceEnd) throws -> TestConversation {
-        var config = ParleyConfig()
-        config.mode = .alternate
-        let conversation = try TestConversation(config: config, realTime: false)
-        conversation.recognizers.judgeEnds(end, in: "en")
-        return conversation
+        try EndOfTurnTests().conversation(judging: end)
     }
 
     /// Samples the silent synthesizer makes for `text` (1,000 a character).
@@ -28,9 +24,7 @@ struct SpeculationTests {
         let conversation = try conversation(judging: SentenceEnd(probability: 0.3, words: 2, text: "young man"))
         conversation.recognizers.willHear("young man", in: "en")
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 1_000)
-        conversation.microphone.silence(ms: 2_000)
+        conversation.microphone.alternate(ms: [200, 1_000, 2_000])
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.translatedText == "[es] young man")
         #expect(turn.timings.speculated == true)
@@ -47,11 +41,9 @@ struct SpeculationTests {
         let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3, text: "cold hearted and"))
         conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 700)
-        conversation.microphone.silence(ms: 1_000)
-        conversation.microphone.speech(ms: 600)
-        conversation.microphone.silence(ms: 2_000)
+        conversation.microphone.alternate(ms: [200, 700, 1_000, 600, 2_000])
+        let translation = try #require(await conversation.next(EventType.translation, as: TextEvent.self))
+        #expect(translation.text == "[es] cold hearted and rather selfish", "the first translation published is the turn's")
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "cold hearted and rather selfish")
         #expect(turn.translatedText == "[es] cold hearted and rather selfish")
@@ -61,36 +53,17 @@ struct SpeculationTests {
         _ = await conversation.finish()
         let stored = try await conversation.history.recentTurns(limit: 5)
         #expect(stored.map(\.sourceText) == ["cold hearted and rather selfish"])
-    }
-
-    @Test func noTranslationEventComesFromASpeculation() async throws {
-        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3, text: "cold hearted and"))
-        conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
-        conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 700)
-        conversation.microphone.silence(ms: 1_000)
-        conversation.microphone.speech(ms: 600)
-        conversation.microphone.silence(ms: 2_000)
-        let translation = try #require(await conversation.next(EventType.translation, as: TextEvent.self))
-        #expect(translation.text == "[es] cold hearted and rather selfish")
-        _ = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
-        _ = await conversation.finish()
         #expect(await conversation.next(EventType.translation, as: TextEvent.self, seconds: 0.2) == nil)
     }
 
     @Test func aTurnAskedToBeRepeatedDropsItsSpeculationAndPlaysOnlyThePrompt() async throws {
-        var config = ParleyConfig()
-        config.mode = .alternate
-        config.minConfidence = 0.5
-        config.repeatPrompt = true
-        let conversation = try TestConversation(config: config, realTime: false)
-        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.3, words: 2, text: "young man"), in: "en")
+        let conversation = try EndOfTurnTests().conversation(judging: SentenceEnd(probability: 0.3, words: 2, text: "young man")) {
+            $0.minConfidence = 0.5
+            $0.repeatPrompt = true
+        }
         conversation.recognizers.willHear("young man", in: "en", confidence: 0.1)
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 1_000)
-        conversation.microphone.silence(ms: 2_000)
+        conversation.microphone.alternate(ms: [200, 1_000, 2_000])
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.lowConfidence && turn.translatedText == nil)
         _ = await conversation.finish()
@@ -104,9 +77,7 @@ struct SpeculationTests {
         let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
         conversation.recognizers.willHear("young man", in: "en")
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 1_000)
-        conversation.microphone.silence(ms: 400)
+        conversation.microphone.alternate(ms: [200, 1_000, 400])
         #expect(await conversation.microphone.drained())
         conversation.interpreter.stopTurn()
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
@@ -120,9 +91,7 @@ struct SpeculationTests {
         let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
         conversation.recognizers.willHear("young man", in: "en")
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 1_000)
-        conversation.microphone.silence(ms: 400)
+        conversation.microphone.alternate(ms: [200, 1_000, 400])
         #expect(await conversation.microphone.drained())
         conversation.interpreter.pause()
         conversation.microphone.nudge()
@@ -141,9 +110,7 @@ struct SpeculationTests {
         let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
         conversation.recognizers.willHear("young man", in: "en")
         conversation.start()
-        conversation.microphone.silence(ms: 200)
-        conversation.microphone.speech(ms: 1_000)
-        conversation.microphone.silence(ms: 400)
+        conversation.microphone.alternate(ms: [200, 1_000, 400])
         #expect(await conversation.microphone.drained())
         await #expect(throws: ConversationRefusal.self) { try await conversation.interpreter.say(.b, text: "hola") }
         conversation.microphone.silence(ms: 2_000)
