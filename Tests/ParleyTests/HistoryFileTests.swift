@@ -6,20 +6,26 @@ import Testing
 @testable import ParleyDaemon
 import Logging
 
+/// A translated English turn at `seconds` after 1970.
+func historyTurn(_ text: String, at seconds: TimeInterval) -> TurnRecord {
+    TurnRecord(
+        sessionID: 0, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: text, translatedText: "«\(text)»",
+        confidence: nil, status: .translated, createdAt: Date(timeIntervalSince1970: seconds))
+}
+
+/// A new temporary folder whose name starts with `prefix`.
+func historyFolder(prefix: String) throws -> String {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
+}
+
 /// The history file, or its folder, deleted under a running writer (issue 16, item 2).
 @Suite("History file deleted while running")
 struct HistoryFileTests {
-    private func turn(_ text: String, at seconds: TimeInterval) -> TurnRecord {
-        TurnRecord(
-            sessionID: 0, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: text, translatedText: "«\(text)»",
-            confidence: nil, status: .translated, createdAt: Date(timeIntervalSince1970: seconds))
-    }
+    private func turn(_ text: String, at seconds: TimeInterval) -> TurnRecord { historyTurn(text, at: seconds) }
 
-    private func temporaryFolder() throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-history-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        return folder
-    }
+    private func temporaryFolder() throws -> String { try historyFolder(prefix: "parley-history-") }
 
     /// Polls `condition` for up to 10 s.
     private func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
@@ -210,17 +216,9 @@ struct HistoryJournalTests {
 /// The history keeps its WAL index in the heap instead, so there is no such file to fail.
 @Suite("History WAL index")
 struct HistoryWALIndexTests {
-    private func turn(_ text: String, at seconds: TimeInterval) -> TurnRecord {
-        TurnRecord(
-            sessionID: 0, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: text, translatedText: "«\(text)»",
-            confidence: nil, status: .translated, createdAt: Date(timeIntervalSince1970: seconds))
-    }
+    private func turn(_ text: String, at seconds: TimeInterval) -> TurnRecord { historyTurn(text, at: seconds) }
 
-    private func temporaryFolder() throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-shm-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        return folder
-    }
+    private func temporaryFolder() throws -> String { try historyFolder(prefix: "parley-shm-") }
 
     /// Opens the history at `path`, stores `count` turns (enough to grow a WAL index past its
     /// first page) and reads them back.

@@ -17,6 +17,17 @@ struct SpeculationTests {
         try EndOfTurnTests().conversation(judging: end)
     }
 
+    /// "young man", then 400 ms of a pause that the language model does not take for an end:
+    /// a speculation on "young man" is running or done, and the utterance is still open.
+    func pausedAfterYoungMan() async throws -> TestConversation {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
+        conversation.recognizers.willHear("young man", in: "en")
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 400])
+        #expect(await conversation.microphone.drained())
+        return conversation
+    }
+
     /// Samples the silent synthesizer makes for `text` (1,000 a character).
     func samples(of text: String) -> Int { text.count * 1_000 }
 
@@ -74,11 +85,7 @@ struct SpeculationTests {
 
     @Test func aStopDuringASpeculationEndsTheTurnWholeAndSpeaksItOnce() async throws {
         // An unlikely end: the pause would run to silence_ms, but `stop` ends it.
-        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
-        conversation.recognizers.willHear("young man", in: "en")
-        conversation.start()
-        conversation.microphone.alternate(ms: [200, 1_000, 400])
-        #expect(await conversation.microphone.drained())
+        let conversation = try await pausedAfterYoungMan()
         conversation.interpreter.stopTurn()
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "young man" && turn.translatedText == "[es] young man")
@@ -88,11 +95,7 @@ struct SpeculationTests {
     }
 
     @Test func aPauseDuringASpeculationCancelsTheUtteranceAndPlaysNothing() async throws {
-        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
-        conversation.recognizers.willHear("young man", in: "en")
-        conversation.start()
-        conversation.microphone.alternate(ms: [200, 1_000, 400])
-        #expect(await conversation.microphone.drained())
+        let conversation = try await pausedAfterYoungMan()
         conversation.interpreter.pause()
         conversation.microphone.nudge()
         conversation.microphone.silence(ms: 20)  // the device's next period: the loop sees the pause
@@ -107,11 +110,7 @@ struct SpeculationTests {
     }
 
     @Test func aTypedTurnDuringASpeculationIsRefusedWithAReasonAndTheSpokenTurnGoesOn() async throws {
-        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
-        conversation.recognizers.willHear("young man", in: "en")
-        conversation.start()
-        conversation.microphone.alternate(ms: [200, 1_000, 400])
-        #expect(await conversation.microphone.drained())
+        let conversation = try await pausedAfterYoungMan()
         await #expect(throws: ConversationRefusal.self) { try await conversation.interpreter.say(.b, text: "hola") }
         conversation.microphone.silence(ms: 2_000)
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
