@@ -8,9 +8,9 @@ import Synchronization
 /// Work done while a pause runs: the words heard so far, translated and synthesized in the
 /// background before anyone knows whether the person has finished.
 ///
-/// When the lanes judge a pause, their hypothesis is taken as it stands: its translation starts
-/// on the concurrency pool, and the speech worker makes the audio into memory. The utterance
-/// goes on meanwhile.
+/// When the lanes judge a pause a likely end, their hypothesis is taken as it stands: its
+/// translation starts on the concurrency pool, and the speech worker makes the audio into
+/// memory. The utterance goes on meanwhile.
 /// - If the turn ends with the same words, in the same language, the translation and the audio
 ///   already made are used: the reply starts as soon as recognition has finished.
 /// - If speech resumes, the utterance is cancelled, a new one starts, or the turn ends with
@@ -34,7 +34,10 @@ extension Interpreter.Shared {
     /// What a speculation would translate now: the hypothesis of the language that explains the
     /// audio best, once every language the utterance is decoded in has judged the same audio
     /// (nil while they disagree on how far they heard, or when nothing was heard). Only while
-    /// the utterance's end is undecided or being recognized, and a pause is on.
+    /// the utterance's end is undecided or being recognized, and a pause is on, and only where
+    /// the language model takes the words for a likely end (`end_probability`): a thinking pause
+    /// after "and" costs no translation or synthesis, and the person who goes on speaking
+    /// competes with none for the processor.
     var speculationCandidate: (text: String, language: String, target: String)? {
         switch machine.state {
         case .hearing(_, _): guard endpointer.pause != nil else { return nil }
@@ -48,7 +51,7 @@ extension Interpreter.Shared {
         else { return nil }
         let best = judged.compactMap { language, judgement in judgement.end.map { (language, $0) } }
             .max { ($0.1.score ?? -.infinity) < ($1.1.score ?? -.infinity) }
-        guard let (language, end) = best else { return nil }
+        guard let (language, end) = best, end.probability >= endpointer.settings.endProbability else { return nil }
         let text = end.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return nil }
         return (text, language, language == sides.speaker ? sides.other : sides.speaker)

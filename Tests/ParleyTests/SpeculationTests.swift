@@ -1,6 +1,7 @@
 import Foundation
 import ParleyConfig
 import ParleyConversation
+import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
@@ -17,10 +18,12 @@ struct SpeculationTests {
         try EndOfTurnTests().conversation(judging: end)
     }
 
-    /// "young man", then 400 ms of a pause that the language model does not take for an end:
-    /// a speculation on "young man" is running or done, and the utterance is still open.
+    /// "young man", then 400 ms of a pause that a likely end would end only at 1 s: a
+    /// speculation on "young man" is running or done, and the utterance is still open.
     func pausedAfterYoungMan() async throws -> TestConversation {
-        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "young man"))
+        let conversation = try EndOfTurnTests().conversation(judging: SentenceEnd(probability: 0.3, words: 2, text: "young man")) {
+            $0.endpoint.likelyEndMs = 1_000
+        }
         conversation.recognizers.willHear("young man", in: "en")
         conversation.start()
         conversation.microphone.alternate(ms: [200, 1_000, 400])
@@ -48,11 +51,14 @@ struct SpeculationTests {
     }
 
     @Test func aSpeculationOnWordsTheTurnDidNotEndWithIsNeverPlayedStoredOrPublished() async throws {
-        // "cold hearted and" is judged at each pause; the sentence goes on after the first one.
-        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3, text: "cold hearted and"))
+        // "cold hearted and" is judged a likely end at each pause; the sentence goes on after
+        // 600 ms of the first one (before likely_end_ms, set to 1 s here, ends it).
+        let conversation = try EndOfTurnTests().conversation(judging: SentenceEnd(probability: 0.3, words: 3, text: "cold hearted and")) {
+            $0.endpoint.likelyEndMs = 1_000
+        }
         conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
         conversation.start()
-        conversation.microphone.alternate(ms: [200, 700, 1_000, 600, 2_000])
+        conversation.microphone.alternate(ms: [200, 700, 600, 600, 2_000])
         let translation = try #require(await conversation.next(EventType.translation, as: TextEvent.self))
         #expect(translation.text == "[es] cold hearted and rather selfish", "the first translation published is the turn's")
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
@@ -65,6 +71,18 @@ struct SpeculationTests {
         let stored = try await conversation.history.recentTurns(limit: 5)
         #expect(stored.map(\.sourceText) == ["cold hearted and rather selfish"])
         #expect(await conversation.next(EventType.translation, as: TextEvent.self, seconds: 0.2) == nil)
+    }
+
+    @Test func aPauseWhereTheSentenceCannotEndCostsNoTranslationOrSynthesis() async throws {
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3, text: "cold hearted and"))
+        conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 700, 1_000, 600, 2_000])
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "cold hearted and rather selfish" && turn.timings.speculated == nil)
+        #expect(conversation.translator.requests == ["cold hearted and rather selfish"])
+        #expect(conversation.synthesizer.texts == ["[es] cold hearted and rather selfish"])
+        _ = await conversation.finish()
     }
 
     @Test func aTurnAskedToBeRepeatedDropsItsSpeculationAndPlaysOnlyThePrompt() async throws {
