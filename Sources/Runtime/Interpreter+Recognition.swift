@@ -41,8 +41,10 @@ extension Interpreter {
     func judged(_ language: String, through: SampleTime, _ end: SentenceEnd?) {
         shared.withLock { state in
             guard state.utteranceLanguages.contains(language) else { return }
-            if let known = state.judgements[language], known.through > through { return }
-            state.judgements[language] = Judgement(through: through, end: end)
+            var kept = state.judgements[language, default: []]
+            if let known = kept.last, known.through >= through { return }
+            kept.append(Judgement(through: through, end: end))
+            state.judgements[language] = kept.suffix(Shared.keptJudgements)
             speculate(&state)
         }
         wakeup.wake()

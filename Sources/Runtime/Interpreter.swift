@@ -83,8 +83,9 @@ public final class Interpreter: Sendable {
         var deviceLost = false
         /// The language of the last turn that could not be translated, for the spoken notice.
         var noticeLanguage: String?
-        /// The lanes' latest view of the utterance's pause, by language.
-        var judgements: [String: Judgement] = [:]
+        /// The lanes' recent views of the utterance's pause, by language, oldest first (the
+        /// last `keptJudgements`): lanes run side by side, one may be a few periods ahead.
+        var judgements: [String: [Judgement]] = [:]
         /// The sample through which the lanes were asked to judge the pause (a recording waits
         /// for their answer, so it gives the same turns as a live microphone).
         var awaitedJudgement: SampleTime?
@@ -95,21 +96,40 @@ public final class Interpreter: Sendable {
         /// Speculations started so far (their ids).
         var speculations = 0
 
-        /// The recognizer's view of the pause for the endpointer: the latest judgement, from the
-        /// language that explains the audio best when more than one judged it.
-        var endCue: EndCue? {
-            let judged = utteranceLanguages.compactMap { language in
-                judgements[language].flatMap { judgement in judgement.end.map { (through: judgement.through, end: $0) } }
+        /// The latest audio every language of the utterance has judged, with each language's
+        /// judgement of it. A lane that is ahead does not speak alone: in auto mode the other
+        /// language's words, judged first, could otherwise end an English sentence after "and".
+        var commonJudgement: (through: SampleTime, byLanguage: [(language: String, judgement: Judgement)])? {
+            guard let first = utteranceLanguages.first, let candidates = judgements[first] else { return nil }
+            for candidate in candidates.reversed() {
+                let all = utteranceLanguages.compactMap { language in
+                    judgements[language]?.last { $0.through == candidate.through }.map { (language: language, judgement: $0) }
+                }
+                if all.count == utteranceLanguages.count { return (candidate.through, all) }
             }
-            guard let latest = judged.map(\.through).max() else { return nil }
-            let best = judged.filter { $0.through == latest }.max { ($0.end.score ?? -.infinity) < ($1.end.score ?? -.infinity) }
-            return best.map { EndCue(through: $0.through, probability: $0.end.probability) }
+            return nil
         }
+
+        /// The judgement of the language that explains the audio best, at the latest audio
+        /// every language has judged (nil: none, or no words to judge).
+        var bestJudgement: (language: String, end: SentenceEnd, through: SampleTime)? {
+            guard let common = commonJudgement else { return nil }
+            return common.byLanguage.compactMap { entry in entry.judgement.end.map { (language: entry.language, end: $0, through: common.through) } }
+                .max { ($0.end.score ?? -.infinity) < ($1.end.score ?? -.infinity) }
+        }
+
+        /// The recognizer's view of the pause for the endpointer.
+        var endCue: EndCue? {
+            bestJudgement.map { EndCue(through: $0.through, probability: $0.end.probability) }
+        }
+
+        /// How many recent judgements each language keeps.
+        static let keptJudgements = 16
 
         /// Whether a lane has yet to judge the audio through `awaitedJudgement`.
         var isAwaitingJudgement: Bool {
             guard let awaited = awaitedJudgement else { return false }
-            return utteranceLanguages.contains { (judgements[$0]?.through ?? -1) < awaited }
+            return utteranceLanguages.contains { (judgements[$0]?.last?.through ?? -1) < awaited }
         }
 
         /// Feeds the machine and applies what belongs to shared state right here.

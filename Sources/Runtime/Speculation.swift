@@ -32,8 +32,8 @@ struct Speculation: Sendable {
 
 extension Interpreter.Shared {
     /// What a speculation would translate now: the hypothesis of the language that explains the
-    /// audio best, once every language the utterance is decoded in has judged the same audio
-    /// (nil while they disagree on how far they heard, or when nothing was heard). Only while
+    /// audio best, at the latest audio every language of the utterance has judged (nil when
+    /// nothing was heard). Only while
     /// the utterance's end is undecided or being recognized, and a pause is on, and only where
     /// the language model takes the words for a likely end (`end_probability`): a thinking pause
     /// after "and" costs no translation or synthesis, and the person who goes on speaking
@@ -44,14 +44,9 @@ extension Interpreter.Shared {
         case .recognizing(_): break
         default: return nil
         }
-        guard let sides = utteranceSides else { return nil }
-        let judged = utteranceLanguages.compactMap { language in judgements[language].map { (language, $0) } }
-        guard judged.count == utteranceLanguages.count, let through = judged.first?.1.through,
-            judged.allSatisfy({ $0.1.through == through })
+        guard let sides = utteranceSides, let (language, end, _) = bestJudgement,
+            end.probability >= endpointer.settings.endProbability
         else { return nil }
-        let best = judged.compactMap { language, judgement in judgement.end.map { (language, $0) } }
-            .max { ($0.1.score ?? -.infinity) < ($1.1.score ?? -.infinity) }
-        guard let (language, end) = best, end.probability >= endpointer.settings.endProbability else { return nil }
         let text = end.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return nil }
         return (text, language, language == sides.speaker ? sides.other : sides.speaker)

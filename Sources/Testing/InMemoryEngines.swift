@@ -125,9 +125,12 @@ public final class RecognizerScript: Sendable {
         var calls: [Call] = []
         var fed: [String: Int] = [:]
         var sentenceEnds: [String: SentenceEnd] = [:]
+        var judged: [String: Int] = [:]
+        var heldJudgements: Set<String> = []
     }
 
     private let state = Mutex(State())
+    private let judging = NSCondition()
     /// The languages that have a "model".
     public let languages: Set<String>
 
@@ -151,6 +154,18 @@ public final class RecognizerScript: Sendable {
         state.withLock { $0.sentenceEnds[language] = end }
     }
 
+    /// Judging a pause in `language` waits until `releaseJudgements()`: that language's lane
+    /// falls behind the other's, as a slower decoder does live.
+    public func holdJudgements(in language: String) { state.withLock { _ = $0.heldJudgements.insert(language) } }
+
+    public func releaseJudgements() {
+        state.withLock { $0.heldJudgements = [] }
+        judging.broadcast()
+    }
+
+    /// How many pauses were judged in `language` so far.
+    public func judgements(in language: String) -> Int { state.withLock { $0.judged[language, default: 0] } }
+
     public var calls: [Call] { state.withLock { $0.calls } }
     /// Samples fed, per language.
     public func fed(_ language: String) -> Int { state.withLock { $0.fed[language, default: 0] } }
@@ -163,7 +178,15 @@ public final class RecognizerScript: Sendable {
 
     fileprivate func record(_ call: Call) { state.withLock { $0.calls.append(call) } }
     fileprivate func feed(_ count: Int, _ language: String) { state.withLock { $0.fed[language, default: 0] += count } }
-    fileprivate func sentenceEnd(_ language: String) -> SentenceEnd? { state.withLock { $0.sentenceEnds[language] } }
+    fileprivate func sentenceEnd(_ language: String) -> SentenceEnd? {
+        judging.lock()
+        while state.withLock({ $0.heldJudgements.contains(language) }) { judging.wait() }
+        judging.unlock()
+        return state.withLock { state in
+            state.judged[language, default: 0] += 1
+            return state.sentenceEnds[language]
+        }
+    }
     fileprivate func answer(_ language: String) -> Recognition {
         state.withLock { state in
             guard var queue = state.answers[language], !queue.isEmpty else { return Recognition(text: "", confidence: nil) }

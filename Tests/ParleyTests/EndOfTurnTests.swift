@@ -72,4 +72,36 @@ struct EndOfTurnTests {
         #expect(turn.timings.endedBy == "silence" && turn.timings.pauseMs == 400)
         _ = await conversation.finish()
     }
+
+    @Test func inAutoModeALaneThatIsAheadDoesNotEndTheTurnAlone() async throws {
+        // English explains the audio better and says the sentence goes on; Spanish, "hearing"
+        // English, takes its words for an end. The English lane falls behind.
+        var config = ParleyConfig()
+        config.mode = .auto
+        let conversation = try TestConversation(config: config)
+        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.002, words: 3, score: -4, text: "cold hearted and"), in: "en")
+        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.3, words: 3, score: -6, text: "col jarte"), in: "es")
+        conversation.recognizers.willHear("cold hearted and rather selfish", in: "en", score: -4, frames: 150)
+        conversation.recognizers.willHear("col jarte", in: "es", score: -6, frames: 150)
+        conversation.recognizers.holdJudgements(in: "en")
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000])
+        // The pause, period by period; from 100 ms to 450 ms each period is judged (in Spanish
+        // only) before the next comes.
+        for period in 1...30 {
+            let judged = conversation.recognizers.judgements(in: "es")
+            conversation.microphone.silence(ms: 20)
+            #expect(await conversation.microphone.drained())
+            if (5...22).contains(period), conversation.interpreter.snapshot.state == "hearing" {
+                #expect(await TestConversation.until { conversation.recognizers.judgements(in: "es") > judged || conversation.interpreter.snapshot.state != "hearing" })
+            }
+        }
+        #expect(conversation.interpreter.snapshot.state == "hearing", "600 ms into the pause, Spanish alone ended the turn")
+        conversation.recognizers.releaseJudgements()
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "cold hearted and rather selfish")
+        #expect(turn.timings.endedBy == "silence" && turn.timings.pauseMs == 1_500)
+        _ = await conversation.finish()
+    }
 }
