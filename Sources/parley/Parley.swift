@@ -9,7 +9,11 @@ struct Parley: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parley",
         abstract: "Control and inspect a running parleyd.",
-        discussion: "Exit codes: 0 ok, 1 the daemon answered with an error, 2 usage, 3 cannot connect, 4 no answer within --timeout.",
+        discussion: """
+            --socket, --timeout, --json and --utc may come before the subcommand (parley --socket S status) \
+            or after it (parley status --socket S).
+            Exit codes: 0 ok, 1 the daemon answered with an error, 2 usage, 3 cannot connect, 4 no answer within --timeout.
+            """,
         version: ParleyVersion.string,
         subcommands: [
             Status.self, Say.self, Listen.self, Stop.self, Pause.self, Resume.self, Swap.self, SetCommand.self,
@@ -20,7 +24,7 @@ struct Parley: ParsableCommand {
     /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
     static func main() {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst())))
             try command.run()
         } catch {
             let code = exitCode(for: error)
@@ -30,6 +34,45 @@ struct Parley: ParsableCommand {
             }
             exit(withError: error)
         }
+    }
+}
+
+/// The options of `ClientOptions` may also come before the subcommand: `parley --socket S status`.
+enum GlobalOptions {
+    /// Options that take a value.
+    static let withValue: Set<String> = ["--socket", "--timeout"]
+    /// Flags.
+    static let flags: Set<String> = ["--json", "--utc"]
+
+    /// `arguments` with the client options found before the first subcommand moved after the
+    /// subcommand path (before a `--`, if any), where ArgumentParser looks for them.
+    static func hoisted(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            let name = String(argument.split(separator: "=", maxSplits: 1).first ?? "")
+            if flags.contains(argument) {
+                leading.append(argument)
+            } else if withValue.contains(name) && argument.contains("=") {
+                leading.append(argument)
+            } else if withValue.contains(argument), index + 1 < arguments.endIndex {
+                leading += [argument, arguments[index + 1]]
+                index += 1
+            } else {
+                break
+            }
+            index += 1
+        }
+        guard !leading.isEmpty else { return arguments }
+        var rest = Array(arguments[index...])
+        // With no subcommand (`parley --socket S`), leave them where they were: the usage error says what is missing.
+        guard let first = rest.first else { return arguments }
+        if ["--help", "-h", "--version"].contains(first) { return rest }
+        guard !first.hasPrefix("-") else { return arguments }
+        let end = rest.firstIndex(of: "--") ?? rest.endIndex
+        rest.insert(contentsOf: leading, at: end)
+        return rest
     }
 }
 
@@ -43,6 +86,9 @@ struct ClientOptions: ParsableArguments {
 
     @Option(name: .long, help: "Seconds to wait for parleyd's answer; 0 waits as long as it takes.")
     var timeout: Double = 30
+
+    @Flag(name: .long, help: "Show and read times in UTC instead of local time.")
+    var utc = false
 
     /// The client's limit for one answer; nil: none.
     var answerTimeout: Duration? {
@@ -186,11 +232,20 @@ struct Say: ParsableCommand {
     }
 
     func run() throws {
+        let sent = Date()
         let turn = try options.call(
             Request(type: "say", data: ["speaker": .string(speaker.rawValue), "text": .string(text.joined(separator: " "))]),
             as: TurnInfo.self,
             whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once")
-        if options.json { return try options.printJSON(turn) }
+        // A turn identical to the one before it is not stored again: parleyd answers with the
+        // stored one, made before this request was sent (timestamps have milliseconds).
+        let repeated = LocalTime.parseInstant(turn.createdAt).map { $0 < sent.addingTimeInterval(-0.001) } ?? false
+        let note = "the same as turn #\(turn.id) just before it (\(LocalTime.display(turn.createdAt, utc: options.utc))): not stored again"
+        if options.json {
+            if repeated { printError("parley: \(note)") }
+            return try options.printJSON(turn)
+        }
+        if repeated { print(note) }
         print("\(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
         print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "(untranslated: \(turn.error ?? "error"))")")
     }
