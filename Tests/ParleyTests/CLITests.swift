@@ -116,6 +116,43 @@ struct CLITests {
             #expect(try ids(["--utc", "--since", LocalTimeFormat.day(nextDay, in: zone)]) == [turn.id])
         }
     }
+
+    @Test func watchSaysWhenTheDaemonGoesAwayAndWaitsForIt() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        // Output to files, not a terminal: one plain line per event.
+        let (watch, out, err) = try EndToEnd.start(try EndToEnd.binary("parley"), ["watch", "--quiet", "--socket", daemon.socket], in: dir, tag: "watch")
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        func printed(_ file: URL) -> String { (try? String(contentsOf: file, encoding: .utf8)) ?? "" }
+        /// Says turns until `watch` has printed `count` of them (it may not have subscribed yet).
+        func sayUntilWatched(_ count: Int) async throws {
+            let deadline = Date(timeIntervalSinceNow: 60)
+            var said = 0
+            while printed(out).components(separatedBy: "turn #").count - 1 < count && Date() < deadline {
+                said += 1
+                _ = try daemon.parley(["say", "--speaker", "a", "turn number \(said) of \(count)"])
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            try #require(printed(out).components(separatedBy: "turn #").count - 1 >= count, "watch printed: \(printed(out)) \(printed(err))")
+        }
+        func waitFor(_ text: String, in file: URL) async throws {
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while !printed(file).contains(text) && Date() < deadline && watch.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            try #require(printed(file).contains(text), "watch printed: \(printed(out)) \(printed(err))")
+        }
+
+        try await sayUntilWatched(1)
+        daemon.stop()
+        try await waitFor("parleyd went away", in: err)
+        #expect(watch.isRunning, "watch exited when the daemon went away: \(printed(err))")
+        daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        try await waitFor("parleyd is back", in: err)
+        let before = printed(out).components(separatedBy: "turn #").count - 1
+        try await sayUntilWatched(before + 1)
+        #expect(watch.isRunning)
+    }
 }
 
 /// The test's own reading of times, to compare with what the CLI prints.
