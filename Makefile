@@ -103,7 +103,8 @@ man:
 ## completions: bash, zsh and fish completions, generated from the argument parser into out/completions
 completions: $(GENERATE_WITH:debug=build)
 	@mkdir -p out/completions
-	bin=$$($(SWIFT) build -c $(GENERATE_WITH) --show-bin-path); for shell in bash zsh fish; do $$bin/parley --generate-completion-script $$shell > out/completions/parley.$$shell; done
+	bin=$$($(SWIFT) build -c $(GENERATE_WITH) --show-bin-path); for shell in bash zsh fish; do $$bin/parley --generate-completion-script $$shell > out/completions/parley.$$shell; done; \
+	sed -i '1{/^#!/d}' out/completions/parley.bash   # sourced by bash-completion, not run
 
 ## bench: measurements for docs/benchmarks.md, on a release build
 bench: release
