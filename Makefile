@@ -15,8 +15,11 @@ DATADIR     ?= $(PREFIX)/share
 MODELDIR    ?= $(DATADIR)/parley/models
 # install: which build of the binaries to install (release; the tests use debug)
 CONFIGURATION ?= release
-# man, completions: which build generates them (`make` uses its release build; the tests, debug)
+# completions: which build generates them (`make` uses its release build; the tests, debug)
 GENERATE_WITH ?= debug
+# install: `install -s` strips the binaries (parleyd: 116 MB to about 30); empty keeps the symbols
+INSTALL_STRIP ?= -s
+VERSION       := $(shell sed -n 's/.*static let string = "\(.*\)"/\1/p' Sources/Protocol/Messages.swift)
 STATIC        ?= --static-swift-stdlib
 TMPFILESDIR   ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG      ?= config/parley.toml
@@ -27,11 +30,14 @@ DEMO_INPUT  ?= out/demo-input.wav
 
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
-        libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd
+        libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd \
+        binutils python3 man-db
+# deb, check-deb: Debian's packaging tools, on top of DEBS
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release run demo test bench man completions units install system-checks clean
+.PHONY: all deps build release run demo test bench man completions units install uninstall deb check-deb system-checks clean
 
 ## all (`make`): the release binaries with the Swift runtime linked in (a service needs no
 ## toolchain at run time), man pages, completions and units: everything `make install` installs
@@ -40,7 +46,7 @@ all: release units
 
 ## deps: install the Debian packages that are missing (nothing happens when all are there)
 deps:
-	@missing=$$(for p in $(DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	@missing=$$(for p in $(DEBS) $(EXTRA_DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "Installing Debian packages:" $$missing; \
 		$(SUDO) apt-get update -q && \
@@ -79,20 +85,26 @@ test: deps
 	$(MAKE) --no-print-directory system-checks
 	PARLEY_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build --no-parallel
 
-## system-checks: the systemd units (systemd-analyze verify, security score <= 2.0) and `make install`
+## system-checks: the systemd units (systemd-analyze verify, security score <= 2.0), the man
+## pages (up to date, complete, no warnings), and `make install` / `make uninstall`
 system-checks: build
 	Tests/system/check-units.sh $$($(SWIFT) build --show-bin-path)
+	Tests/system/check-man.sh $$($(SWIFT) build --show-bin-path)
 	Tests/system/check-install.sh
 
-## man, completions: generated from the argument parser into out/man and out/completions
-man: $(GENERATE_WITH:debug=build)
-	$(SWIFT) build -c $(GENERATE_WITH) $(if $(filter release,$(GENERATE_WITH)),$(STATIC)) --product generate-manual
+## man: parley(1) and parleyd(8), written in man/, and parley.toml(5), made from
+## config/parley.toml's comments by man/config-to-man.py (and kept in man/ too), into out/man
+man:
+	@python3 --version >/dev/null 2>&1 || $(MAKE) --no-print-directory deps
+	python3 man/config-to-man.py config/parley.toml $(VERSION) > man/parley.toml.5.new && mv man/parley.toml.5.new man/parley.toml.5
 	@mkdir -p out/man
-	bin=$$($(SWIFT) build -c $(GENERATE_WITH) --show-bin-path); $$bin/generate-manual $$bin/parley -o out/man && $$bin/generate-manual $$bin/parleyd -o out/man
+	for page in parley.1 parleyd.8 parley.toml.5; do sed -e 's|@VERSION@|$(VERSION)|g' man/$$page > out/man/$$page; done
 
+## completions: bash, zsh and fish completions, generated from the argument parser into out/completions
 completions: $(GENERATE_WITH:debug=build)
 	@mkdir -p out/completions
-	bin=$$($(SWIFT) build -c $(GENERATE_WITH) --show-bin-path); for shell in bash zsh fish; do $$bin/parley --generate-completion-script $$shell > out/completions/parley.$$shell; done
+	bin=$$($(SWIFT) build -c $(GENERATE_WITH) --show-bin-path); for shell in bash zsh fish; do $$bin/parley --generate-completion-script $$shell > out/completions/parley.$$shell; done; \
+	sed -i '1{/^#!/d}' out/completions/parley.bash   # sourced by bash-completion, not run
 
 ## bench: measurements for docs/benchmarks.md, on a release build
 bench: release
@@ -109,15 +121,15 @@ units:
 	sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' systemd/parleyd.service.in > out/systemd/parleyd.service
 	cp systemd/parleyd.socket out/systemd/parleyd.socket
 
-## install: binaries, config (an edited one is kept), units, man pages, completions, docs.
+## install: binaries (stripped), config (an edited one is kept), units, man pages, completions, docs.
 ## Builds nothing (`make` first, as yourself; then `sudo make install`).
 ## Honours PREFIX and DESTDIR: make install PREFIX=/usr DESTDIR=/tmp/stage
 BUILT = .build/$(CONFIGURATION)
 install:
-	@for f in $(BUILT)/parleyd $(BUILT)/parley out/man/parley.1 out/man/parleyd.1 out/completions/parley.bash out/completions/parley.zsh out/completions/parley.fish; do \
+	@for f in $(BUILT)/parleyd $(BUILT)/parley out/man/parley.1 out/man/parleyd.8 out/man/parley.toml.5 out/completions/parley.bash out/completions/parley.zsh out/completions/parley.fish; do \
 		[ -e $$f ] || { echo "make install: $$f is missing; run \`make\` first (as yourself), then \`sudo make install\`" >&2; exit 1; }; done
 	install -d $(DESTDIR)$(BINDIR)
-	install -m 0755 $(BUILT)/parleyd $(BUILT)/parley $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(INSTALL_STRIP) $(BUILT)/parleyd $(BUILT)/parley $(DESTDIR)$(BINDIR)/
 	install -d $(DESTDIR)$(MODELDIR)/es/acoustic
 	install -m 0644 models/es/NOTICE models/es/LICENSE.profile-GPL-3.0 models/es/README.profile.md models/es/es.lm.bin models/es/es.dict $(DESTDIR)$(MODELDIR)/es/
 	install -m 0644 models/es/acoustic/* $(DESTDIR)$(MODELDIR)/es/acoustic/
@@ -134,7 +146,10 @@ install:
 	install -m 0644 systemd/parleyd.socket $(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/parley.sysusers $(DESTDIR)$(SYSUSERSDIR)/parley.conf
 	install -m 0644 systemd/parley.tmpfiles $(DESTDIR)$(TMPFILESDIR)/parley.conf
-	install -d $(DESTDIR)$(MANDIR)/man1 && install -m 0644 out/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 out/man/parley.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 out/man/parley.toml.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 out/man/parleyd.8 $(DESTDIR)$(MANDIR)/man8/
 	install -d $(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/site-functions $(DESTDIR)$(DATADIR)/fish/vendor_completions.d
 	install -m 0644 out/completions/parley.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/parley
 	install -m 0644 out/completions/parley.zsh $(DESTDIR)$(DATADIR)/zsh/site-functions/_parley
@@ -145,6 +160,39 @@ install:
 		systemd-tmpfiles --create $(TMPFILESDIR)/parley.conf 2>/dev/null || true; \
 		systemctl daemon-reload 2>/dev/null || true; \
 		echo "next: systemctl enable --now parleyd (docs/raspberry-pi.md)"; fi
+
+## uninstall: removes what `make install` installed (same PREFIX and DESTDIR). The config stays
+## when you edited it, and so do the history (/var/lib/parley) and the parley user.
+INSTALLED = $(BINDIR)/parleyd $(BINDIR)/parley \
+	$(UNITDIR)/parleyd.service $(UNITDIR)/parleyd.socket $(SYSUSERSDIR)/parley.conf $(TMPFILESDIR)/parley.conf \
+	$(MANDIR)/man1/parley.1 $(MANDIR)/man5/parley.toml.5 $(MANDIR)/man8/parleyd.8 \
+	$(DATADIR)/bash-completion/completions/parley $(DATADIR)/zsh/site-functions/_parley \
+	$(DATADIR)/fish/vendor_completions.d/parley.fish $(DATADIR)/parley/LICENSE $(SYSCONFDIR)/parley/parley.toml.dist
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl disable --now parleyd.service parleyd.socket 2>/dev/null || true; fi
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rm -rf $(DESTDIR)$(MODELDIR)/es
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md $(notdir $(wildcard docs/*.md)))
+	@mkdir -p out; conf=$(DESTDIR)$(SYSCONFDIR)/parley/parley.toml; \
+	sed -e 's|"\.\./models/|"$(MODELDIR)/|' config/parley.toml > out/parley.toml.default; \
+	if [ -e $$conf ] && cmp -s out/parley.toml.default $$conf; then rm -f $$conf; \
+	elif [ -e $$conf ]; then echo "kept your edited $$conf"; fi
+	-rmdir --ignore-fail-on-non-empty $(addprefix $(DESTDIR),$(MODELDIR) $(DATADIR)/parley $(DOCDIR) $(SYSCONFDIR)/parley)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl daemon-reload 2>/dev/null || true; \
+		echo "make uninstall: the history in /var/lib/parley and the parley user are kept (userdel parley; rm -r /var/lib/parley)"; fi
+
+## deb: a Debian package built by debhelper (debian/), from this tree's release build, into out/deb
+## (also a -dbgsym package with the symbols). check-deb: build it, then lintian and its contents.
+deb: EXTRA_DEBS = $(DEB_TOOLS)
+deb: deps
+	rm -rf out/deb && mkdir -p out/deb
+	dpkg-buildpackage -b -us -uc --no-pre-clean --changes-option=-uout/deb --buildinfo-option=-uout/deb \
+		--changes-file=out/deb/parley_$(VERSION)_$$(dpkg --print-architecture).changes \
+		--buildinfo-file=out/deb/parley_$(VERSION)_$$(dpkg --print-architecture).buildinfo
+	@ls out/deb/*.deb
+
+check-deb: deb
+	Tests/system/check-deb.sh out/deb
 
 clean:
 	rm -rf .build out

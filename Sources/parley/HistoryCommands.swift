@@ -6,7 +6,7 @@ import ParleyProtocol
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history", abstract: "Show, search and manage past turns.",
-        subcommands: [List.self, Export.self, Import.self, Delete.self, Clear.self, Undo.self],
+        subcommands: [List.self, Export.self, Import.self, Delete.self, DeleteLast.self, Clear.self, Undo.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -28,10 +28,10 @@ struct HistoryCommand: ParsableCommand {
         @Option(name: .long, help: "Only turns spoken in or translated into this language (e.g. es).")
         var lang: String?
 
-        @Option(name: .long, help: "Only turns from this moment on (2026-11-22 or 2026-11-22T08:00:00Z).")
+        @Option(name: .long, help: "Only turns from this moment on: a day (2026-11-22: local midnight, UTC with --utc), a local time (2026-11-22T08:00) or one with its zone (2026-11-22T08:00:00Z).")
         var since: String?
 
-        @Option(name: .long, help: "Only turns before this moment.")
+        @Option(name: .long, help: "Only turns before this moment (as --since).")
         var until: String?
 
         @Option(name: .long, help: "Only turns of this session.")
@@ -56,13 +56,13 @@ struct HistoryCommand: ParsableCommand {
             if favorites { data["favorites"] = .bool(true) }
             if let speaker { data["speaker"] = .string(speaker.rawValue) }
             if let lang { data["lang"] = .string(lang) }
-            if let since { data["since"] = .string(since) }
-            if let until { data["until"] = .string(until) }
+            if let since { data["since"] = .string(try LocalTime.argument(since, option: "--since", utc: options.utc)) }
+            if let until { data["until"] = .string(try LocalTime.argument(until, option: "--until", utc: options.utc)) }
             if let session { data["session"] = .number(Double(session)) }
             let turns = try options.call(Request(type: "history", data: data), as: [TurnInfo].self)
             if options.json { return try options.printJSON(turns) }
             if turns.isEmpty { print(data.count > 1 ? "no turns match" : "no turns yet") }
-            for turn in turns { turn.show() }
+            for turn in turns { turn.show(utc: options.utc) }
         }
     }
 
@@ -75,10 +75,10 @@ struct HistoryCommand: ParsableCommand {
         @Option(name: .long, help: "json or csv.")
         var format: ExportFormat
 
-        @Option(name: .long, help: "Only turns from this moment on (2026-11-22 or 2026-11-22T08:00:00Z).")
+        @Option(name: .long, help: "Only turns from this moment on: a day (2026-11-22: local midnight, UTC with --utc), a local time (2026-11-22T08:00) or one with its zone (2026-11-22T08:00:00Z).")
         var since: String?
 
-        @Option(name: .long, help: "Only turns before this moment.")
+        @Option(name: .long, help: "Only turns before this moment (as --since).")
         var until: String?
 
         enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
@@ -87,8 +87,8 @@ struct HistoryCommand: ParsableCommand {
 
         func run() throws {
             var data: [String: JSONValue] = [:]
-            if let since { data["since"] = .string(since) }
-            if let until { data["until"] = .string(until) }
+            if let since { data["since"] = .string(try LocalTime.argument(since, option: "--since", utc: options.utc)) }
+            if let until { data["until"] = .string(try LocalTime.argument(until, option: "--until", utc: options.utc)) }
             let export = try options.call(Request(type: "history_export", data: data), as: HistoryExportInfo.self)
             switch format {
             case .json: try options.printJSON(export)
@@ -137,7 +137,7 @@ struct HistoryCommand: ParsableCommand {
     }
 
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete one turn.")
+        static let configuration = CommandConfiguration(abstract: "Delete one turn (it cannot be restored).")
 
         @OptionGroup var options: ClientOptions
 
@@ -170,15 +170,29 @@ struct HistoryCommand: ParsableCommand {
         }
     }
 
-    struct Undo: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete the last turn of the current session.")
+    struct DeleteLast: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "delete-last", abstract: "Delete the newest turn of the current session (it cannot be restored).")
 
         @OptionGroup var options: ClientOptions
 
         func run() throws {
             let turn = try options.call(Request(type: "undo"), as: TurnInfo.self)
             if options.json { return try options.printJSON(turn) }
-            print("undone #\(turn.id): \(turn.sourceText)")
+            print("deleted #\(turn.id): \(turn.sourceText)")
+        }
+    }
+
+    /// The old name of `delete-last`, which restored nothing: it says so and does nothing.
+    struct Undo: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Renamed: `parley history delete-last` deletes the newest turn.", shouldDisplay: false)
+
+        @OptionGroup var options: ClientOptions
+
+        func validate() throws {
+            throw ValidationError(
+                "`history undo` is now `parley history delete-last` (it deletes the newest turn of the session); deleted turns cannot be restored")
         }
     }
 }
@@ -246,10 +260,10 @@ struct SessionCommand: ParsableCommand {
 }
 
 extension TurnInfo {
-    /// Three lines: id, time, languages; what was said; its translation.
-    func show() {
+    /// Three lines: id, time (local, or UTC with `utc`), languages; what was said; its translation.
+    func show(utc: Bool) {
         let other = speaker == "a" ? "b" : "a"
-        print("#\(id)\(favorite ? " ★" : "")  \(createdAt)  \(speaker) \(sourceLang) -> \(targetLang)")
+        print("#\(id)\(favorite ? " ★" : "")  \(LocalTime.display(createdAt, utc: utc))  \(speaker) \(sourceLang) -> \(targetLang)")
         print("  \(speaker): \(sourceText)")
         print("  \(other): \(translatedText ?? "(untranslated: \(error ?? "error"))")")
     }

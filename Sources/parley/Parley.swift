@@ -9,7 +9,11 @@ struct Parley: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parley",
         abstract: "Control and inspect a running parleyd.",
-        discussion: "Exit codes: 0 ok, 1 the daemon answered with an error, 2 usage, 3 cannot connect, 4 no answer within --timeout.",
+        discussion: """
+            --socket, --timeout, --json and --utc may come before the subcommand (parley --socket S status) \
+            or after it (parley status --socket S).
+            Exit codes: 0 ok, 1 the daemon answered with an error, 2 usage, 3 cannot connect, 4 no answer within --timeout.
+            """,
         version: ParleyVersion.string,
         subcommands: [
             Status.self, Say.self, Listen.self, Stop.self, Pause.self, Resume.self, Swap.self, SetCommand.self,
@@ -20,7 +24,7 @@ struct Parley: ParsableCommand {
     /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
     static func main() {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst())))
             try command.run()
         } catch {
             let code = exitCode(for: error)
@@ -30,6 +34,45 @@ struct Parley: ParsableCommand {
             }
             exit(withError: error)
         }
+    }
+}
+
+/// The options of `ClientOptions` may also come before the subcommand: `parley --socket S status`.
+enum GlobalOptions {
+    /// Options that take a value.
+    static let withValue: Set<String> = ["--socket", "--timeout"]
+    /// Flags.
+    static let flags: Set<String> = ["--json", "--utc"]
+
+    /// `arguments` with the client options found before the first subcommand moved after the
+    /// subcommand path (before a `--`, if any), where ArgumentParser looks for them.
+    static func hoisted(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            let name = String(argument.split(separator: "=", maxSplits: 1).first ?? "")
+            if flags.contains(argument) {
+                leading.append(argument)
+            } else if withValue.contains(name) && argument.contains("=") {
+                leading.append(argument)
+            } else if withValue.contains(argument), index + 1 < arguments.endIndex {
+                leading += [argument, arguments[index + 1]]
+                index += 1
+            } else {
+                break
+            }
+            index += 1
+        }
+        guard !leading.isEmpty else { return arguments }
+        var rest = Array(arguments[index...])
+        // With no subcommand (`parley --socket S`), leave them where they were: the usage error says what is missing.
+        guard let first = rest.first else { return arguments }
+        if ["--help", "-h", "--version"].contains(first) { return rest }
+        guard !first.hasPrefix("-") else { return arguments }
+        let end = rest.firstIndex(of: "--") ?? rest.endIndex
+        rest.insert(contentsOf: leading, at: end)
+        return rest
     }
 }
 
@@ -43,6 +86,9 @@ struct ClientOptions: ParsableArguments {
 
     @Option(name: .long, help: "Seconds to wait for parleyd's answer; 0 waits as long as it takes.")
     var timeout: Double = 30
+
+    @Flag(name: .long, help: "Show and read times in UTC instead of local time.")
+    var utc = false
 
     /// The client's limit for one answer; nil: none.
     var answerTimeout: Duration? {
@@ -186,11 +232,20 @@ struct Say: ParsableCommand {
     }
 
     func run() throws {
+        let sent = Date()
         let turn = try options.call(
             Request(type: "say", data: ["speaker": .string(speaker.rawValue), "text": .string(text.joined(separator: " "))]),
             as: TurnInfo.self,
             whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once")
-        if options.json { return try options.printJSON(turn) }
+        // A turn identical to the one before it is not stored again: parleyd answers with the
+        // stored one, made before this request was sent (timestamps have milliseconds).
+        let repeated = LocalTime.parseInstant(turn.createdAt).map { $0 < sent.addingTimeInterval(-0.001) } ?? false
+        let note = "the same as turn #\(turn.id) just before it (\(LocalTime.display(turn.createdAt, utc: options.utc))): not stored again"
+        if options.json {
+            if repeated { printError("parley: \(note)") }
+            return try options.printJSON(turn)
+        }
+        if repeated { print(note) }
         print("\(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
         print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "(untranslated: \(turn.error ?? "error"))")")
     }
@@ -304,215 +359,4 @@ struct ConfigCommand: ParsableCommand {
         let config = try options.call(Request(type: "config"), as: JSONValue.self)
         try options.printJSON(config)
     }
-}
-
-struct Watch: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "A live view: mic level, who speaks, the words so far, the last turns.",
-        discussion: "On a terminal it redraws 10 times a second (q or Ctrl-C quits); otherwise it prints one plain line per event.")
-
-    @OptionGroup var options: ClientOptions
-
-    @Flag(name: .long, help: "Leave out the level events (plain and JSON output).")
-    var quiet = false
-
-    func run() throws {
-        let client: ControlClient
-        let view = LiveView()
-        do {
-            if let status = try? options.call(Request(type: "status"), as: StatusInfo.self) { view.apply(status: status) }
-            if let turns = try? options.call(Request(type: "history", data: ["limit": .number(3)]), as: [TurnInfo].self) {
-                view.turns = turns
-            }
-            struct InForce: Codable { var settings: RuntimeSettings }
-            if let config = try? options.call(Request(type: "config"), as: InForce.self) { view.minConfidence = config.settings.minConfidence }
-            // The timeout bounds connecting and the subscribe answer; events then come when they come.
-            client = try options.connect()
-            _ = try client.call(Request(type: "subscribe"))
-        } catch {
-            printError("parley: \(error)")
-            throw ExitCode(error.exitCode)
-        }
-        if options.json || isatty(STDOUT_FILENO) == 0 {
-            try follow(client, view: view)
-        } else {
-            view.colour = true
-            try LiveView.Terminal.run(client: client, view: view)
-        }
-    }
-
-    /// Plain lines (or the raw JSON events) for pipes, logs and dumb terminals.
-    private func follow(_ client: ControlClient, view: LiveView) throws {
-        while let line = try? client.readLine() {
-            let type = (try? JSONDecoder().decode(Envelope.self, from: line))?.type ?? ""
-            if quiet && type == EventType.level { continue }
-            if options.json {
-                print(String(decoding: line, as: UTF8.self))
-            } else if let text = view.apply(event: line) {
-                print(text)
-            }
-            fflush(nil)
-        }
-    }
-}
-
-/// What `parley watch` shows, updated from events.
-final class LiveView {
-    var state = "?"
-    var speaker: String?
-    var languages: [String: String] = [:]
-    var levels: [Float] = []
-    var lastLevel: Float = -96
-    var partial = ""
-    var turns: [TurnInfo] = []
-    /// Words recognized with less confidence are doubtful: shown in brackets (`min_confidence`).
-    var minConfidence = 0.5
-    /// Doubtful words are also coloured (on a terminal).
-    var colour = false
-
-    /// `text` with its doubtful words marked.
-    func marked(_ text: String, words: [WordConfidence]?) -> String {
-        WordConfidence.marking(text, words: words, below: minConfidence, colour: colour)
-    }
-
-    func apply(status: StatusInfo) {
-        state = status.state
-        speaker = status.speaker
-        languages = ["a": status.a.language, "b": status.b.language]
-    }
-
-    /// Updates the view; returns a plain line describing the event, if it is worth one.
-    func apply(event line: Data) -> String? {
-        let decoder = JSONDecoder()
-        guard let type = (try? decoder.decode(Envelope.self, from: line))?.type else { return nil }
-        struct Event<Payload: Decodable>: Decodable { var data: Payload }
-        switch type {
-        case EventType.level:
-            guard let level = try? decoder.decode(Event<LevelEvent>.self, from: line).data else { return nil }
-            lastLevel = level.rmsDB
-            levels.append(level.rmsDB)
-            if levels.count > 400 { levels.removeFirst(levels.count - 400) }
-            return String(format: "level %.1f dB (peak %.1f)", level.rmsDB, level.peakDB)
-        case EventType.state:
-            guard let event = try? decoder.decode(Event<StateEvent>.self, from: line).data else { return nil }
-            state = event.state
-            speaker = event.speaker
-            if event.state == "listening" { partial = "" }
-            return "state \(event.state)\(event.speaker.map { " (\($0))" } ?? "")"
-        case EventType.partial:
-            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
-            partial = event.text
-            return "partial \(event.speaker): \(event.text)"
-        case EventType.transcript:
-            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
-            partial = marked(event.text, words: event.words)
-            let confidence = event.confidence.map { String(format: " (confidence %.2f)", $0) } ?? ""
-            return "heard \(event.speaker) (\(event.language)): \(marked(event.text, words: event.words))\(confidence)"
-        case EventType.translation:
-            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
-            return "translated (\(event.language)): \(event.text)"
-        case EventType.turn:
-            guard let turn = try? decoder.decode(Event<TurnInfo>.self, from: line).data else { return nil }
-            turns.insert(turn, at: 0)
-            turns = Array(turns.prefix(3))
-            partial = ""
-            return "turn #\(turn.id) \(turn.speaker) \(turn.sourceLang): \(marked(turn.sourceText, words: turn.words)) -> \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")"
-        case EventType.turnUpdated:
-            guard let turn = try? decoder.decode(Event<TurnInfo>.self, from: line).data else { return nil }
-            turns = turns.map { $0.id == turn.id ? turn : $0 }
-            return "turn #\(turn.id) now \(turn.status): \(turn.translatedText ?? turn.error ?? "")"
-        case EventType.noSpeech:
-            partial = ""
-            return "nothing recognized"
-        case EventType.speechStart, EventType.speechEnd, EventType.speakingStart, EventType.speakingEnd:
-            guard let event = try? decoder.decode(Event<SpeakerEvent>.self, from: line).data else { return nil }
-            return "\(type.replacingOccurrences(of: "_", with: " ")) \(event.speaker) (\(event.language))"
-        case EventType.error:
-            guard let event = try? decoder.decode(Event<ErrorEvent>.self, from: line).data else { return nil }
-            return "error: \(event.message)"
-        case EventType.lagged:
-            struct Lagged: Decodable { var missed: Int }
-            guard let event = try? decoder.decode(Event<Lagged>.self, from: line).data else { return nil }
-            return "(missed \(event.missed) events)"
-        default:
-            return nil
-        }
-    }
-
-    /// The screen, `width` columns wide.
-    func render(width: Int) -> [String] {
-        let bars: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
-        let columns = max(10, width - 12)
-        let wave = String(levels.suffix(columns).map { level -> Character in
-            guard level > -60 else { return " " }
-            return bars[min(bars.count - 1, Int((level + 60) / 60 * Float(bars.count)))]
-        })
-        let who = speaker.map { "speaker \($0) (\(languages[$0] ?? "?"))" } ?? "nobody"
-        var lines = [
-            "\u{1B}[1mParley\u{1B}[0m  \(state.replacingOccurrences(of: "_", with: " ")): \(who)" + String(repeating: " ", count: 4) + "q quits",
-            String(format: "%6.1f dB ", lastLevel) + wave,
-            "",
-            partial.isEmpty ? "" : "\u{1B}[1m  \(partial)\u{1B}[0m",
-            "",
-        ]
-        for turn in turns {
-            let other = turn.speaker == "a" ? "b" : "a"
-            lines.append("#\(turn.id)  \(turn.speaker) \(turn.sourceLang):  \u{1B}[1m\(marked(turn.sourceText, words: turn.words))\u{1B}[0m")
-            lines.append("     \(other) \(turn.targetLang):  \u{1B}[1m\(turn.translatedText ?? "(untranslated)")\u{1B}[0m")
-            lines.append("")
-        }
-        return lines
-    }
-
-    /// The interactive terminal: raw keys, redraws at 10 Hz, restores the terminal on the way out.
-    enum Terminal {
-        static func run(client: ControlClient, view: LiveView) throws {
-            tcgetattr(STDIN_FILENO, &savedTerminal)
-            var raw = savedTerminal
-            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-            tcsetattr(STDIN_FILENO, TCSANOW, &raw)
-            signal(SIGINT, restoreTerminalAndExit)
-            defer {
-                tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
-                print("\u{1B}[?25h", terminator: "")
-            }
-            print("\u{1B}[?25l", terminator: "")
-            var descriptors = [
-                pollfd(fd: client.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
-            ]
-            var lastDraw = Date.distantPast
-            while true {
-                _ = poll(&descriptors, 2, 50)
-                if descriptors[0].revents != 0 {
-                    guard let lines = try client.readAvailableLines() else { return }
-                    for line in lines { _ = view.apply(event: line) }
-                }
-                if descriptors[1].revents != 0 {
-                    var key: UInt8 = 0
-                    if read(STDIN_FILENO, &key, 1) == 1 && (key == UInt8(ascii: "q") || key == UInt8(ascii: "Q")) { return }
-                }
-                if Date().timeIntervalSince(lastDraw) >= 0.1 {
-                    lastDraw = Date()
-                    var size = winsize()
-                    _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size)
-                    let width = size.ws_col > 0 ? Int(size.ws_col) : 80
-                    let screen = view.render(width: width).map { "\u{1B}[2K" + $0 }.joined(separator: "\n")
-                    print("\u{1B}[H\u{1B}[J" + screen, terminator: "")
-                    fflush(nil)
-                }
-            }
-        }
-    }
-}
-
-/// The terminal settings `parley watch` found, restored on the way out.
-nonisolated(unsafe) var savedTerminal = termios()
-
-/// SIGINT during `parley watch`: give the terminal back as it was, then exit.
-func restoreTerminalAndExit(_: Int32) {
-    tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
-    let reset = "\u{1B}[?25h\n"
-    _ = reset.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
-    _exit(0)
 }

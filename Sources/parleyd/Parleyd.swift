@@ -32,6 +32,24 @@ struct Parleyd: AsyncParsableCommand {
     @Flag(name: .long, help: "File mode: read the recording at the speed of a live microphone (for measuring latency).")
     var pace = false
 
+    /// Usage errors exit 2, as documented (docs/architecture.md), rather than ArgumentParser's 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(DaemonFailure.Code.config.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+
     func validate() throws {
         if (input == nil) != (output == nil) {
             throw ValidationError("--input and --output go together: give both to run a recording, or neither to use the sound devices")

@@ -129,17 +129,22 @@ struct HistoryEndToEndTests {
         #expect(back.map(\.translatedText) == [spanish.translatedText, said.translatedText])
         #expect(back.map(\.createdAt) == [spanish.createdAt, said.createdAt])
 
-        // Replay speaks again without storing; undo removes the last turn; a new session.
+        // Replay speaks again without storing; delete-last removes the last turn (the old name
+        // `undo`, which restored nothing, is refused and deletes nothing); a new session.
         let replayed = try daemon.parley(["replay", "\(back[1].id)"])
         #expect(replayed.status == 0, "\(replayed.stderr)")
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
-        #expect(try daemon.parley(["history", "undo"]).status == 0)
+        let undo = try daemon.parley(["history", "undo"])
+        #expect(undo.status == 2 && undo.stderr.contains("history delete-last"), "\(undo.stderr)")
+        #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
+        let deleted = try daemon.parley(["history", "delete-last"])
+        #expect(deleted.status == 0 && deleted.stdout.contains("deleted #"), "\(deleted.stderr)")
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).map(\.sourceText) == [unicode])
         let session = try Self.decode(SessionInfo.self, try daemon.parley(["session", "new", "--json"]))
         let status = try daemon.call("status", as: StatusInfo.self)
         #expect(status.sessionID == session.id && session.id > said.sessionID)
         #expect(!status.historyDegraded && status.historyPending == 0 && status.historyProblem == nil)
-        #expect(try daemon.parley(["history", "undo"]).status == 1)  // nothing in the new session yet
+        #expect(try daemon.parley(["history", "delete-last"]).status == 1)  // nothing in the new session yet
         let next = try Self.decode(TurnInfo.self, try daemon.parley(["say", "--speaker", "a", "--json", "hello"]))
         #expect(next.sessionID == session.id)
         let inSession = try Self.decode([TurnInfo].self, try daemon.parley(["history", "--session", "\(session.id)", "--json"]))

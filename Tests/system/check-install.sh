@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make install` into a staging folder honours PREFIX and DESTDIR, installs every piece, points
-# the unit at the installed binary, and never overwrites a config the user has edited.
+# `make install` into a staging folder honours PREFIX and DESTDIR, installs every piece with the
+# binaries stripped, points the unit at the installed binary, and never overwrites a config the
+# user has edited; `make uninstall` removes it all again but an edited config.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stage=$(mktemp -d)
@@ -14,12 +15,17 @@ install_once
 for file in usr/bin/parleyd usr/bin/parley etc/parley/parley.toml \
   usr/lib/systemd/system/parleyd.service usr/lib/systemd/system/parleyd.socket usr/lib/sysusers.d/parley.conf \
   usr/lib/tmpfiles.d/parley.conf \
-  usr/share/man/man1/parley.1 usr/share/man/man1/parleyd.1 \
+  usr/share/man/man1/parley.1 usr/share/man/man8/parleyd.8 usr/share/man/man5/parley.toml.5 \
   usr/share/bash-completion/completions/parley usr/share/zsh/site-functions/_parley \
   usr/share/fish/vendor_completions.d/parley.fish usr/share/doc/parley/raspberry-pi.md; do
   [ -s "$stage/$file" ] || fail "$file was not installed"
 done
 [ -x "$stage/usr/bin/parleyd" ] || fail "parleyd is not executable"
+# Stripped: no symbol table left (the build's own binaries keep theirs).
+for binary in parleyd parley; do
+  readelf -S "$stage/usr/bin/$binary" | grep -q '\.symtab' && fail "the installed $binary is not stripped"
+  readelf -S "$root/.build/debug/$binary" | grep -q '\.symtab' || fail "the built $binary has no symbols to strip?"
+done
 # The Spanish model, beside the project's licence, and a config that hears it where it was installed.
 for file in NOTICE es.lm.bin es.dict acoustic/mdef acoustic/feat.params acoustic/means acoustic/sendump; do
   [ -s "$stage/usr/share/parley/models/es/$file" ] || fail "the Spanish model's $file was not installed"
@@ -38,4 +44,21 @@ echo '# edited by the user' >> "$stage/etc/parley/parley.toml"
 install_once
 grep -q '^# edited by the user' "$stage/etc/parley/parley.toml" || fail "make install overwrote an edited config"
 cmp -s "$root/out/parley.toml" "$stage/etc/parley/parley.toml.dist" || fail "the new default config was not put in parley.toml.dist"
-echo "check-install: make install PREFIX=/usr DESTDIR=... installs everything and keeps an edited config"
+
+# make uninstall removes everything but the edited config; with the default config, that goes too.
+uninstall() { make -C "$root" --no-print-directory uninstall PREFIX=/usr DESTDIR="$stage" >"$stage.log" 2>&1 || { cat "$stage.log" >&2; fail "make uninstall failed"; }; }
+uninstall
+left=$(cd "$stage" && find . -type f | sort)
+[ "$left" = "./etc/parley/parley.toml" ] || fail "make uninstall left these (or removed the edited config): $left"
+grep -q "kept your edited" "$stage.log" || fail "make uninstall did not say it kept the edited config"
+install_once
+uninstall
+left=$(cd "$stage" && find . -type f | sort)
+[ "$left" = "./etc/parley/parley.toml" ] || fail "a second make uninstall left: $left"
+rm "$stage/etc/parley/parley.toml"
+install_once
+uninstall
+left=$(cd "$stage" && find . -type f)
+[ -z "$left" ] || fail "make uninstall of an unedited install left: $left"
+rm -f "$stage.log"
+echo "check-install: make install PREFIX=/usr DESTDIR=... installs everything, stripped, and keeps an edited config; make uninstall removes it"

@@ -1,0 +1,391 @@
+import ArgumentParser
+import Foundation
+import ParleyConversation
+import ParleyProtocol
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A live view: mic level, who speaks, the words so far, the last turns.",
+        discussion: """
+            On a terminal it takes the alternate screen and redraws what changed (q or Ctrl-C quits); \
+            otherwise it prints one plain line per event. When parleyd goes away it says so and waits \
+            for it to come back.
+            """)
+
+    @OptionGroup var options: ClientOptions
+
+    @Flag(name: .long, help: "Leave out the level events (plain and JSON output).")
+    var quiet = false
+
+    func run() throws {
+        let view = LiveView()
+        let client: ControlClient
+        do {
+            client = try subscribe(view)
+        } catch {
+            printError("parley: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+        if options.json || isatty(STDOUT_FILENO) == 0 {
+            follow(client, view: view)
+        } else {
+            view.colour = true
+            LiveView.Terminal.run(client: client, view: view, utc: options.utc) { try? subscribe(view) }
+        }
+    }
+
+    /// The status, the last turns and the doubt threshold for `view`, then a subscription.
+    private func subscribe(_ view: LiveView) throws(ClientError) -> ControlClient {
+        if let status = fetch("status", as: StatusInfo.self) { view.apply(status: status) }
+        if let turns = fetch("history", ["limit": .number(3)], as: [TurnInfo].self) { view.turns = turns }
+        struct InForce: Codable { var settings: RuntimeSettings }
+        if let config = fetch("config", as: InForce.self) { view.minConfidence = config.settings.minConfidence }
+        // The timeout bounds connecting and the subscribe answer; events then come when they come.
+        let client = try options.connect()
+        _ = try client.call(Request(type: "subscribe"))
+        return client
+    }
+
+    /// One request's result, or nil (without a word: the view does without it).
+    private func fetch<Payload: Codable & Sendable>(_ type: String, _ data: [String: JSONValue]? = nil, as _: Payload.Type) -> Payload? {
+        guard let line = try? options.connect().call(Request(type: type, data: data)) else { return nil }
+        return try? JSONDecoder().decode(ResultReply<Payload>.self, from: line).data
+    }
+
+    /// Plain lines (or the raw JSON events) for pipes, logs and dumb terminals. When parleyd goes
+    /// away, a line on stderr says so, and another when it is back.
+    private func follow(_ first: ControlClient, view: LiveView) {
+        var client = first
+        while true {
+            while let line = try? client.readLine() {
+                let type = (try? JSONDecoder().decode(Envelope.self, from: line))?.type ?? ""
+                if quiet && type == EventType.level { continue }
+                if options.json {
+                    print(String(decoding: line, as: UTF8.self))
+                } else if let text = view.apply(event: line) {
+                    print(text)
+                }
+                fflush(nil)
+            }
+            printError("parley: parleyd went away (\(LiveView.clock(utc: options.utc))); waiting for it to come back (Ctrl-C quits)")
+            while true {
+                usleep(500_000)
+                if let again = try? subscribe(view) {
+                    client = again
+                    break
+                }
+            }
+            printError("parley: parleyd is back (\(LiveView.clock(utc: options.utc)))")
+        }
+    }
+}
+
+/// What `parley watch` shows, updated from events.
+final class LiveView {
+    var state = "?"
+    var speaker: String?
+    var languages: [String: String] = [:]
+    var levels: [Float] = []
+    var lastLevel: Float = -96
+    var partial = ""
+    var turns: [TurnInfo] = []
+    /// Words recognized with less confidence are doubtful: shown in brackets (`min_confidence`).
+    var minConfidence = 0.5
+    /// Doubtful words are also coloured (on a terminal).
+    var colour = false
+    /// Shown instead of the state while parleyd is away.
+    var away: String?
+
+    /// The wall clock, local (or UTC), for saying when something happened.
+    static func clock(utc: Bool) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = LocalTime.zone(utc: utc)
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter.string(from: Date()) + (utc ? " UTC" : "")
+    }
+
+    /// `text` with its doubtful words marked.
+    func marked(_ text: String, words: [WordConfidence]?) -> String {
+        WordConfidence.marking(text, words: words, below: minConfidence, colour: colour)
+    }
+
+    func apply(status: StatusInfo) {
+        state = status.state
+        speaker = status.speaker
+        languages = ["a": status.a.language, "b": status.b.language]
+    }
+
+    /// Updates the view; returns a plain line describing the event, if it is worth one.
+    func apply(event line: Data) -> String? {
+        let decoder = JSONDecoder()
+        guard let type = (try? decoder.decode(Envelope.self, from: line))?.type else { return nil }
+        struct Event<Payload: Decodable>: Decodable { var data: Payload }
+        switch type {
+        case EventType.level:
+            guard let level = try? decoder.decode(Event<LevelEvent>.self, from: line).data else { return nil }
+            lastLevel = level.rmsDB
+            levels.append(level.rmsDB)
+            if levels.count > 400 { levels.removeFirst(levels.count - 400) }
+            return String(format: "level %.1f dB (peak %.1f)", level.rmsDB, level.peakDB)
+        case EventType.state:
+            guard let event = try? decoder.decode(Event<StateEvent>.self, from: line).data else { return nil }
+            state = event.state
+            speaker = event.speaker
+            if event.state == "listening" { partial = "" }
+            return "state \(event.state)\(event.speaker.map { " (\($0))" } ?? "")"
+        case EventType.partial:
+            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
+            partial = event.text
+            return "partial \(event.speaker): \(event.text)"
+        case EventType.transcript:
+            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
+            partial = marked(event.text, words: event.words)
+            let confidence = event.confidence.map { String(format: " (confidence %.2f)", $0) } ?? ""
+            return "heard \(event.speaker) (\(event.language)): \(marked(event.text, words: event.words))\(confidence)"
+        case EventType.translation:
+            guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
+            return "translated (\(event.language)): \(event.text)"
+        case EventType.turn:
+            guard let turn = try? decoder.decode(Event<TurnInfo>.self, from: line).data else { return nil }
+            turns.insert(turn, at: 0)
+            turns = Array(turns.prefix(3))
+            partial = ""
+            return "turn #\(turn.id) \(turn.speaker) \(turn.sourceLang): \(marked(turn.sourceText, words: turn.words)) -> \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")"
+        case EventType.turnUpdated:
+            guard let turn = try? decoder.decode(Event<TurnInfo>.self, from: line).data else { return nil }
+            turns = turns.map { $0.id == turn.id ? turn : $0 }
+            return "turn #\(turn.id) now \(turn.status): \(turn.translatedText ?? turn.error ?? "")"
+        case EventType.noSpeech:
+            partial = ""
+            return "nothing recognized"
+        case EventType.speechStart, EventType.speechEnd, EventType.speakingStart, EventType.speakingEnd:
+            guard let event = try? decoder.decode(Event<SpeakerEvent>.self, from: line).data else { return nil }
+            return "\(type.replacingOccurrences(of: "_", with: " ")) \(event.speaker) (\(event.language))"
+        case EventType.error:
+            guard let event = try? decoder.decode(Event<ErrorEvent>.self, from: line).data else { return nil }
+            return "error: \(event.message)"
+        case EventType.lagged:
+            struct Lagged: Decodable { var missed: Int }
+            guard let event = try? decoder.decode(Event<Lagged>.self, from: line).data else { return nil }
+            return "(missed \(event.missed) events)"
+        default:
+            return nil
+        }
+    }
+
+    /// The screen's lines, each at most `width` columns (long text is wrapped between words),
+    /// at most `height` of them.
+    func render(width: Int, height: Int) -> [String] {
+        let bars: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+        let meterLabel = "mic level " + String(format: "%6.1f dB ", lastLevel)
+        let wave = String(levels.suffix(max(0, width - meterLabel.count - 1)).map { level -> Character in
+            guard level > -60 else { return " " }
+            return bars[min(bars.count - 1, Int((level + 60) / 60 * Float(bars.count)))]
+        })
+        let who = speaker.map { "speaker \($0) (\(languages[$0] ?? "?"))" } ?? "nobody"
+        let header = away.map { "\u{1B}[1mParley\u{1B}[0m  \u{1B}[7m\($0)\u{1B}[0m" }
+            ?? "\u{1B}[1mParley\u{1B}[0m  \(state.replacingOccurrences(of: "_", with: " ")): \(who)    q quits"
+        var logical = [header, meterLabel + wave, "", partial.isEmpty ? "" : "  \u{1B}[1m\(partial)\u{1B}[0m", ""]
+        for turn in turns {
+            let other = turn.speaker == "a" ? "b" : "a"
+            logical.append("#\(turn.id)  \(turn.speaker) \(turn.sourceLang):  \u{1B}[1m\(marked(turn.sourceText, words: turn.words))\u{1B}[0m")
+            logical.append("     \(other) \(turn.targetLang):  \u{1B}[1m\(turn.translatedText ?? "(untranslated)")\u{1B}[0m")
+            logical.append("")
+        }
+        // Turn lines ("#12  a en:  ...") continue under their text.
+        let wrapped = logical.flatMap { ScreenText.wrap($0, width: width, hanging: $0.hasPrefix("#") ? 5 : nil) }
+        return Array(wrapped.prefix(max(1, height)))
+    }
+
+    /// The interactive terminal: the alternate screen, raw keys, redraws at 10 Hz of the lines
+    /// that changed (all of them after a resize); the terminal is restored on the way out.
+    enum Terminal {
+        static func run(client first: ControlClient, view: LiveView, utc: Bool, reconnect: () -> ControlClient?) {
+            tcgetattr(STDIN_FILENO, &savedTerminal)
+            var raw = savedTerminal
+            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+            signal(SIGINT, restoreTerminalAndExit)
+            signal(SIGTERM, restoreTerminalAndExit)
+            // The alternate screen, no cursor, no automatic wrapping (lines are wrapped between words here).
+            ScreenText.write(enterScreen)
+            defer {
+                tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+                ScreenText.write(leaveScreen)
+            }
+            var client: ControlClient? = first
+            var screen = Screen()
+            var lastDraw = ContinuousClock.now - .seconds(1)
+            var lastAttempt = ContinuousClock.now
+            while true {
+                var descriptors = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)]
+                if let client { descriptors.append(pollfd(fd: client.fileDescriptor, events: Int16(POLLIN), revents: 0)) }
+                _ = poll(&descriptors, nfds_t(descriptors.count), 50)
+                if descriptors[0].revents != 0 {
+                    var key: UInt8 = 0
+                    if read(STDIN_FILENO, &key, 1) == 1 && (key == UInt8(ascii: "q") || key == UInt8(ascii: "Q")) { return }
+                }
+                if let connected = client, descriptors.count > 1, descriptors[1].revents != 0 {
+                    if let lines = try? connected.readAvailableLines() {
+                        for line in lines { _ = view.apply(event: line) }
+                    } else {
+                        client = nil
+                        view.away = "parleyd went away at \(LiveView.clock(utc: utc)); waiting for it to come back (q quits)"
+                        view.partial = ""
+                        lastAttempt = .now
+                    }
+                }
+                if client == nil && ContinuousClock.now - lastAttempt >= .milliseconds(500) {
+                    lastAttempt = .now
+                    if let again = reconnect() {
+                        client = again
+                        view.away = nil
+                    }
+                }
+                if ContinuousClock.now - lastDraw >= .milliseconds(100) {
+                    lastDraw = .now
+                    var size = winsize()
+                    _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size)
+                    let width = size.ws_col > 0 ? Int(size.ws_col) : 80
+                    let height = size.ws_row > 0 ? Int(size.ws_row) : 24
+                    screen.draw(view.render(width: width, height: height), width: width, height: height)
+                }
+            }
+        }
+
+        static let enterScreen = "\u{1B}[?1049h\u{1B}[?25l\u{1B}[?7l\u{1B}[2J"
+        static let leaveScreen = "\u{1B}[0m\u{1B}[?7h\u{1B}[?25h\u{1B}[?1049l"
+    }
+
+    /// What is on the screen, so that a redraw writes only the lines that changed.
+    struct Screen {
+        private var shown: [String] = []
+        private var width = 0
+        private var height = 0
+
+        mutating func draw(_ lines: [String], width: Int, height: Int) {
+            var output = ""
+            if width != self.width || height != self.height {
+                // Resized: the terminal may have moved or cut what it showed; draw it all again.
+                output += "\u{1B}[2J"
+                shown = []
+                self.width = width
+                self.height = height
+            }
+            for (row, line) in lines.enumerated() where row >= shown.count || shown[row] != line {
+                output += "\u{1B}[\(row + 1);1H\u{1B}[0m" + line + "\u{1B}[0m\u{1B}[K"
+            }
+            if shown.count > lines.count {
+                for row in lines.count..<shown.count { output += "\u{1B}[\(row + 1);1H\u{1B}[2K" }
+            }
+            shown = lines
+            if !output.isEmpty { ScreenText.write(output) }
+        }
+    }
+}
+
+/// Text for a terminal: its width in columns, and wrapping between words.
+enum ScreenText {
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// Columns a character takes: 2 for East Asian wide ones and emoji, 1 otherwise.
+    static func columns(_ character: Character) -> Int {
+        guard let scalar = character.unicodeScalars.first?.value else { return 0 }
+        switch scalar {
+        case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+            0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            return 2
+        default:
+            return 1
+        }
+    }
+
+    /// `line` cut into lines of at most `width` columns between words; continuation lines are
+    /// indented like the first (or by `hanging` columns), and a word wider than a line is cut.
+    /// SGR escapes (colour, bold) take no columns and carry over to the continuation lines.
+    static func wrap(_ line: String, width: Int, hanging: Int? = nil) -> [String] {
+        let width = max(width, 2)
+        let leading = String(line.prefix { $0 == " " }.prefix(width / 2))
+        let indent = hanging.map { String(repeating: " ", count: min($0, width / 2)) } ?? leading
+        var lines: [String] = []
+        var current = leading
+        var column = leading.count
+        var hasWords = false  // the current line has a word after its indent
+        var style = ""  // the SGR sequences in force at the end of `current`
+        var word = ""
+        var wordColumns = 0
+        var wordStyle = ""  // the SGR sequences in force at the end of `word`
+        var spaces = 0  // spaces between the last word and this one
+
+        func newLine() {
+            lines.append(current + "\u{1B}[0m")
+            current = indent + style
+            column = indent.count
+            hasWords = false
+        }
+        func flushWord() {
+            guard !word.isEmpty else { return }
+            if wordColumns > 0 {
+                if hasWords && column + spaces + wordColumns > width {
+                    newLine()
+                } else if hasWords {
+                    current += String(repeating: " ", count: spaces)
+                    column += spaces
+                }
+                hasWords = true
+                spaces = 0
+            }
+            current += word
+            column += wordColumns
+            style = wordStyle
+            word = ""
+            wordColumns = 0
+        }
+
+        var characters = Substring(line.dropFirst(leading.count))
+        while let character = characters.first {
+            characters = characters.dropFirst()
+            if character == "\u{1B}" {
+                // An escape sequence, to its final letter ("[" is not one).
+                var sequence = String(character)
+                while let next = characters.first {
+                    sequence.append(next)
+                    characters = characters.dropFirst()
+                    if next.isLetter { break }
+                }
+                word += sequence
+                if sequence.hasSuffix("m") { wordStyle = sequence == "\u{1B}[0m" ? "" : wordStyle + sequence }
+                continue
+            }
+            if character == " " {
+                flushWord()
+                if hasWords { spaces += 1 }
+                continue
+            }
+            let needed = columns(character)
+            if wordColumns > 0 && max(indent.count, leading.count) + wordColumns + needed > width {
+                // A word wider than a whole line: cut it where the line ends.
+                flushWord()
+                newLine()
+            }
+            word += String(character)
+            wordColumns += needed
+        }
+        flushWord()
+        lines.append(current)
+        return lines
+    }
+}
+
+/// The terminal settings `parley watch` found, restored on the way out.
+nonisolated(unsafe) var savedTerminal = termios()
+
+/// SIGINT or SIGTERM during `parley watch`: give the terminal back as it was, then exit.
+func restoreTerminalAndExit(_: Int32) {
+    tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+    _ = LiveView.Terminal.leaveScreen.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
+    _exit(0)
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Testing
+@testable import ParleyProtocol
+
+/// What a user of the real `parley` and `parleyd` binaries expects: exit codes, options in
+/// either place, local time, and being told when a turn was not stored again.
+@Suite("CLI", .serialized)
+struct CLITests {
+    @Test func parleydUsageErrorsExitTwo() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let parleyd = try EndToEnd.binary("parleyd")
+        for arguments in [["--bogus"], ["--input", "in.wav"], ["model", "check"], ["model", "install", dir.path, "--language", "French"]] {
+            let result = try EndToEnd.run(parleyd, arguments, in: dir, timeout: 30)
+            #expect(result.status == 2, "parleyd \(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("Error:"), "parleyd \(arguments): \(result.stderr)")
+        }
+        #expect(try EndToEnd.run(parleyd, ["--help"], in: dir, timeout: 30).status == 0)
+        // The client's usage errors too.
+        let parley = try EndToEnd.binary("parley")
+        #expect(try EndToEnd.run(parley, ["--bogus", "status"], in: dir, timeout: 30).status == 2)
+        #expect(try EndToEnd.run(parley, ["history", "--since", "yesterday"], in: dir, timeout: 30).status == 2)
+    }
+
+    @Test func optionsGoBeforeOrAfterTheSubcommand() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let parley = try EndToEnd.binary("parley")
+        func run(_ arguments: [String]) throws -> EndToEnd.Output { try EndToEnd.run(parley, arguments, in: dir, timeout: 60) }
+
+        let before = try run(["--socket", daemon.socket, "status"])
+        #expect(before.status == 0 && before.stdout.hasPrefix("state"), "\(before.stderr)")
+        let after = try run(["status", "--socket", daemon.socket])
+        #expect(after.status == 0 && after.stdout.hasPrefix("state"), "\(after.stderr)")
+        // --option=value, several options, a default subcommand (history list) and a nested one.
+        let said = try run(["--socket=\(daemon.socket)", "--json", "--timeout", "20", "say", "--speaker", "a", "good morning"])
+        #expect(said.status == 0, "\(said.stderr)")
+        let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(said.stdout.utf8))
+        let listed = try run(["--json", "--socket", daemon.socket, "history", "--limit", "1"])
+        #expect(try JSONDecoder().decode([TurnInfo].self, from: Data(listed.stdout.utf8)).map(\.id) == [turn.id])
+        let session = try run(["--socket", daemon.socket, "--json", "session", "new"])
+        #expect(session.status == 0 && session.stdout.contains("\"id\""), "\(session.stderr)")
+        // Before the subcommand they are still checked, and a wrong socket is still a wrong socket.
+        #expect(try run(["--timeout", "-1", "--socket", daemon.socket, "status"]).status == 2)
+        #expect(try run(["--socket", dir.appendingPathComponent("nothing.sock").path, "status"]).status == 3)
+    }
+
+    @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+
+        let first = try daemon.parley(["say", "--speaker", "a", "where is the station"])
+        #expect(first.status == 0 && !first.stdout.contains("not stored again"), "\(first.stdout) \(first.stderr)")
+        let again = try daemon.parley(["say", "--speaker", "a", "where is the station"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("not stored again") && again.stdout.contains("#"), "\(again.stdout)")
+        // With --json the answer stays parseable and the note goes to stderr.
+        let json = try daemon.parley(["say", "--speaker", "a", "--json", "where is the station"])
+        #expect(json.stderr.contains("not stored again"), "\(json.stderr)")
+        let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(json.stdout.utf8))
+        #expect(try daemon.call("history", as: [TurnInfo].self).map(\.id) == [turn.id])
+        // Other words are stored, and said to be.
+        let other = try daemon.parley(["say", "--speaker", "a", "where is the bus"])
+        #expect(other.status == 0 && !other.stdout.contains("not stored again"), "\(other.stdout)")
+    }
+
+    @Test func timesAreLocalUnlessUTCIsAsked() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let parley = try EndToEnd.binary("parley")
+
+        let said = try daemon.parley(["say", "--speaker", "a", "--json", "good evening"])
+        let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(said.stdout.utf8))
+        let instant = try #require(LocalTimeFormat.parse(turn.createdAt))
+        // A zone whose date differs from UTC's at this moment, so that local midnight and UTC
+        // midnight give different answers: UTC+13 in the afternoon (UTC), UTC-12 in the morning.
+        let utcHour = Calendar.utc.component(.hour, from: instant)
+        let zoneName = utcHour >= 12 ? "Etc/GMT-13" : "Etc/GMT+12"
+        let zone = try #require(TimeZone(identifier: zoneName))
+        func history(_ arguments: [String]) throws -> EndToEnd.Output {
+            try EndToEnd.run(parley, ["history"] + arguments + ["--socket", daemon.socket], in: dir, environment: ["TZ": zoneName], timeout: 60)
+        }
+
+        // Shown in local time, or in UTC with --utc; --json keeps parleyd's UTC timestamp.
+        let local = try history([])
+        #expect(local.stdout.contains(LocalTimeFormat.show(instant, in: zone)), "\(local.stdout)")
+        let utc = try history(["--utc"])
+        #expect(utc.stdout.contains(LocalTimeFormat.show(instant, in: .utc) + " UTC"), "\(utc.stdout)")
+        #expect(try history(["--json"]).stdout.contains(turn.createdAt))
+
+        // --since DAY is that day's local midnight.
+        var calendar = Calendar.utc
+        calendar.timeZone = zone
+        let localDay = calendar.startOfDay(for: instant)
+        let nextDay = try #require(calendar.date(byAdding: .day, value: 1, to: localDay))
+        func ids(_ arguments: [String]) throws -> [Int64] {
+            let output = try history(arguments + ["--json"])
+            try #require(output.status == 0, "\(arguments): \(output.stderr)")
+            return try JSONDecoder().decode([TurnInfo].self, from: Data(output.stdout.utf8)).map(\.id)
+        }
+        #expect(try ids(["--since", LocalTimeFormat.day(localDay, in: zone)]) == [turn.id])
+        #expect(try ids(["--since", LocalTimeFormat.day(nextDay, in: zone)]).isEmpty)
+        #expect(try ids(["--until", LocalTimeFormat.day(nextDay, in: zone)]) == [turn.id])
+        // The same days read as UTC midnight give the other answer (this zone's date is not UTC's).
+        let utcDay = LocalTimeFormat.day(instant, in: .utc)
+        #expect(try ids(["--utc", "--since", utcDay]) == [turn.id])
+        if utcHour >= 12 {
+            #expect(try ids(["--utc", "--since", LocalTimeFormat.day(localDay, in: zone)]).isEmpty)
+        } else {
+            #expect(try ids(["--utc", "--since", LocalTimeFormat.day(nextDay, in: zone)]) == [turn.id])
+        }
+    }
+
+    @Test func watchSaysWhenTheDaemonGoesAwayAndWaitsForIt() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        // Output to files, not a terminal: one plain line per event.
+        let (watch, out, err) = try EndToEnd.start(try EndToEnd.binary("parley"), ["watch", "--quiet", "--socket", daemon.socket], in: dir, tag: "watch")
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        func printed(_ file: URL) -> String { (try? String(contentsOf: file, encoding: .utf8)) ?? "" }
+        /// Says turns until `watch` has printed `count` of them (it may not have subscribed yet).
+        func sayUntilWatched(_ count: Int) async throws {
+            let deadline = Date(timeIntervalSinceNow: 60)
+            var said = 0
+            while printed(out).components(separatedBy: "turn #").count - 1 < count && Date() < deadline {
+                said += 1
+                _ = try daemon.parley(["say", "--speaker", "a", "turn number \(said) of \(count)"])
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            try #require(printed(out).components(separatedBy: "turn #").count - 1 >= count, "watch printed: \(printed(out)) \(printed(err))")
+        }
+        func waitFor(_ text: String, in file: URL) async throws {
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while !printed(file).contains(text) && Date() < deadline && watch.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            try #require(printed(file).contains(text), "watch printed: \(printed(out)) \(printed(err))")
+        }
+
+        try await sayUntilWatched(1)
+        daemon.stop()
+        try await waitFor("parleyd went away", in: err)
+        #expect(watch.isRunning, "watch exited when the daemon went away: \(printed(err))")
+        daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        try await waitFor("parleyd is back", in: err)
+        let before = printed(out).components(separatedBy: "turn #").count - 1
+        try await sayUntilWatched(before + 1)
+        #expect(watch.isRunning)
+    }
+}
+
+/// The test's own reading of times, to compare with what the CLI prints.
+enum LocalTimeFormat {
+    static func parse(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    static func show(_ date: Date, in zone: TimeZone) -> String { format(date, "yyyy-MM-dd HH:mm:ss", zone) }
+
+    static func day(_ date: Date, in zone: TimeZone) -> String { format(date, "yyyy-MM-dd", zone) }
+
+    private static func format(_ date: Date, _ pattern: String, _ zone: TimeZone) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = zone
+        formatter.dateFormat = pattern
+        return formatter.string(from: date)
+    }
+}
+
+extension TimeZone {
+    static let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+}
+
+extension Calendar {
+    static var utc: Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .utc
+        return calendar
+    }
+}
