@@ -148,6 +148,9 @@ let package = Package(
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime", "ParleyTesting",
                 "ParleyWeb",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             path: "Tests/ParleyTests", swiftSettings: swiftSettings),
     ]

@@ -329,12 +329,16 @@ public final class WebServer: Service, Sendable {
     }
 
     /// A browser always sends Origin on a WebSocket: a page of another site (which could read
-    /// the captions through the phone's browser) is refused. Clients that are not browsers send
-    /// none.
+    /// the captions through the phone's browser) is refused. Clients that are not browsers may
+    /// send none, or one without the port.
     static func sameOrigin(_ head: HTTPRequest) -> Bool {
-        guard let origin = head.headerFields[.origin] else { return true }
-        guard let host = head.authority else { return false }
-        return origin == "http://\(host)" || origin == "https://\(host)"
+        let origins = head.headerFields[values: .origin]
+        guard !origins.isEmpty else { return true }
+        guard let authority = head.authority, let own = URL(string: "http://\(authority)"), let ownHost = own.host else { return false }
+        return origins.allSatisfy { origin in
+            guard let url = URL(string: origin), let host = url.host, ["http", "https", "ws", "wss"].contains(url.scheme ?? "") else { return false }
+            return host == ownHost && (url.port == nil || url.port == own.port)
+        }
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
