@@ -22,6 +22,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // The caption page (`[web]`); no traits: swift-configuration is not needed.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: - C libraries, found with pkg-config
@@ -75,6 +79,19 @@ let package = Package(
             ],
             path: "Sources/Control", swiftSettings: swiftSettings),
         .target(
+            name: "ParleyWeb",
+            dependencies: [
+                "ParleyProtocol", "ParleyControl",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Web", swiftSettings: swiftSettings),
+        .target(
             name: "ParleySystemd", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Sources/Systemd",
             swiftSettings: swiftSettings),
         .target(
@@ -90,7 +107,7 @@ let package = Package(
             dependencies: [
                 "ParleyRuntime", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
-                "ParleyProtocol", "ParleyControl", "ParleySystemd",
+                "ParleyProtocol", "ParleyControl", "ParleySystemd", "ParleyWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -130,6 +147,10 @@ let package = Package(
                 "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime", "ParleyTesting",
+                "ParleyWeb",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             path: "Tests/ParleyTests", swiftSettings: swiftSettings),
     ]

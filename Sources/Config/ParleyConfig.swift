@@ -138,6 +138,8 @@ public struct ParleyConfig: Sendable, Equatable {
     /// Whether what people said (recognized, typed and translated text) may be logged. Off: logs
     /// name turns by id only.
     public var logTranscripts = false
+    // [web]
+    public var web = WebConfig()
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         historyPath = Self.defaultHistoryPath(environment: environment)
@@ -302,7 +304,7 @@ extension ParleyConfig {
         }
         var config = ParleyConfig(environment: environment)
         let file = Section(table: root, name: nil, source: source, baseDirectory: baseDirectory)
-        try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "voice", "translator", "history", "control", "log"])
+        try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "voice", "translator", "history", "control", "log", "web"])
 
         if let section = try file.section("conversation") {
             try section.allowOnly(["speaker_a", "speaker_b", "mode", "echo_tail_ms", "min_confidence", "repeat_prompt"])
@@ -423,6 +425,9 @@ extension ParleyConfig {
                 }
                 config.logLevel = level
             }
+        }
+        if let section = try file.section("web") {
+            try config.readWeb(section)
         }
         return config
     }

@@ -12,6 +12,7 @@ import ParleyRuntime
 import ParleySynthesis
 import ParleySystemd
 import ParleyTranslation
+internal import ParleyWeb
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -149,9 +150,19 @@ public enum Daemon {
             services.append(.init(service: TurnPrinter(subscription: events.subscribe())))
         } else {
             let reloader = Reloader(path: options.configPath, initial: config, interpreter: interpreter, notifier: notifier, logger: logger)
-            let control = DaemonControl(
+            var control = DaemonControl(
                 interpreter: interpreter, config: config, history: history, events: events, writer: writer,
                 started: started, logger: logger, reloader: reloader)
+            // The caption page acts through the same handler, which it limits to say, replay and swap.
+            if config.web.enabled {
+                let web = WebServer(
+                    settings: WebSettings(
+                        listen: config.web.listen, port: config.web.port,
+                        code: config.web.pairing == .code ? WebSettings.randomCode() : nil),
+                    handler: control, events: events, logger: logger)
+                control.web = web
+                services.append(.init(service: WebService(server: web, logger: logger), successTerminationBehavior: .ignore))
+            }
             // Ready once capture is open, the models are loaded and the socket answers.
             let server = ControlServer(
                 path: config.controlSocket, inheritedSocket: activatedSocket, group: config.controlGroup,
@@ -629,6 +640,23 @@ struct ControlService: Service {
             }
         } catch is CancellationError {
             // Graceful shutdown: the socket is closed and removed.
+        }
+    }
+}
+
+/// The caption page as a service. A page that cannot be served (its port taken) is logged and
+/// the conversation goes on without it.
+struct WebService: Service {
+    let server: WebServer
+    let logger: Logger
+
+    func run() async {
+        do {
+            try await server.run()
+        } catch is CancellationError {
+        } catch {
+            logger.error(
+                "the caption page cannot be served on \(server.settings.listen) port \(server.settings.port): \(error); fix [web] listen or port and restart")
         }
     }
 }

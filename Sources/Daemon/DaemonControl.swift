@@ -6,6 +6,7 @@ import ParleyConversation
 import ParleyHistory
 import ParleyProtocol
 import ParleyRuntime
+internal import ParleyWeb
 
 /// Answers control requests from the daemon's state. Bad input gets an error reply that says
 /// what to send instead; nothing a client sends can stop the conversation.
@@ -19,9 +20,11 @@ struct DaemonControl: ControlHandler {
     let started: Date
     let logger: Logger
     let reloader: Reloader
+    /// The caption page's server, when `[web]` is enabled; `web` says where it listens.
+    var web: WebServer? = nil
 
     static let commands = [
-        "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config", "reload",
+        "status", "version", "subscribe", "history", "say", "listen", "stop", "pause", "resume", "swap", "set", "config", "reload", "web",
     ] + historyCommands
     /// Every command, those answered in extensions (DaemonControl+Translation.swift) included.
     static var allCommands: [String] { commands + translationCommands }
@@ -77,6 +80,9 @@ struct DaemonControl: ControlHandler {
                 return .line(Replies.result(try interpreter.apply(try change(fields)), id: id))
             case "config":
                 return .line(Replies.result(effectiveConfig(), id: id))
+            case "web":
+                try fields.allowOnly([])
+                return .line(Replies.result(webInfo(), id: id))
             case "reload":
                 try fields.allowOnly([])
                 do {
@@ -140,6 +146,14 @@ struct DaemonControl: ControlHandler {
         change.echoTailMs = try fields.int("echo_tail_ms", in: 0...10_000)
         change.minConfidence = try fields.number("min_confidence", in: 0...1)
         return change
+    }
+
+    /// `web`: where the caption page listens and its pairing code (the socket's members may see it).
+    func webInfo() -> WebInfo {
+        if let web { return web.info() }
+        return WebInfo(
+            enabled: false, listen: config.web.listen, port: nil, pairing: config.web.pairing.rawValue, code: nil,
+            maxConnections: 0, maxMessageBytes: 0)
     }
 
     private func effectiveConfig() -> EffectiveConfig {

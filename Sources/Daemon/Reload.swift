@@ -168,5 +168,6 @@ final class Reloader: Sendable {
             config.controlGroup = source.controlGroup
             config.controlIdleTimeoutSeconds = source.controlIdleTimeoutSeconds
         }),
+        ("web", { $0.web = $1.web }),
     ]
 }

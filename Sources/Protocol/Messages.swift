@@ -59,6 +59,12 @@ public enum ErrorCode: String, Sendable, Codable {
     case idleTimeout = "idle_timeout"
     /// `reload`: the config file is invalid; nothing changed.
     case invalidConfig = "invalid_config"
+    /// The caption page: an action was sent before the page was paired (`parley web` shows the code).
+    case pairingRequired = "pairing_required"
+    /// The caption page: the pairing code is not the one `parley web` shows.
+    case wrongCode = "wrong_code"
+    /// The caption page: a message longer than the page's limit.
+    case messageTooLarge = "message_too_large"
     case internalError = "internal"
 }
 

@@ -18,7 +18,7 @@ struct Parley: ParsableCommand {
         subcommands: [
             Status.self, Say.self, Listen.self, Stop.self, Pause.self, Resume.self, Swap.self, SetCommand.self,
             ConfigCommand.self, Reload.self, HistoryCommand.self, Favorite.self, Unfavorite.self, Replay.self, SessionCommand.self,
-            Watch.self, Version.self, Retry.self, Languages.self,
+            Watch.self, Version.self, Retry.self, Languages.self, Web.self,
         ])
 
     /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.

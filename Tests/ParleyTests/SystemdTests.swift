@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(CDispatch)
+// `stat` is attributed to CDispatch once Hummingbird (ParleyWeb) is among the imports.
+import CDispatch
+#endif
 import Logging
 import Testing
 @testable import ParleyConfig

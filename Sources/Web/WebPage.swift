@@ -1,0 +1,253 @@
+/// The caption page: plain HTML, CSS and JavaScript, kept in the binary so an installed parleyd
+/// serves it with nothing beside it and no internet (no build step, no CDN).
+///
+/// The page connects to `/ws`, shows what the `hello` message and the events say, and
+/// reconnects by itself (docs/protocol.md, "The caption page").
+enum WebPage {
+    static let html = ##"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>Parley</title>
+        <link rel="stylesheet" href="/app.css">
+        </head>
+        <body>
+        <header>
+          <span id="link" class="dot" title="connection"></span>
+          <span id="who">connecting...</span>
+          <meter id="level" min="-60" max="0" low="-45" high="-12" optimum="-20" value="-60" title="microphone level"></meter>
+          <span id="langs" role="group" aria-label="show the page in"></span>
+        </header>
+        <main>
+          <section id="live" aria-live="polite">
+            <p id="heard" class="big"></p>
+            <p id="said" class="big translation"></p>
+          </section>
+          <section>
+            <h2 id="turns-title">Last turns</h2>
+            <ol id="turns"></ol>
+          </section>
+        </main>
+        <footer>
+          <p id="notice" role="status"></p>
+          <form id="pair" hidden>
+            <input id="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6" pattern="[0-9]{6}" placeholder="pairing code" aria-label="pairing code">
+            <button type="submit">Pair</button>
+          </form>
+          <form id="reply" hidden>
+            <textarea id="text" rows="2" maxlength="1000" aria-label="typed reply"></textarea>
+            <div class="actions">
+              <button type="submit" id="send">Say</button>
+              <button type="button" id="repeat">Repeat</button>
+              <button type="button" id="swap">Swap languages</button>
+            </div>
+          </form>
+        </footer>
+        <script src="/app.js"></script>
+        </body>
+        </html>
+        """##
+
+    static let style = ##"""
+        :root { color-scheme: dark; --fg: #f4f4f4; --dim: #9a9a9a; --accent: #7fd1ff; --doubt: #ffcc4d; --bg: #111; }
+        * { box-sizing: border-box; }
+        body { margin: 0; background: var(--bg); color: var(--fg); font: 18px/1.35 system-ui, sans-serif;
+          display: flex; flex-direction: column; min-height: 100vh; }
+        header { display: flex; flex-wrap: wrap; align-items: center; gap: .5em; padding: .5em .75em; background: #1c1c1c; }
+        #who { flex: 1; font-weight: 600; }
+        .dot { width: .8em; height: .8em; border-radius: 50%; background: #c33; display: inline-block; }
+        .dot.on { background: #3c6; }
+        meter { width: 5em; height: 1em; }
+        #langs button { font-size: 1em; padding: .3em .7em; margin-left: .2em; border-radius: .4em; border: 1px solid #555;
+          background: #222; color: var(--fg); }
+        #langs button[aria-pressed="true"] { background: var(--accent); color: #000; border-color: var(--accent); }
+        main { flex: 1; padding: .5em .75em; overflow-y: auto; }
+        .big { font-size: 2em; line-height: 1.2; margin: .2em 0; min-height: 1.2em; word-wrap: break-word; }
+        #heard.partial { color: var(--dim); }
+        .translation { color: var(--accent); }
+        .doubtful { color: var(--doubt); text-decoration: underline dotted; }
+        h2 { font-size: 1em; color: var(--dim); margin: 1em 0 .3em; font-weight: normal; }
+        ol { list-style: none; padding: 0; margin: 0; }
+        li { border-top: 1px solid #2a2a2a; padding: .4em 0; }
+        li .first { font-size: 1.2em; }
+        li .second { color: var(--dim); }
+        li .tag { font-size: .75em; color: var(--dim); margin-right: .4em; text-transform: uppercase; }
+        footer { padding: .5em .75em; background: #1c1c1c; }
+        #notice { margin: 0 0 .3em; color: var(--doubt); min-height: 1em; }
+        textarea, input { width: 100%; font-size: 1.1em; padding: .4em; background: #000; color: var(--fg); border: 1px solid #555; border-radius: .4em; }
+        #pair { display: flex; gap: .5em; } #pair[hidden], #reply[hidden] { display: none; }
+        .actions { display: flex; gap: .5em; margin-top: .4em; }
+        .actions button, #pair button { flex: 1; font-size: 1.05em; padding: .5em; border-radius: .4em; border: 0; background: #333; color: var(--fg); }
+        #send { background: var(--accent); color: #000; }
+        """##
+
+    static let script = ##"""
+        "use strict";
+        (function () {
+          const $ = (id) => document.getElementById(id);
+          const names = { en: "English", es: "Español", fr: "Français", de: "Deutsch", it: "Italiano", pt: "Português", ca: "Català" };
+          const state = { a: "", b: "", shown: localStorage.getItem("parley.lang") || "", minimum: 0.5, paired: false,
+            pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, current: null };
+          // A code in the address pairs; it is then kept for this browser and taken out of the address bar.
+          const params = new URLSearchParams(location.search);
+          if (params.get("code")) {
+            localStorage.setItem("parley.code", params.get("code"));
+            history.replaceState(null, "", location.pathname);
+          }
+          function nameOf(code) { return names[code] || code.toUpperCase(); }
+          function notice(text) { $("notice").textContent = text || ""; }
+          function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+          // Words less sure than min_confidence are marked.
+          function words(node, text, list) {
+            clear(node);
+            const split = (text || "").split(" ");
+            const usable = Array.isArray(list) && list.length === split.length && list.every((w, i) => w.text === split[i]);
+            if (!usable) { node.textContent = text || ""; return; }
+            list.forEach((w, i) => {
+              if (i > 0) node.appendChild(document.createTextNode(" "));
+              const span = document.createElement("span");
+              span.textContent = w.text;
+              if (w.confidence < state.minimum) { span.className = "doubtful"; span.title = "not sure (" + Math.round(w.confidence * 100) + "%)"; }
+              node.appendChild(span);
+            });
+          }
+
+          function languages(a, b) {
+            state.a = a; state.b = b;
+            if (state.shown !== a && state.shown !== b) state.shown = b;
+            const box = $("langs");
+            clear(box);
+            [a, b].forEach((code) => {
+              const button = document.createElement("button");
+              button.type = "button";
+              button.textContent = nameOf(code);
+              button.setAttribute("aria-pressed", String(code === state.shown));
+              button.onclick = () => { state.shown = code; localStorage.setItem("parley.lang", code); languages(state.a, state.b); };
+              box.appendChild(button);
+            });
+            document.documentElement.lang = state.shown;
+            $("send").textContent = "Say in " + nameOf(state.shown);
+            renderTurns();
+          }
+
+          function renderTurns() {
+            const list = $("turns");
+            clear(list);
+            state.turns.slice(0, 6).forEach((turn) => {
+              const item = document.createElement("li");
+              const mine = turn.source_lang === state.shown;
+              const first = document.createElement("div");
+              first.className = "first";
+              const second = document.createElement("div");
+              second.className = "second";
+              const tag = document.createElement("span");
+              tag.className = "tag";
+              tag.textContent = turn.speaker.toUpperCase();
+              first.appendChild(tag);
+              const source = document.createElement("span");
+              words(source, turn.source_text, turn.words);
+              const target = document.createElement("span");
+              target.textContent = turn.translated_text || "(not translated)";
+              target.className = "translation";
+              if (mine) { first.appendChild(source); second.appendChild(target); } else { first.appendChild(target); second.appendChild(source); }
+              item.appendChild(first); item.appendChild(second);
+              list.appendChild(item);
+            });
+          }
+
+          function who(data) {
+            const speaker = data.speaker ? " " + data.speaker.toUpperCase() + " (" + nameOf(data.speaker === "a" ? state.a : state.b) + ")" : "";
+            const labels = { listening: "Listening", hearing: "Hearing", thinking: "Translating", speaking: "Speaking", paused: "Paused", idle: "Idle" };
+            $("who").textContent = (labels[data.state] || String(data.state).replace(/_/g, " ")) + speaker;
+          }
+
+          function showPairing() {
+            const acting = state.pairing === "code";
+            $("pair").hidden = !acting || state.paired;
+            $("reply").hidden = !acting || !state.paired;
+          }
+
+          function send(type, data) {
+            if (!state.socket || state.socket.readyState !== WebSocket.OPEN) { notice("not connected; trying again..."); return; }
+            state.socket.send(JSON.stringify({ type: type, id: state.nextId++, data: data || {} }));
+          }
+
+          function onMessage(message) {
+            let event;
+            try { event = JSON.parse(message.data); } catch (e) { return; }
+            const data = event.data || {};
+            switch (event.type) {
+              case "hello":
+                state.minimum = data.min_confidence;
+                state.paired = data.paired;
+                state.pairing = data.pairing;
+                state.turns = data.turns || [];
+                languages(data.status.a.language, data.status.b.language);
+                who({ state: data.status.state, speaker: data.status.speaker });
+                showPairing();
+                break;
+              case "state": who(data); break;
+              case "level": $("level").value = Math.max(-60, Math.min(0, data.rms_db)); break;
+              case "speech_start": $("heard").className = "big partial"; $("heard").textContent = "..."; $("said").textContent = ""; break;
+              case "partial": $("heard").className = "big partial"; $("heard").textContent = data.text; break;
+              case "transcript": $("heard").className = "big"; words($("heard"), data.text, data.words); $("said").textContent = ""; break;
+              case "translation": $("said").textContent = data.text; break;
+              case "turn":
+                state.turns = [data].concat(state.turns.filter((t) => t.id !== data.id)).slice(0, 6);
+                if (data.source_text) { $("heard").className = "big"; words($("heard"), data.source_text, data.words); }
+                $("said").textContent = data.translated_text || "";
+                renderTurns();
+                break;
+              case "error":
+                if (data.code === "wrong_code" || data.code === "pairing_required") {
+                  localStorage.removeItem("parley.code"); state.paired = false; showPairing();
+                }
+                notice(data.message);
+                if (data.code === "too_many_clients") state.retry = 10000;
+                break;
+              case "result":
+                notice("");
+                if (data.paired) { state.paired = true; showPairing(); }
+                if (data.speaker_a && data.speaker_b) languages(data.speaker_a, data.speaker_b);
+                break;
+            }
+          }
+
+          function connect() {
+            const code = localStorage.getItem("parley.code");
+            const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" + (code ? "?code=" + encodeURIComponent(code) : "");
+            const socket = new WebSocket(url);
+            state.socket = socket;
+            socket.onopen = () => { $("link").className = "dot on"; state.retry = 500; notice(""); };
+            socket.onmessage = onMessage;
+            socket.onclose = () => {
+              $("link").className = "dot";
+              $("who").textContent = "Reconnecting...";
+              setTimeout(connect, state.retry);
+              state.retry = Math.min(state.retry * 2, 10000);
+            };
+          }
+
+          $("pair").onsubmit = (e) => {
+            e.preventDefault();
+            const code = $("code").value.trim();
+            localStorage.setItem("parley.code", code);
+            send("pair", { code: code });
+          };
+          $("reply").onsubmit = (e) => {
+            e.preventDefault();
+            const text = $("text").value.trim();
+            if (!text) return;
+            send("say", { language: state.shown, text: text });
+            $("text").value = "";
+          };
+          $("repeat").onclick = () => send("replay");
+          $("swap").onclick = () => send("swap");
+          connect();
+        })();
+        """##
+}
