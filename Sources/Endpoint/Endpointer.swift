@@ -127,7 +127,7 @@ public struct Endpointer: Sendable {
     }
 
     /// The position from which an `EndCue` speaks for the current pause.
-    private var cueFrom: SampleTimeValue { lastVoicedEnd + count(ms: Self.cueDelayMs) }
+    public var cueFrom: SampleTimeValue { lastVoicedEnd + count(ms: Self.cueDelayMs) }
 
     private func count(ms: Int) -> SampleTimeValue { SampleTimeValue(ms) * SampleTimeValue(sampleRate) / 1000 }
 

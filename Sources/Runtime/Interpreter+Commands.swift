@@ -80,6 +80,8 @@ extension Interpreter {
                 guard !closing.load(ordering: .relaxed) else { return [] }
                 let actions = state.handle(.typed(speaker, text: text))
                 guard !actions.isEmpty else { return [] }
+                // The last spoken turn's speculation serves no typed turn (even on the same words).
+                dropSpeculation(&state)
                 state.draft = draft(state) { continuation.resume(with: $0) }
                 return actions
             }

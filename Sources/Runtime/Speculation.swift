@@ -44,9 +44,11 @@ extension Interpreter.Shared {
         case .recognizing(_): break
         default: return nil
         }
-        guard let sides = utteranceSides, let (language, end, _) = bestJudgement,
+        guard let sides = utteranceSides, let (language, end, through) = bestJudgement,
             end.probability >= endpointer.settings.endProbability
         else { return nil }
+        // A late judgement of an earlier pause (a lane that lags) speaks for old words.
+        if case .hearing = machine.state, through < endpointer.cueFrom { return nil }
         let text = end.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return nil }
         return (text, language, language == sides.speaker ? sides.other : sides.speaker)
