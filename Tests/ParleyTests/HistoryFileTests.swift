@@ -13,6 +13,14 @@ func historyTurn(_ text: String, at seconds: TimeInterval) -> TurnRecord {
         confidence: nil, status: .translated, createdAt: Date(timeIntervalSince1970: seconds))
 }
 
+/// The history at `path` and a writer on it (quick retries), with a session started.
+func openWriter(_ path: String) throws -> (AppDatabase, HistoryWriter) {
+    let database = try AppDatabase.open(path: path)
+    let writer = HistoryWriter(store: database, retention: .unlimited, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(20))
+    writer.startSession(speakerA: "en", speakerB: "es")
+    return (database, writer)
+}
+
 /// A new temporary folder whose name starts with `prefix`.
 func historyFolder(prefix: String) throws -> String {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)\(UUID().uuidString)").path
@@ -82,9 +90,7 @@ struct HistoryFileTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let folder = root + "/parley"
         let path = folder + "/history.sqlite"
-        let database = try AppDatabase.open(path: path)
-        let writer = HistoryWriter(store: database, retention: .unlimited, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(20))
-        writer.startSession(speakerA: "en", speakerB: "es")
+        let (database, writer) = try openWriter(path)
         _ = try await writer.store(turn("before", at: 1))
         // The folder is gone and a plain file stands where it was: nothing can be made there.
         try FileManager.default.removeItem(atPath: folder)
@@ -133,9 +139,7 @@ struct HistoryJournalTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let folder = root + "/parley"
         let path = folder + "/history.sqlite"
-        let database = try AppDatabase.open(path: path)
-        let writer = HistoryWriter(store: database, retention: .unlimited, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(20))
-        writer.startSession(speakerA: "en", speakerB: "es")
+        let (database, writer) = try openWriter(path)
         for index in 0..<2 { _ = try await writer.store(turn("stored \(index)", at: TimeInterval(index))) }
         let pages = try await database.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
         try await database.limitSize(pages: pages)
@@ -288,9 +292,7 @@ struct HistoryFlushAtExitTests {
     }
 
     private func fullWriter(_ path: String) async throws -> (AppDatabase, HistoryWriter, Answers) {
-        let database = try AppDatabase.open(path: path)
-        let writer = HistoryWriter(store: database, retention: .unlimited, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(20))
-        writer.startSession(speakerA: "en", speakerB: "es")
+        let (database, writer) = try openWriter(path)
         #expect(await writer.flush(timeout: .seconds(10)))
         let pages = try await database.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
         try await database.limitSize(pages: pages)
