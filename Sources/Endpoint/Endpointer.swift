@@ -14,7 +14,7 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
     public var silenceMs: Int = 1_500
     /// Silence that ends the utterance when the words so far are likely a whole sentence
     /// (0: only `silenceMs` ends it).
-    public var likelyEndMs: Int = 250
+    public var likelyEndMs: Int = 200
     /// How likely (by the language model) the sentence must be to end after the last words for
     /// `likelyEndMs` to apply.
     public var endProbability: Double = 0.05

@@ -32,10 +32,10 @@ struct EndOfTurnTests {
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "young man")
         #expect(turn.timings.endedBy == "language_model")
-        // The first 20 ms period at or past likely_end_ms (250 ms).
-        #expect(turn.timings.pauseMs == 260)
+        // The first 20 ms period at or past likely_end_ms (200 ms).
+        #expect(turn.timings.pauseMs == 200)
         let stored = try await conversation.history.recentTurns(limit: 1)
-        #expect(stored.first?.endedBy == "language_model" && stored.first?.pauseMs == 260)
+        #expect(stored.first?.endedBy == "language_model" && stored.first?.pauseMs == 200)
         _ = await conversation.finish()
     }
 
@@ -86,13 +86,13 @@ struct EndOfTurnTests {
         conversation.recognizers.holdJudgements(in: "en")
         conversation.start()
         conversation.microphone.alternate(ms: [200, 1_000])
-        // The pause, period by period; from 100 ms to 450 ms each period is judged (in Spanish
+        // The pause, period by period; from 100 ms to 400 ms each period is judged (in Spanish
         // only) before the next comes.
         for period in 1...30 {
             let judged = conversation.recognizers.judgements(in: "es")
             conversation.microphone.silence(ms: 20)
             #expect(await conversation.microphone.drained())
-            if (5...22).contains(period), conversation.interpreter.snapshot.state == "hearing" {
+            if (5...19).contains(period), conversation.interpreter.snapshot.state == "hearing" {
                 #expect(await TestConversation.until { conversation.recognizers.judgements(in: "es") > judged || conversation.interpreter.snapshot.state != "hearing" })
             }
         }

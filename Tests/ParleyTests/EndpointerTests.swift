@@ -176,11 +176,11 @@ struct EndpointerCueTests {
 
     @Test func aLikelyEndCommitsAfterTheShortPause() throws {
         let ended = try #require(end(endpoints(sentence) { EndCue(through: $0, probability: 0.3) }))
-        // The tone stops at 2000 ms; at the first 20 ms period that reaches 250 ms of silence,
+        // The tone stops at 2000 ms; at the first 20 ms period that reaches 200 ms of silence,
         // the words are judged a whole sentence.
         #expect(ended.reason == .languageModel)
-        #expect(ended.end == ms(2260))
-        #expect(ended.pause == ms(260))
+        #expect(ended.end == ms(2200))
+        #expect(ended.pause == ms(200))
     }
 
     @Test func anUnlikelyEndWaitsForTheSilenceLimit() throws {
@@ -199,13 +199,14 @@ struct EndpointerCueTests {
         }
         #expect(events.count == 2)
         #expect(end(events)?.reason == .languageModel)
-        #expect(end(events)?.end == ms(3000 + 260))
+        #expect(end(events)?.end == ms(3000 + 200))
     }
 
     @Test func aJudgementFromAnEarlierPauseDoesNotCount() throws {
         // The recognizer judged the first pause likely and then fell silent (it lags): its old
-        // judgement must not end the second pause early.
-        let signal = background + Signals.tone(ms: 700, amplitude: 0.3) + Signals.noise(ms: 200, amplitude: 0.002, seed: 2)
+        // judgement must not end the second pause early. (The first pause is shorter than
+        // likely_end_ms, so it does not end the utterance itself.)
+        let signal = background + Signals.tone(ms: 700, amplitude: 0.3) + Signals.noise(ms: 180, amplitude: 0.002, seed: 2)
             + Signals.tone(ms: 500, amplitude: 0.3) + Signals.noise(ms: 1500, amplitude: 0.002, seed: 3)
         var judged = false
         let events = endpoints(signal) { position in
@@ -215,7 +216,7 @@ struct EndpointerCueTests {
         }
         let ended = try #require(end(events))
         #expect(ended.reason == .silence)
-        #expect(ended.end == ms(2400 + 1500))
+        #expect(ended.end == ms(2380 + 1500))
     }
 
     @Test func wordsThatAppearLateInThePauseDoNotEndIt() throws {

@@ -66,6 +66,6 @@ struct ThinkingPauseTests {
         #expect(turn.sourceText.hasSuffix("young man"))
         #expect(turn.endedBy == "language_model")
         let pause = try #require(turn.pauseMs)
-        #expect(pause >= 250 && pause < 500, "answered after \(pause) ms of silence")
+        #expect(pause >= 200 && pause < 500, "answered after \(pause) ms of silence")
     }
 }
