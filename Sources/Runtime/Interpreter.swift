@@ -311,6 +311,8 @@ public final class Interpreter: Sendable {
                 if wasInSpeech { audio = frame }
                 // Speech resumed after a pause: what was made from the words before it is dropped.
                 if state.endpointer.isInSpeech, state.endpointer.pause == nil { dropSpeculation(&state) }
+                // A pause nearing the silence limit is speculated on (`lateSpeculationMs`).
+                if state.endpointer.pause != nil { speculate(&state) }
             }
             queueRecognition(actions, &state)
             // Queued after the utterance was opened, in the same lock. During a pause the lanes

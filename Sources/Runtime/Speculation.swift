@@ -33,19 +33,24 @@ struct Speculation: Sendable {
 extension Interpreter.Shared {
     /// What a speculation would translate now: the hypothesis of the language that explains the
     /// audio best, at the latest audio every language of the utterance has judged (nil when
-    /// nothing was heard). Only while
-    /// the utterance's end is undecided or being recognized, and a pause is on, and only where
-    /// the language model takes the words for a likely end (`end_probability`): a thinking pause
-    /// after "and" costs no translation or synthesis, and the person who goes on speaking
-    /// competes with none for the processor.
+    /// nothing was heard). Only while the utterance's end is undecided or being recognized, and
+    /// a pause is on, and only where the language model takes the words for a likely end
+    /// (`end_probability`), or the pause has run to within `lateSpeculationMs` of the silence
+    /// limit (a last word misheard, whose end the language model cannot see): a thinking pause
+    /// after "and" costs no translation or synthesis for its first second, and the person who
+    /// goes on speaking competes with none for the processor.
     var speculationCandidate: (text: String, language: String, target: String)? {
+        var late = false
         switch machine.state {
-        case .hearing(_, _): guard endpointer.pause != nil else { return nil }
+        case .hearing(_, _):
+            guard let pause = endpointer.pause else { return nil }
+            let limit = SampleTimeValue(endpointer.settings.silenceMs - Interpreter.lateSpeculationMs) * SampleTimeValue(endpointer.sampleRate) / 1000
+            late = pause >= limit
         case .recognizing(_): break
         default: return nil
         }
         guard let sides = utteranceSides, let (language, end, through) = bestJudgement,
-            end.probability >= endpointer.settings.endProbability
+            end.probability >= endpointer.settings.endProbability || late
         else { return nil }
         // A late judgement of an earlier pause (a lane that lags) speaks for old words.
         if case .hearing = machine.state, through < endpointer.cueFrom { return nil }
@@ -56,8 +61,14 @@ extension Interpreter.Shared {
 }
 
 extension Interpreter {
+    /// A pause this close to `silence_ms` is speculated on whatever the language model said:
+    /// the silence limit will most likely end it, and its translation and audio are then ready
+    /// (Apertium and espeak-ng take well under this). Thinking pauses of up to a second cost
+    /// nothing with the default 1.5 s limit.
+    static let lateSpeculationMs = 400
+
     /// Starts a speculation on the latest judgement, unless one already runs on the same words.
-    /// Called under the lock, after a lane judged a pause.
+    /// Called under the lock, after a lane judged a pause, and at each period of a pause.
     func speculate(_ state: inout Shared) {
         guard let candidate = state.speculationCandidate, speaking(candidate.target) else { return }
         if let running = state.speculation, running.serves(candidate.text, from: candidate.language, to: candidate.target) { return }

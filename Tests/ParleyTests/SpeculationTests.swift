@@ -77,11 +77,32 @@ struct SpeculationTests {
         let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 3, text: "cold hearted and"))
         conversation.recognizers.willHear("cold hearted and rather selfish", in: "en")
         conversation.start()
-        conversation.microphone.alternate(ms: [200, 700, 1_000, 600, 2_000])
+        conversation.microphone.alternate(ms: [200, 700, 1_000, 600])
+        #expect(await conversation.microphone.drained())
+        // The final pause is judged on all the words; it nears the silence limit, so it is
+        // speculated on (`lateSpeculationMs`), but the thinking pause of one second was not.
+        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.002, words: 5, text: "cold hearted and rather selfish"), in: "en")
+        conversation.microphone.silence(ms: 2_000)
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
-        #expect(turn.sourceText == "cold hearted and rather selfish" && turn.timings.speculated == nil)
-        #expect(conversation.translator.requests == ["cold hearted and rather selfish"])
+        #expect(turn.sourceText == "cold hearted and rather selfish" && turn.timings.endedBy == "silence")
+        _ = await conversation.finish()
+        #expect(conversation.translator.requests == ["cold hearted and rather selfish"], "nothing translated in the thinking pause")
         #expect(conversation.synthesizer.texts == ["[es] cold hearted and rather selfish"])
+    }
+
+    @Test func aPauseNearingTheSilenceLimitIsSpeculatedOnWhateverTheLanguageModelSaid() async throws {
+        // "how about" (the last word misheard): the language model sees no end, so the silence
+        // limit ends the turn; 400 ms before it, its translation and audio were made.
+        let conversation = try conversation(judging: SentenceEnd(probability: 0.002, words: 2, text: "how about"))
+        conversation.recognizers.willHear("how about", in: "en")
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 2_000])
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.timings.endedBy == "silence" && turn.timings.pauseMs == 1_500)
+        #expect(turn.timings.speculated == true)
+        #expect(conversation.translator.requests == ["how about"], "translated once, during the pause")
+        #expect(conversation.synthesizer.texts == ["[es] how about"])
+        #expect(conversation.speaker.played.count == samples(of: "[es] how about"))
         _ = await conversation.finish()
     }
 
