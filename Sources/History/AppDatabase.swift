@@ -17,7 +17,7 @@ public struct AppDatabase: Sendable {
     /// The open database, shared by every copy of this value; made again at the same path when
     /// the file is deleted or replaced while running (`checkFile`).
     let connection: Connection
-    // Internal, not private: extensions in other files (AppDatabase+Retry.swift) write through it.
+    // Internal, not private: the extensions in HistoryWrites.swift and HistoryReads.swift use it.
     var writer: any DatabaseWriter { connection.writer }
     /// Where a corrupt history found at open was moved, if one was.
     public private(set) var movedAside: String?
@@ -150,138 +150,6 @@ public struct AppDatabase: Sendable {
     /// An empty database in memory, for tests and for `[history] enabled = false`.
     public static func inMemory() throws -> AppDatabase {
         try AppDatabase(DatabaseQueue())
-    }
-
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        // Shipped migrations are never edited; add new ones below.
-        migrator.registerMigration("v1: sessions and turns") { db in
-            try db.create(table: "sessions") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("started_at", .datetime).notNull()
-                t.column("ended_at", .datetime)
-                t.column("speaker_a", .text).notNull()
-                t.column("speaker_b", .text).notNull()
-            }
-            try db.create(table: "turns") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("session_id", .integer).notNull().indexed()
-                    .references("sessions", onDelete: .cascade)
-                t.column("speaker", .text).notNull()
-                t.column("source_lang", .text).notNull()
-                t.column("target_lang", .text).notNull()
-                t.column("source_text", .text).notNull()
-                t.column("translated_text", .text)
-                t.column("ipa", .text)
-                t.column("confidence", .double)
-                t.column("status", .text).notNull()
-                t.column("error", .text)
-                t.column("favorite", .boolean).notNull().defaults(to: false)
-                t.column("created_at", .datetime).notNull().indexed()
-                t.column("asr_ms", .integer)
-                t.column("mt_ms", .integer)
-                t.column("tts_ms", .integer)
-                t.column("response_ms", .integer)
-            }
-        }
-        migrator.registerMigration("v2: low-confidence flag") { db in
-            try db.alter(table: "turns") { t in
-                t.add(column: "low_confidence", .boolean).notNull().defaults(to: false)
-            }
-        }
-        migrator.registerMigration("v3: full-text search") { db in
-            // External content: the index holds only tokens; triggers keep it in step with turns.
-            // unicode61 with remove_diacritics 2 folds case and accents: "cafe" finds "café".
-            try db.execute(
-                sql: """
-                    CREATE VIRTUAL TABLE turns_fts USING fts5(
-                        source_text, translated_text, content='turns', content_rowid='id',
-                        tokenize='unicode61 remove_diacritics 2');
-                    CREATE TRIGGER turns_fts_after_insert AFTER INSERT ON turns BEGIN
-                        INSERT INTO turns_fts(rowid, source_text, translated_text)
-                        VALUES (new.id, new.source_text, new.translated_text);
-                    END;
-                    CREATE TRIGGER turns_fts_after_delete AFTER DELETE ON turns BEGIN
-                        INSERT INTO turns_fts(turns_fts, rowid, source_text, translated_text)
-                        VALUES ('delete', old.id, old.source_text, old.translated_text);
-                    END;
-                    CREATE TRIGGER turns_fts_after_update AFTER UPDATE OF source_text, translated_text ON turns BEGIN
-                        INSERT INTO turns_fts(turns_fts, rowid, source_text, translated_text)
-                        VALUES ('delete', old.id, old.source_text, old.translated_text);
-                        INSERT INTO turns_fts(rowid, source_text, translated_text)
-                        VALUES (new.id, new.source_text, new.translated_text);
-                    END;
-                    INSERT INTO turns_fts(turns_fts) VALUES ('rebuild');
-                    CREATE INDEX turns_on_favorite ON turns(favorite, created_at);
-                    """)
-        }
-        migrator.registerMigration("v4: how auto mode told the speaker") { db in
-            try db.alter(table: "turns") { t in
-                t.add(column: "detection", .text)
-            }
-        }
-        migrator.registerMigration("v5: word confidence") { db in
-            try db.alter(table: "turns") { t in
-                t.add(column: "word_confidence", .text)
-            }
-        }
-        migrator.registerMigration("v6: how the turn ended") { db in
-            try db.alter(table: "turns") { t in
-                t.add(column: "pause_ms", .integer)
-                t.add(column: "ended_by", .text)
-            }
-        }
-        migrator.registerMigration("v7: speculation") { db in
-            try db.alter(table: "turns") { t in
-                t.add(column: "speculated", .boolean)
-            }
-        }
-        return migrator
-    }
-}
-
-// MARK: - Writes
-
-extension AppDatabase {
-    /// Starts a session and returns it with its id.
-    public func startSession(speakerA: String, speakerB: String, at date: Date = Date()) async throws -> SessionRecord {
-        try await writer.write { db in
-            var session = SessionRecord(startedAt: date, speakerA: speakerA, speakerB: speakerB)
-            try session.insert(db)
-            return session
-        }
-    }
-
-    /// Marks a session ended.
-    public func endSession(id: Int64, at date: Date = Date()) async throws {
-        try await writer.write { db in
-            _ = try SessionRecord.filter(SessionRecord.CodingKeys.id == id)
-                .updateAll(db, SessionRecord.CodingKeys.endedAt.set(to: date))
-        }
-    }
-
-    /// Stores a turn; returns it with its id once committed.
-    public func insert(_ turn: TurnRecord) async throws -> TurnRecord {
-        try await writer.write { db in
-            var stored = turn
-            try stored.insert(db)
-            return stored
-        }
-    }
-}
-
-// MARK: - Reads
-
-extension AppDatabase {
-    /// The latest turns, newest first.
-    public func recentTurns(limit: Int) async throws -> [TurnRecord] {
-        try await writer.read { db in
-            try TurnRecord.all().newestFirst().limit(limit).fetchAll(db)
-        }
-    }
-
-    public func turnCount() async throws -> Int {
-        try await writer.read { db in try TurnRecord.fetchCount(db) }
     }
 }
 

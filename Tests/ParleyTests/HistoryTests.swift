@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ParleyHistory
+import ParleyTesting
 
 @Suite("History")
 struct HistoryTests {
