@@ -31,7 +31,10 @@ DEMO_INPUT  ?= out/demo-input.wav
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
         libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd \
-        binutils python3 man-db
+        binutils python3 man-db libqrencode-dev
+# test: what only the tests use, on top of DEBS: a barcode reader (zbarimg reads the QR code
+# `parley web` prints) and a browser (the caption page is tested in a headless Chromium)
+TEST_DEBS := zbar-tools chromium
 # deb, check-deb: Debian's packaging tools, on top of DEBS
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
 
@@ -80,6 +83,7 @@ demo: release
 ## test: every test, unit and end to end, against the real engines. One at a time: the end-to-end
 ## tests start daemons, audio servers and translation servers, and on two cores running them
 ## side by side starved each other (about 100 s in all, serially)
+test: EXTRA_DEBS = $(TEST_DEBS)
 test: deps
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory system-checks

@@ -38,6 +38,9 @@ let package = Package(
         .systemLibrary(
             name: "CALSA", path: "Sources/CShims/CALSA",
             pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CQREncode", path: "Sources/CShims/CQREncode",
+            pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // MARK: - Domains
         .target(
@@ -91,6 +94,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Web", swiftSettings: swiftSettings),
+        // What `parley web` shows: the addresses a phone reaches, and a QR code of one.
+        .target(
+            name: "ParleyWebLink", dependencies: ["CQREncode"], path: "Sources/WebLink",
+            swiftSettings: swiftSettings),
         .target(
             name: "ParleySystemd", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Sources/Systemd",
             swiftSettings: swiftSettings),
@@ -135,7 +142,7 @@ let package = Package(
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyProtocol", "ParleyConversation",
+                "ParleyProtocol", "ParleyConversation", "ParleyWebLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/parley", swiftSettings: swiftSettings),
@@ -147,7 +154,7 @@ let package = Package(
                 "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime", "ParleyTesting",
-                "ParleyWeb",
+                "ParleyWeb", "ParleyWebLink",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

@@ -33,12 +33,14 @@ public struct WebInfo: Sendable, Codable, Equatable {
     }
 
     /// The page's address for `host` (the listen address, or this machine's LAN address when it
-    /// listens on all of them); with the code in it when `withCode`, so opening it pairs.
+    /// listens on all of them); with the code in it when `withCode`, so opening it pairs. The
+    /// code is in the fragment (`#code=`), which a browser never sends in a request: it stays
+    /// out of the server's and any proxy's logs.
     public func url(host: String, withCode: Bool) -> String? {
         guard let port else { return nil }
         let bracketed = host.contains(":") ? "[\(host)]" : host
-        let query = withCode ? code.map { "?code=\($0)" } ?? "" : ""
-        return "http://\(bracketed):\(port)/\(query)"
+        let fragment = withCode ? code.map { "#code=\($0)" } ?? "" : ""
+        return "http://\(bracketed):\(port)/\(fragment)"
     }
 }
 

@@ -91,12 +91,16 @@ enum WebPage {
           const names = { en: "English", es: "Español", fr: "Français", de: "Deutsch", it: "Italiano", pt: "Português", ca: "Català" };
           const state = { a: "", b: "", shown: localStorage.getItem("parley.lang") || "", minimum: 0.5, paired: false,
             pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, current: null };
-          // A code in the address pairs; it is then kept for this browser and taken out of the address bar.
-          const params = new URLSearchParams(location.search);
-          if (params.get("code")) {
-            localStorage.setItem("parley.code", params.get("code"));
+          // A code in the address pairs (`#code=`, as `parley web` and its QR code give it; the
+          // fragment is never sent to a server): it is kept for this browser and taken out of the address bar.
+          function takeCode() {
+            const given = new URLSearchParams(location.hash.slice(1)).get("code") || new URLSearchParams(location.search).get("code");
+            if (!given) return null;
+            localStorage.setItem("parley.code", given);
             history.replaceState(null, "", location.pathname);
+            return given;
           }
+          takeCode();
           function nameOf(code) { return names[code] || code.toUpperCase(); }
           function notice(text) { $("notice").textContent = text || ""; }
           function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
@@ -245,6 +249,8 @@ enum WebPage {
             send("say", { language: state.shown, text: text });
             $("text").value = "";
           };
+          // The code given to a page that is open already (its address opened again): it pairs at once.
+          window.addEventListener("hashchange", () => { const code = takeCode(); if (code) send("pair", { code: code }); });
           $("repeat").onclick = () => send("replay");
           $("swap").onclick = () => send("swap");
           connect();

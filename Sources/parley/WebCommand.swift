@@ -1,18 +1,33 @@
 import ArgumentParser
 import Foundation
 import ParleyProtocol
+import ParleyWebLink
 
-/// `parley web`: where the caption page is and the code that pairs a phone.
+/// `parley web`: where the caption page is, the code that pairs a phone, and a QR code that
+/// opens the page on a phone, paired.
 struct Web: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the caption page's address and pairing code.",
+        abstract: "Show the caption page's address, pairing code and a QR code to scan.",
         discussion: """
-            Open the address on a phone on the same network. Reading needs only the address; typing a reply, \
-            repeating and swapping need the 6-digit code (the second address carries it). The code is new at each \
-            start of parleyd. No QR code is printed yet.
+            Scan the QR code with a phone on the same network, or open the address. Reading needs only the address; \
+            typing a reply, repeating and swapping need the 6-digit code, which the QR code and the "pairs" address \
+            carry (after #, so it is never sent in a request). The code is new at each start of parleyd. When the page \
+            listens on every address ([web] listen = "0.0.0.0" or "::"), the addresses shown are this machine's IPv4 \
+            addresses, the first of them in the QR code.
             """)
 
+    /// When to draw the QR code.
+    enum QRWhen: String, ExpressibleByArgument, CaseIterable {
+        /// When standard output is a terminal.
+        case auto
+        case always
+        case never
+    }
+
     @OptionGroup var options: ClientOptions
+
+    @Option(name: .long, help: "Draw the QR code: auto (when the output is a terminal), always or never.")
+    var qr: QRWhen = .auto
 
     func run() throws {
         let info = try options.call(Request(type: "web"), as: WebInfo.self)
@@ -21,20 +36,37 @@ struct Web: ParsableCommand {
             print("the caption page is off: set [web] enabled = true in the config (and listen = \"0.0.0.0\" for phones), then restart parleyd")
             return
         }
-        let host = info.listen == "0.0.0.0" || info.listen == "::" ? (ProcessInfo.processInfo.hostName) : info.listen
-        guard let plain = info.url(host: host, withCode: false) else {
+        let found = PageHosts.hosts(listen: info.listen, interfaces: InterfaceAddress.current())
+        let hosts = found.isEmpty ? [ProcessInfo.processInfo.hostName] : found
+        guard let host = hosts.first, let plain = info.url(host: host, withCode: false) else {
             print("the caption page is not listening yet (the daemon is starting, or its port was taken: see the log)")
             return
         }
         print("address: \(plain)")
-        if let code = info.code, let paired = info.url(host: host, withCode: true) {
+        let paired = info.code.flatMap { _ in info.url(host: host, withCode: true) }
+        if let code = info.code, let paired {
             print("code:    \(code)")
             print("pairs:   \(paired)")
         } else {
             print("pairing: read-only (the page shows captions; nothing can be done from it)")
         }
-        if info.listen == "127.0.0.1" || info.listen == "::1" {
+        for other in hosts.dropFirst() {
+            if let url = info.url(host: other, withCode: false) { print("also:    \(url)") }
+        }
+        if found.isEmpty {
+            print("note:    no network address found on this machine; a phone may not resolve \(host)")
+        } else if PageHosts.isLoopback(info.listen) {
             print("note:    it listens on this machine only; set [web] listen = \"0.0.0.0\" for phones on the network")
+        }
+        let drawn = qr == .always || (qr == .auto && isatty(STDOUT_FILENO) == 1)
+        guard drawn else { return }
+        let link = paired ?? plain
+        do {
+            let code = try QRCode(encoding: link)
+            print(paired == nil ? "\nscan to open the page:" : "\nscan to open the page, paired:")
+            for line in code.terminalLines() { print(line) }
+        } catch {
+            print("qr:      not drawn: \(error)")
         }
     }
 }

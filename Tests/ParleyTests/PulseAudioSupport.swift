@@ -81,6 +81,20 @@ final class PulseAudioRig {
 
     /// Plays a raw 16 kHz recording into the virtual microphone, in real time.
     func say(_ recording: String) throws {
+        try microphone.say(recording)
+    }
+
+    /// The virtual microphone, for code that may not hold the rig (it is not Sendable).
+    var microphone: RigMicrophone { RigMicrophone(directory: directory, environment: environment) }
+}
+
+/// Speaks into a `PulseAudioRig`'s virtual microphone.
+struct RigMicrophone: Sendable {
+    let directory: URL
+    let environment: [String: String]
+
+    /// Plays a raw 16 kHz recording into the virtual microphone, in real time.
+    func say(_ recording: String) throws {
         let rawRecording = recording  // a .raw file is converted once; a .wav is played as it is
         let wav = recording.hasSuffix(".wav")
             ? URL(fileURLWithPath: recording)
