@@ -48,7 +48,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(name: "ParleyEndpoint", path: "Sources/Endpoint", swiftSettings: swiftSettings),
         .target(
-            name: "ParleyRecognition", dependencies: ["CPocketSphinx"], path: "Sources/Recognition",
+            name: "ParleyRecognition",
+            dependencies: ["CPocketSphinx", .product(name: "Logging", package: "swift-log")], path: "Sources/Recognition",
             swiftSettings: swiftSettings),
         .target(
             name: "ParleyTranslation",
@@ -66,7 +67,7 @@ let package = Package(
             path: "Sources/History", swiftSettings: swiftSettings),
         .target(name: "ParleyConversation", path: "Sources/Conversation", swiftSettings: swiftSettings),
         .target(
-            name: "ParleyConfig", dependencies: ["TOMLKit", "ParleyConversation", "ParleyEndpoint", "ParleyProtocol"],
+            name: "ParleyConfig", dependencies: ["TOMLKit", "ParleyConversation", "ParleyEndpoint", "ParleyProtocol", "ParleyRecognition"],
             path: "Sources/Config",
             swiftSettings: swiftSettings),
         .target(

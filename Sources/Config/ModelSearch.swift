@@ -1,5 +1,6 @@
 import Foundation
 import ParleyProtocol
+import ParleyRecognition
 
 // MARK: - Where installed models are found
 
@@ -30,20 +31,6 @@ extension ParleyConfig {
 }
 
 extension RecognizerModel {
-    /// The model in `folder` laid out as `parleyd model install` leaves it: `acoustic/`,
-    /// `xx.lm.bin` (or `xx.lm`, `xx.arpa`, ...: the language model keeps its format) and
-    /// `xx.dict` (or `xx.dic`); nil unless all are there.
-    public static func installed(in folder: String, language: String) -> RecognizerModel? {
-        let manager = FileManager.default
-        var isFolder: ObjCBool = false
-        let endings = [".lm.bin", ".lm", ".arpa", ".lm.gz", ".arpa.gz", ".lm.dmp", ".dmp"]
-        guard manager.fileExists(atPath: folder + "/acoustic", isDirectory: &isFolder), isFolder.boolValue,
-            let languageModel = endings.map({ "\(folder)/\(language)\($0)" }).first(where: manager.fileExists),
-            let dictionary = [".dict", ".dic"].map({ "\(folder)/\(language)\($0)" }).first(where: manager.fileExists)
-        else { return nil }
-        return RecognizerModel(acousticModel: folder + "/acoustic", languageModel: languageModel, dictionary: dictionary)
-    }
-
     /// The model as `parley languages` shows it: its files, where it came from, and sizes.
     public func info() -> LanguagesInfo.Model {
         LanguagesInfo.Model(

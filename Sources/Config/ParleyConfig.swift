@@ -2,52 +2,13 @@ import Foundation
 import ParleyConversation
 import ParleyEndpoint
 import ParleyProtocol
+import ParleyRecognition
 import TOMLKit
 
 /// A configuration problem, said in one line that names the key or file and what to do.
 public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
     public let description: String
     public init(_ description: String) { self.description = description }
-}
-
-/// The files one PocketSphinx model is made of.
-public struct RecognizerModel: Sendable, Hashable {
-    public var acousticModel: String
-    public var languageModel: String
-    public var dictionary: String
-
-    public init(acousticModel: String, languageModel: String, dictionary: String) {
-        self.acousticModel = acousticModel
-        self.languageModel = languageModel
-        self.dictionary = dictionary
-    }
-
-    /// The US English model Debian's pocketsphinx-en-us installs.
-    public static let debianEnglish = RecognizerModel(
-        acousticModel: "/usr/share/pocketsphinx/model/en-us/en-us",
-        languageModel: "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
-        dictionary: "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict")
-
-    /// The first of the model's files that does not exist.
-    public func firstMissingFile(fileManager: FileManager = .default) -> (key: String, path: String)? {
-        for (key, path) in [("acoustic_model", acousticModel), ("language_model", languageModel), ("dictionary", dictionary)]
-        where !fileManager.fileExists(atPath: path) {
-            return (key, path)
-        }
-        return nil
-    }
-
-    /// What is wrong with the files of `language`'s model, in one line that names the file and
-    /// says what to do; nil when all three exist.
-    public func missingFileProblem(language: String) -> String? {
-        guard let missing = firstMissingFile() else { return nil }
-        if self == .debianEnglish {
-            return "\(missing.path) does not exist: install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
-        }
-        let folder = (acousticModel as NSString).deletingLastPathComponent
-        return "[recognizer.\(language)] \(missing.key) names \(missing.path), which does not exist; "
-            + "install the model or fix the path (`parleyd model check \(folder)` checks a model folder)"
-    }
 }
 
 /// How one language is spoken: an espeak-ng voice, words per minute, pitch (0-100), volume (0-200).

@@ -15,26 +15,10 @@ public struct ModelProblem: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(file): \(problem)" }
 }
 
-/// The three parts of a PocketSphinx model.
-public struct ModelFiles: Sendable, Equatable {
-    /// The acoustic model's folder (feat.params, mdef, means, ...).
-    public var acousticModel: String
-    /// The n-gram language model (binary .lm.bin, or ARPA text).
-    public var languageModel: String
-    /// The pronunciation dictionary.
-    public var dictionary: String
-
-    public init(acousticModel: String, languageModel: String, dictionary: String) {
-        self.acousticModel = acousticModel
-        self.languageModel = languageModel
-        self.dictionary = dictionary
-    }
-}
-
 /// What `ModelCheck.check` found in a model folder.
 public struct ModelReport: Sendable {
     /// The model's parts, when all three were found.
-    public var files: ModelFiles?
+    public var files: RecognizerModel?
     /// Everything wrong, one line each; empty for a model Parley can use.
     public var problems: [ModelProblem]
     /// Words of the language model (sentence markers and fillers left out), when it could be read.
@@ -72,7 +56,7 @@ public enum ModelCheck {
     }
 
     /// Checks a model whose parts are known (as a config names them).
-    public static func check(_ files: ModelFiles) -> ModelReport {
+    public static func check(_ files: RecognizerModel) -> ModelReport {
         var report = ModelReport(files: files, problems: checkAcousticModel(files.acousticModel))
         checkDictionary(files, into: &report)
         return report
@@ -86,7 +70,7 @@ public enum ModelCheck {
     /// or the acoustic model's folder.
     public static func locate(
         directory: String, language: String? = nil
-    ) -> (files: ModelFiles?, acousticModel: String?, problems: [ModelProblem]) {
+    ) -> (files: RecognizerModel?, acousticModel: String?, problems: [ModelProblem]) {
         let manager = FileManager.default
         var isFolder: ObjCBool = false
         guard manager.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
@@ -137,7 +121,7 @@ public enum ModelCheck {
             candidates, endings: dictionaryEndings, language: language, in: directory,
             what: "dictionary", example: "\(language ?? "xx").dict", problems: &problems)
         guard let acoustic, let languageModel, let dictionary else { return (nil, acoustic, problems) }
-        return (ModelFiles(acousticModel: acoustic, languageModel: languageModel, dictionary: dictionary), acoustic, problems)
+        return (RecognizerModel(acousticModel: acoustic, languageModel: languageModel, dictionary: dictionary), acoustic, problems)
     }
 
     /// The one file among `candidates` with one of `endings`: if there are several, the one
@@ -267,7 +251,7 @@ public enum ModelCheck {
 
     /// Checks that the dictionary can be read, pronounces every word of the language model,
     /// and uses only phones of the acoustic model.
-    static func checkDictionary(_ files: ModelFiles, into report: inout ModelReport) {
+    static func checkDictionary(_ files: RecognizerModel, into report: inout ModelReport) {
         let dictionary = files.dictionary
         let dictionaryName = (dictionary as NSString).lastPathComponent
         guard let data = FileManager.default.contents(atPath: dictionary) else {

@@ -10,8 +10,8 @@ public enum ModelInstall {
     /// `replace`; returns the installed files. The copy is made beside `target` and then
     /// moved into place, so a failed install leaves nothing half-copied.
     public static func install(
-        _ files: ModelFiles, from directory: String, language: String, into target: String, replace: Bool = false
-    ) throws(ModelProblem) -> ModelFiles {
+        _ files: RecognizerModel, from directory: String, language: String, into target: String, replace: Bool = false
+    ) throws(ModelProblem) -> RecognizerModel {
         let manager = FileManager.default
         let target = URL(fileURLWithPath: target).standardizedFileURL.path
         if manager.fileExists(atPath: target) && !replace {
@@ -53,12 +53,12 @@ public enum ModelInstall {
         } catch {
             throw ModelProblem(file: target, "cannot be replaced (\(error.localizedDescription)); check its permissions")
         }
-        return ModelFiles(
+        return RecognizerModel(
             acousticModel: target + "/acoustic", languageModel: target + "/" + languageModelName, dictionary: target + "/" + dictionaryName)
     }
 
     /// The `[recognizer.xx]` table that names `files`, for parley.toml.
-    public static func configTable(language: String, files: ModelFiles) -> String {
+    public static func configTable(language: String, files: RecognizerModel) -> String {
         func quoted(_ path: String) -> String {
             "\"" + path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }

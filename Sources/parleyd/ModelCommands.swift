@@ -83,7 +83,7 @@ struct ModelCommand: ParsableCommand {
             }
             let environment = ProcessInfo.processInfo.environment
             let target = into ?? (ParleyConfig.modelDirectories(environment: environment)[0] + "/" + language)
-            let installed: ModelFiles
+            let installed: RecognizerModel
             do {
                 installed = try ModelInstall.install(files, from: directory, language: language, into: target, replace: force)
             } catch {

@@ -3,6 +3,7 @@ import Testing
 @testable import ParleyConfig
 @testable import ParleyConversation
 import ParleyEndpoint
+import ParleyRecognition
 
 /// Parses `text` as a config file in /etc/parley.
 func parseConfig(_ text: String, environment: [String: String]) throws(ConfigError) -> ParleyConfig {

@@ -11,6 +11,7 @@ import Testing
 @testable import ParleyEndpoint
 @testable import ParleyHistory
 @testable import ParleyProtocol
+import ParleyRecognition
 @testable import ParleyRuntime
 @testable import ParleySystemd
 
