@@ -18,19 +18,19 @@ public enum Speaker: String, Sendable, Codable, CaseIterable, Hashable {
 
 /// Who speaks after a turn.
 public enum ConversationMode: String, Sendable, Codable, CaseIterable {
+    /// Either person may speak at any time: each utterance is decoded in both languages and the
+    /// language that explains it best says who spoke; an utterance too short to tell goes to
+    /// whoever's turn it is (as in `alternate`). With one side hearable, it is `alternate`.
+    case auto
     /// The speakers take turns.
     case alternate
     /// Only speaker A talks (a guide, a lecture).
     case oneWay = "one-way"
     /// A client says who speaks next (`listen a|b`).
     case manual
-    /// Either person may speak at any time: each utterance is decoded in both languages and the
-    /// language that explains it best says who spoke; an utterance too short to tell goes to
-    /// whoever's turn it is (as in `alternate`). With one side hearable, it is `alternate`.
-    case auto
 
     /// Every mode as the wire and the config file spell it, quoted, for error messages:
-    /// `"alternate", "one-way", "manual" or "auto"`.
+    /// `"auto", "alternate", "one-way" or "manual"`.
     public static var spelledOut: String {
         let names = allCases.map { "\"\($0.rawValue)\"" }
         return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")

@@ -145,7 +145,7 @@ struct ProtocolCommandTests {
         (#"{"type":"set","data":{"silence_ms":900.5}}"#, ["data.silence_ms must be a whole number"]),
         (#"{"type":"set","data":{"echo_tail_ms":10001}}"#, ["data.echo_tail_ms", "from 0 to 10000"]),
         (#"{"type":"set","data":{"min_confidence":1.5}}"#, ["data.min_confidence is 1.5", "from 0.0 to 1.0"]),
-        (#"{"type":"set","data":{"mode":"loud"}}"#, [#"data.mode must be "alternate", "one-way", "manual" or "auto", not "loud""#]),
+        (#"{"type":"set","data":{"mode":"loud"}}"#, [#"data.mode must be "auto", "alternate", "one-way" or "manual", not "loud""#]),
         (#"{"type":"set","data":{}}"#, ["give at least one of speaker_a, speaker_b, mode, silence_ms, echo_tail_ms, min_confidence"]),
         (#"{"type":"set","data":{"volume":3}}"#, ["data.volume is not a field of this command; use speaker_a"]),
         (#"{"type":"say","data":{"speaker":"a","text":"   "}}"#, ["data.text must be the words to translate, and not empty"]),
@@ -210,7 +210,7 @@ struct ProtocolCommandTests {
     }
 
     @Test func theModesAreSpelledOutInOnePlace() {
-        #expect(ConversationMode.spelledOut == #""alternate", "one-way", "manual" or "auto""#)
+        #expect(ConversationMode.spelledOut == #""auto", "alternate", "one-way" or "manual""#)
         #expect(SettingBounds.spelled(SettingBounds.silenceMs) == "50-10000")
         #expect(SettingBounds.spelled(SettingBounds.minConfidence) == "0-1")
     }
