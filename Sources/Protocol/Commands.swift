@@ -189,10 +189,8 @@ public struct SettingsChange: Sendable, Equatable, Encodable {
     /// Nothing to change (not a valid `set`).
     public var isEmpty: Bool { self == SettingsChange() }
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case speakerA = "speaker_a", speakerB = "speaker_b", mode, silenceMs = "silence_ms", echoTailMs = "echo_tail_ms"
-        case minConfidence = "min_confidence"
-    }
+    /// The settings' own names.
+    typealias CodingKeys = RuntimeSettings.CodingKeys
 }
 
 /// `history`: which turns, and which page of them. Absent fields do not filter.

@@ -10,9 +10,9 @@ public struct RuntimeSettings: Sendable, Equatable, Codable {
     public var echoTailMs: Int
     public var minConfidence: Double
 
-    enum CodingKeys: String, CodingKey {
-        case mode
-        case speakerA = "speaker_a", speakerB = "speaker_b", silenceMs = "silence_ms", echoTailMs = "echo_tail_ms"
+    /// Also the fields of `set` (`SettingsChange`), in the order its messages list them.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case speakerA = "speaker_a", speakerB = "speaker_b", mode, silenceMs = "silence_ms", echoTailMs = "echo_tail_ms"
         case minConfidence = "min_confidence"
     }
 
