@@ -43,8 +43,10 @@ let package = Package(
             pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // MARK: - Domains
+        // The types the wire, the config and the machine share (Speaker, mode, sample time, setting bounds).
+        .target(name: "ParleyCore", path: "Sources/Core", swiftSettings: swiftSettings),
         .target(
-            name: "ParleyAudio", dependencies: ["CALSA"], path: "Sources/Audio",
+            name: "ParleyAudio", dependencies: ["ParleyCore", "CALSA"], path: "Sources/Audio",
             swiftSettings: swiftSettings),
         .target(name: "ParleyEndpoint", path: "Sources/Endpoint", swiftSettings: swiftSettings),
         .target(
@@ -65,13 +67,14 @@ let package = Package(
         .target(
             name: "ParleyHistory", dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
             path: "Sources/History", swiftSettings: swiftSettings),
-        .target(name: "ParleyConversation", path: "Sources/Conversation", swiftSettings: swiftSettings),
         .target(
-            name: "ParleyConfig", dependencies: ["TOMLKit", "ParleyConversation", "ParleyEndpoint", "ParleyProtocol", "ParleyRecognition"],
+            name: "ParleyConversation", dependencies: ["ParleyCore"], path: "Sources/Conversation", swiftSettings: swiftSettings),
+        .target(
+            name: "ParleyConfig", dependencies: ["TOMLKit", "ParleyCore", "ParleyEndpoint", "ParleyProtocol", "ParleyRecognition"],
             path: "Sources/Config",
             swiftSettings: swiftSettings),
         .target(
-            name: "ParleyProtocol", dependencies: ["ParleyConversation"], path: "Sources/Protocol",
+            name: "ParleyProtocol", dependencies: ["ParleyCore"], path: "Sources/Protocol",
             swiftSettings: swiftSettings),
         .target(
             name: "ParleyControl",
@@ -85,7 +88,7 @@ let package = Package(
         .target(
             name: "ParleyWeb",
             dependencies: [
-                "ParleyProtocol", "ParleyControl",
+                "ParleyCore", "ParleyProtocol", "ParleyControl",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -105,7 +108,7 @@ let package = Package(
         .target(
             name: "ParleyRuntime",
             dependencies: [
-                "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation", "ParleySynthesis",
+                "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation", "ParleySynthesis",
                 "ParleyHistory", "ParleyConversation", "ParleyProtocol", "ParleyControl", "ParleyConfig", "ParleySystemd",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,8 +116,8 @@ let package = Package(
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "ParleyRuntime", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
-                "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyRuntime", "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
+                "ParleySynthesis", "ParleyHistory", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl", "ParleySystemd", "ParleyWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -143,7 +146,7 @@ let package = Package(
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyProtocol", "ParleyConversation", "ParleyWebLink",
+                "ParleyProtocol", "ParleyCore", "ParleyWebLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/parley", swiftSettings: swiftSettings),
@@ -152,13 +155,17 @@ let package = Package(
         .testTarget(
             name: "ParleyTests",
             dependencies: [
-                "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
+                "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime", "ParleyTesting",
                 "ParleyWeb", "ParleyWebLink",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/ParleyTests", swiftSettings: swiftSettings),
     ]

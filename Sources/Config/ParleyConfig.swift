@@ -1,5 +1,5 @@
 import Foundation
-import ParleyConversation
+import ParleyCore
 import ParleyEndpoint
 import ParleyProtocol
 import ParleyRecognition
@@ -273,12 +273,14 @@ extension ParleyConfig {
             config.speakerB = try section.language("speaker_b") ?? config.speakerB
             if let mode = try section.string("mode") {
                 guard let parsed = ConversationMode(rawValue: mode) else {
-                    throw section.error("mode", "is \(quoted(mode)); use \"auto\", \"alternate\", \"one-way\" or \"manual\"")
+                    throw section.error("mode", "is \(quoted(mode)); use \(ConversationMode.spelledOut)")
                 }
                 config.mode = parsed
             }
-            config.echoTailMs = try section.int("echo_tail_ms", in: 0...10_000) ?? config.echoTailMs
-            config.minConfidence = Double(try section.float("min_confidence", in: 0...1) ?? Float(config.minConfidence))
+            config.echoTailMs = try section.int("echo_tail_ms", in: SettingBounds.echoTailMs) ?? config.echoTailMs
+            config.minConfidence = Double(
+                try section.float("min_confidence", in: Float(SettingBounds.minConfidence.lowerBound)...Float(SettingBounds.minConfidence.upperBound))
+                    ?? Float(config.minConfidence))
             config.repeatPrompt = try section.bool("repeat_prompt") ?? config.repeatPrompt
         }
         guard config.speakerA != config.speakerB else {
@@ -295,7 +297,7 @@ extension ParleyConfig {
                 "floor_min_db",
             ])
             var endpoint = config.endpoint
-            endpoint.silenceMs = try section.int("silence_ms", in: 50...10_000) ?? endpoint.silenceMs
+            endpoint.silenceMs = try section.int("silence_ms", in: SettingBounds.silenceMs) ?? endpoint.silenceMs
             endpoint.likelyEndMs = try section.int("likely_end_ms", in: 0...10_000) ?? endpoint.likelyEndMs
             endpoint.endProbability = try section.float("end_probability", in: 0...1).map(Double.init) ?? endpoint.endProbability
             endpoint.prerollMs = try section.int("preroll_ms", in: 0...5_000) ?? endpoint.prerollMs

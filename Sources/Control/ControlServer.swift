@@ -30,6 +30,9 @@ struct PeerCredentials: Sendable {
 }
 
 /// Answers control requests. Implementations never throw: every failure is an error reply.
+///
+/// Requests arrive decoded and checked (`Request`); lines that are not requests, unknown
+/// commands and bad data are answered by the server without reaching the handler.
 public protocol ControlHandler: Sendable {
     /// `peer` is nil when the kernel would not say who connected.
     func reply(to request: Request, from peer: Peer?) async -> ControlReply
@@ -43,6 +46,11 @@ public enum Replies {
 
     public static func error(_ code: ErrorCode, _ message: String, id: JSONValue?) -> Data {
         encode(ErrorReply(id: id, code: code, message: message))
+    }
+
+    /// The error reply to a request that could not be read as sent (with its id, if it had one).
+    public static func error(_ error: RequestError) -> Data {
+        self.error(error.code, error.message, id: error.id)
     }
 
     private static func encode(_ value: some Encodable) -> Data {
@@ -258,15 +266,12 @@ public final class ControlServer: Sendable {
         }
     }
 
-    /// Requests an extra connection may still make, so a flood of idle clients cannot hide
-    /// whether the daemon is alive.
-    static let answeredOverLimit: Set<String> = ["status", "version"]
     /// How long an extra connection may take to ask.
     static let overLimitWait: Duration = .seconds(1)
 
-    /// A connection beyond `maxClients`: one `status` or `version` request sent within
-    /// `overLimitWait` is answered; anything else, or nothing, gets `too_many_clients`. Either
-    /// way the connection is then closed.
+    /// A connection beyond `maxClients`: one request sent within
+    /// `overLimitWait` whose command is `answeredOverLimit` (`status`, `version`) is answered;
+    /// anything else, or nothing, gets `too_many_clients`. Either way the connection is then closed.
     private func serveOverLimit(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: Peer?, mayAsk: Bool) async {
         try? await connection.executeThenClose { inbound, outbound in
             let first: ByteBuffer? = !mayAsk ? nil : await withTaskGroup(of: ByteBuffer?.self) { group in
@@ -282,8 +287,8 @@ public final class ControlServer: Sendable {
                 group.cancelAll()
                 return winner
             }
-            if let first, let request = try? JSONDecoder().decode(Request.self, from: Data(first.readableBytesView)),
-                Self.answeredOverLimit.contains(request.type), case .line(let reply) = await handler.reply(to: request, from: peer)
+            if let first, let request = try? Request(line: Data(first.readableBytesView)),
+                request.command.name.answeredOverLimit, case .line(let reply) = await handler.reply(to: request, from: peer)
             {
                 try await outbound.write(Self.frame(reply))
                 return
@@ -311,14 +316,11 @@ public final class ControlServer: Sendable {
     }
 
     private func reply(to line: ByteBuffer, from peer: Peer?) async -> ControlReply {
-        let bytes = Data(line.readableBytesView)
         let request: Request
         do {
-            request = try JSONDecoder().decode(Request.self, from: bytes)
+            request = try Request(line: Data(line.readableBytesView))
         } catch {
-            return .line(
-                Replies.error(
-                    .badRequest, #"not a request: send one JSON object per line, like {"type":"status"}"#, id: nil))
+            return .line(Replies.error(error))
         }
         return await handler.reply(to: request, from: peer)
     }

@@ -4,30 +4,11 @@
 /// starting and ending, results coming back from the engines) and performs the actions it
 /// returns. That keeps turn-taking testable without a sound card.
 
-/// A sample position on the capture timeline.
-public typealias CaptureTime = Int64
+// The machine speaks in the shared vocabulary (`Speaker`, `ConversationMode`, `SampleTime`);
+// whoever drives the machine needs it too, so it comes with the machine.
+@_exported public import ParleyCore
 
-/// One of the two people in the conversation.
-public enum Speaker: String, Sendable, Codable, CaseIterable, Hashable {
-    case a, b
-
-    public var other: Speaker { self == .a ? .b : .a }
-}
-
-/// Who speaks after a turn.
-public enum ConversationMode: String, Sendable, Codable, CaseIterable {
-    /// The speakers take turns.
-    case alternate
-    /// Only speaker A talks (a guide, a lecture).
-    case oneWay = "one-way"
-    /// A client says who speaks next (`listen a|b`).
-    case manual
-    /// Either person may speak at any time: each utterance is decoded in both languages and the
-    /// language that explains it best says who spoke; an utterance too short to tell goes to
-    /// whoever's turn it is (as in `alternate`). With one side hearable, it is `alternate`.
-    case auto
-}
-
+/// The conversation's turn-taking; see the top of this file.
 public struct ConversationMachine: Sendable {
     public enum State: Sendable, Equatable {
         /// Waiting to be told who speaks (manual mode, or no side can be heard).
@@ -35,7 +16,7 @@ public struct ConversationMachine: Sendable {
         /// Waiting for `speaker` to start talking.
         case listening(Speaker)
         /// `speaker` is talking; audio streams into the recognizer.
-        case hearing(Speaker, since: CaptureTime)
+        case hearing(Speaker, since: SampleTime)
         /// The utterance has ended; the recognizer is finishing it.
         case recognizing(Speaker)
         /// The words are being translated.
@@ -43,7 +24,7 @@ public struct ConversationMachine: Sendable {
         /// The translation is being spoken.
         case speaking(Speaker)
         /// Parley has just spoken; audio is ignored until `until` so it never hears itself.
-        case echoGuard(next: Speaker?, until: CaptureTime)
+        case echoGuard(next: Speaker?, until: SampleTime)
         /// The microphone is released; `next` listens after `resume`.
         case paused(next: Speaker?)
 
@@ -73,11 +54,11 @@ public struct ConversationMachine: Sendable {
 
     public enum Event: Sendable, Equatable {
         /// Capture has reached `now` (the end of the period just read).
-        case clock(now: CaptureTime)
+        case clock(now: SampleTime)
         /// The endpointer found the start of speech at `at`.
-        case speechStarted(at: CaptureTime)
+        case speechStarted(at: SampleTime)
         /// The endpointer decided the utterance ended at `at`.
-        case speechEnded(at: CaptureTime)
+        case speechEnded(at: SampleTime)
         /// What started as speech was too short and was dropped.
         case speechDiscarded
         /// What was heard says who spoke (auto mode): the turn being recognized is theirs.
@@ -92,7 +73,7 @@ public struct ConversationMachine: Sendable {
         /// The first translated sample went to the speaker.
         case speakingStarted
         /// Playback finished after `playedSamples` of audio (counted at the capture rate).
-        case speakingFinished(playedSamples: CaptureTime)
+        case speakingFinished(playedSamples: SampleTime)
         /// A client chose who speaks next (push-to-talk in manual mode).
         case listen(Speaker)
         /// A client said stop: end the utterance now, or stop speaking.
@@ -137,7 +118,7 @@ public struct ConversationMachine: Sendable {
     public struct Settings: Sendable, Equatable {
         public var mode: ConversationMode
         /// Samples of audio ignored after Parley stops speaking.
-        public var echoTail: CaptureTime
+        public var echoTail: SampleTime
         /// The speakers whose language has a recognizer.
         public var hearable: Set<Speaker>
         /// Whether a doubtful utterance is answered with a "please repeat" prompt.
@@ -146,7 +127,7 @@ public struct ConversationMachine: Sendable {
         public var failureNotice: Bool
 
         public init(
-            mode: ConversationMode = .alternate, echoTail: CaptureTime, hearable: Set<Speaker> = [.a, .b],
+            mode: ConversationMode = .alternate, echoTail: SampleTime, hearable: Set<Speaker> = [.a, .b],
             repeatPrompt: Bool = false, failureNotice: Bool = false
         ) {
             self.mode = mode
@@ -158,10 +139,10 @@ public struct ConversationMachine: Sendable {
     }
 
     public private(set) var state: State
-    public private(set) var now: CaptureTime = 0
+    public private(set) var now: SampleTime = 0
     /// Changes apply from the next turn: they are read when a turn ends.
     public var settings: Settings
-    private var speakingSince: CaptureTime?
+    private var speakingSince: SampleTime?
     /// A pause asked for while a turn was in flight; it takes effect when the turn ends.
     public private(set) var pauseRequested = false
     /// Who listens after the prompt or turn being spoken (set when speaking starts).

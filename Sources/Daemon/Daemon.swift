@@ -3,7 +3,7 @@ import Logging
 import ParleyAudio
 import ParleyConfig
 import ParleyControl
-import ParleyConversation
+import ParleyCore
 import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol

@@ -10,10 +10,6 @@ import ParleyTranslation
 // MARK: - retry, languages
 
 extension DaemonControl {
-    static let translationCommands = ["retry", "languages"]
-    /// Logged with who sent them, like `changing`.
-    static let changingTranslation: Set<String> = ["retry"]
-
     /// The backends in the order they are tried: the chain's, or the one translator.
     var translationBackends: [TranslatorChain.Backend] {
         let translator = interpreter.translator
@@ -24,13 +20,10 @@ extension DaemonControl {
     /// `retry {id}`: translates a stored untranslated turn again and records the outcome. The
     /// new translation is published (`translation`, `turn_updated`) but not spoken: the
     /// conversation has moved on, and a late sentence out of the speaker would cut into it.
-    func retry(_ fields: Fields) async throws -> TurnInfo {
-        try fields.allowOnly(["id"])
-        guard let id = try fields.int("id", in: 1...(1 << 53)) else {
-            throw FieldError("data.id is required: the id of an untranslated turn (see `parley history`)")
-        }
+    func retry(_ reference: TurnReference) async throws -> TurnInfo {
+        let id = reference.id
         let translator = interpreter.translator
-        guard let turn = try await history.turn(id: Int64(id)) else {
+        guard let turn = try await history.turn(id: id) else {
             throw FieldError("there is no turn \(id) in history; see `parley history` for ids")
         }
         guard turn.status == .untranslated else {
@@ -55,7 +48,7 @@ extension DaemonControl {
         let mtMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         switch outcome {
         case .success(let text):
-            guard let updated = try await history.recordRetry(id: Int64(id), translation: text, error: nil, mtMs: mtMs) else {
+            guard let updated = try await history.recordRetry(id: id, translation: text, error: nil, mtMs: mtMs) else {
                 throw FieldError("turn \(id) was deleted meanwhile")
             }
             logger.info("retried turn translated", metadata: ["id": "\(id)"])
@@ -63,7 +56,7 @@ extension DaemonControl {
             events.publish(EventType.turnUpdated, updated.info)
             return updated.info
         case .failure(let error):
-            let updated = try await history.recordRetry(id: Int64(id), translation: nil, error: "\(error)", mtMs: mtMs)
+            let updated = try await history.recordRetry(id: id, translation: nil, error: "\(error)", mtMs: mtMs)
             if let updated { events.publish(EventType.turnUpdated, updated.info) }
             throw RetryFailure(description: "turn \(id) is still untranslated: \(error)")
         }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import ParleyConfig
-import ParleyConversation
+import ParleyCore
 import ParleyEndpoint
 import ParleyProtocol
 import ParleyRuntime

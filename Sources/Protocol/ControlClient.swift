@@ -77,6 +77,15 @@ public final class ControlClient {
 
     /// Sends one request line.
     public func send(_ request: Request) throws(ClientError) {
+        try sendLine(request)
+    }
+
+    /// Sends a request as it is, command and data unchecked (for tests of the daemon's answers).
+    public func send(_ request: RawRequest) throws(ClientError) {
+        try sendLine(request)
+    }
+
+    private func sendLine(_ request: some Encodable) throws(ClientError) {
         let line: Data
         do {
             line = try JSONEncoder().encode(request) + Data([0x0A])
@@ -154,6 +163,17 @@ public final class ControlClient {
     public func call(_ request: Request) throws(ClientError) -> Data {
         let deadline = timeout.flatMap { $0 > .zero ? ContinuousClock.now + $0 : nil }
         try send(request)
+        return try reply(until: deadline)
+    }
+
+    /// Sends a request as it is, command and data unchecked, and returns the reply line.
+    public func call(_ request: RawRequest) throws(ClientError) -> Data {
+        let deadline = timeout.flatMap { $0 > .zero ? ContinuousClock.now + $0 : nil }
+        try send(request)
+        return try reply(until: deadline)
+    }
+
+    private func reply(until deadline: ContinuousClock.Instant?) throws(ClientError) -> Data {
         guard let line = try readLine(until: deadline) else {
             throw .protocolFailure("the daemon closed the connection without replying")
         }

@@ -4,18 +4,8 @@ import Foundation
 ///
 /// These types are shared by the daemon and the CLI so the two can never disagree.
 
-/// A client's request: `{"type": COMMAND, "id": optional, "data": {...}}`.
-public struct Request: Sendable, Codable, Equatable {
-    public var type: String
-    public var id: JSONValue?
-    public var data: [String: JSONValue]?
-
-    public init(type: String, id: JSONValue? = nil, data: [String: JSONValue]? = nil) {
-        self.type = type
-        self.id = id
-        self.data = data
-    }
-}
+// A client's request, `{"type": COMMAND, "id": optional, "data": {...}}`, is `Request`
+// (Commands.swift).
 
 /// A successful reply: `{"type": "result", "id", "data"}`.
 public struct ResultReply<Payload: Codable & Sendable>: Sendable, Codable {
@@ -66,6 +56,13 @@ public enum ErrorCode: String, Sendable, Codable {
     /// The caption page: a message longer than the page's limit.
     case messageTooLarge = "message_too_large"
     case internalError = "internal"
+}
+
+/// The result of `subscribe` (events follow on the same connection).
+public struct Acknowledged: Sendable, Codable, Equatable {
+    public var ok = true
+
+    public init() {}
 }
 
 /// Only the envelope, to tell a result from an error before decoding the payload.

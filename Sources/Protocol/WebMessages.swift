@@ -72,3 +72,55 @@ public struct WebHello: Sendable, Codable, Equatable {
         case minConfidence = "min_confidence", maxMessageBytes = "max_message_bytes"
     }
 }
+
+/// What the caption page may send on its WebSocket, by name; nothing else is reachable from it.
+public enum WebActionName: String, Sendable, CaseIterable {
+    case pair, say, replay, swap
+
+    /// Only a paired page may do it (`pair` is how a page becomes paired).
+    public var needsPairing: Bool {
+        switch self {
+        case .pair: false
+        case .say, .replay, .swap: true
+        }
+    }
+
+    /// "pair, say, replay, swap", for error messages.
+    public static var known: String { allCases.map(\.rawValue).joined(separator: ", ") }
+}
+
+/// A caption page's message, with its data checked. The page names a side by its language (it
+/// shows languages, not "a" and "b"); the web server turns an action into a control `Command`.
+public enum WebAction: Sendable, Equatable {
+    /// `{"code": "123456"}`: the code `parley web` shows.
+    case pair(code: String)
+    /// `{"language": "es", "text": "..."}`: a typed turn for whoever speaks `language` now.
+    case say(language: String, text: String)
+    /// The latest translated turn, spoken again.
+    case replay
+    /// The two languages exchanged.
+    case swap
+
+    /// The action `name` with its `data` checked; `invalid_field` says what to send instead.
+    public init(_ name: WebActionName, data: [String: JSONValue], id: JSONValue?) throws(RequestError) {
+        switch name {
+        case .pair:
+            guard case .string(let code)? = data["code"] else {
+                throw RequestError(.invalidField, "data.code must be the 6-digit code `parley web` shows", id: id)
+            }
+            self = .pair(code: code)
+        case .say:
+            guard case .string(let language)? = data["language"] else {
+                throw RequestError(.invalidField, "data.language must be the language of the words, such as \"es\"", id: id)
+            }
+            guard case .string(let text)? = data["text"] else {
+                throw RequestError(.invalidField, "data.text must be the words to translate", id: id)
+            }
+            self = .say(language: language, text: text)
+        case .replay:
+            self = .replay
+        case .swap:
+            self = .swap
+        }
+    }
+}

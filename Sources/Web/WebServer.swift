@@ -6,6 +6,7 @@ import Logging
 internal import NIOCore
 internal import NIOWebSocket
 import ParleyControl
+import ParleyCore
 import ParleyProtocol
 import ServiceLifecycle
 import Synchronization
@@ -188,59 +189,56 @@ public final class WebServer: Service, Sendable {
 
     /// The answer to one message from a page.
     private func respond(to bytes: Data, _ connection: inout Connection, peer: String) async -> Data {
-        guard let request = try? JSONDecoder().decode(ControlRequest.self, from: bytes) else {
+        guard let request = try? JSONDecoder().decode(RawRequest.self, from: bytes) else {
             return Replies.error(.badRequest, #"send JSON: {"type": "say", "id": 1, "data": {"language": "es", "text": "..."}}"#, id: nil)
         }
         let id = request.id
-        let data = request.data ?? [:]
-        guard Self.actions.contains(request.type) || request.type == "pair" else {
-            return Replies.error(.unknownCommand, "the page can send pair, \(Self.actions.joined(separator: ", ")); nothing else", id: id)
+        guard let name = WebActionName(rawValue: request.type) else {
+            return Replies.error(.unknownCommand, "the page can send \(WebActionName.known); nothing else", id: id)
         }
-        if request.type == "pair" {
-            guard case .string(let code)? = data["code"] else {
-                return Replies.error(.invalidField, "data.code must be the 6-digit code `parley web` shows", id: id)
+        if name.needsPairing {
+            guard settings.code != nil else {
+                return Replies.error(.unavailable, "this page only reads: [web] pairing is \"read-only\"", id: id)
             }
+            guard connection.paired else {
+                return Replies.error(.pairingRequired, "type the pairing code that `parley web` shows first", id: id)
+            }
+            // The command only: what a page says is never logged.
+            logger.notice("web command", metadata: ["command": "\(name.rawValue)", "peer": "\(peer)"])
+        }
+        let action: WebAction
+        do {
+            action = try WebAction(name, data: request.data ?? [:], id: id)
+        } catch {
+            return Replies.error(error)
+        }
+        switch action {
+        case .pair(let code):
             return pair(code, &connection, id: id) ?? Replies.result(PairResult(paired: true), id: id)
-        }
-        guard settings.code != nil else {
-            return Replies.error(.unavailable, "this page only reads: [web] pairing is \"read-only\"", id: id)
-        }
-        guard connection.paired else {
-            return Replies.error(.pairingRequired, "type the pairing code that `parley web` shows first", id: id)
-        }
-        // The command only: what a page says is never logged.
-        logger.notice("web command", metadata: ["command": "\(request.type)", "peer": "\(peer)"])
-        switch request.type {
-        case "say":
-            guard case .string(let language)? = data["language"] else {
-                return Replies.error(.invalidField, "data.language must be the language of the words, such as \"es\"", id: id)
-            }
-            guard case .string(let text)? = data["text"] else {
-                return Replies.error(.invalidField, "data.text must be the words to translate", id: id)
-            }
-            guard let status = await call("status", as: StatusInfo.self) else {
+        case .say(let language, let text):
+            guard let status = await call(.status, as: StatusInfo.self) else {
                 return Replies.error(.unavailable, "the daemon did not answer; try again", id: id)
             }
-            let speaker = status.a.language == language ? "a" : status.b.language == language ? "b" : nil
+            let speaker: Speaker? = status.a.language == language ? .a : status.b.language == language ? .b : nil
             guard let speaker else {
                 return Replies.error(
                     .invalidField, "nobody speaks \"\(language)\" now: the languages are \(status.a.language) and \(status.b.language)",
                     id: id)
             }
-            return await line(ControlRequest(type: "say", id: id, data: ["speaker": .string(speaker), "text": .string(text)]))
-        case "replay":
-            let recent = await call("history", data: ["limit": .number(20)], as: [TurnInfo].self) ?? []
+            guard let say = SayRequest(speaker: speaker, text: text) else {
+                return Replies.error(.invalidField, SayRequest.emptyText, id: id)
+            }
+            return await line(ControlRequest(.say(say), id: id))
+        case .replay:
+            let recent = await call(.history(HistoryQuery(limit: 20)), as: [TurnInfo].self) ?? []
             guard let last = recent.first(where: { $0.translatedText != nil }) else {
                 return Replies.error(.notFound, "no translation to replay yet", id: id)
             }
-            return await line(ControlRequest(type: "replay", id: id, data: ["id": .number(Double(last.id))]))
-        default:  // "swap"
-            return await line(ControlRequest(type: "swap", id: id))
+            return await line(ControlRequest(.replay(TurnReference(id: last.id)), id: id))
+        case .swap:
+            return await line(ControlRequest(.swap, id: id))
         }
     }
-
-    /// What a paired page may do.
-    public static let actions = ["say", "replay", "swap"]
 
     /// Checks a pairing code; nil when it is right (the connection is then paired).
     private func pair(_ code: String, _ connection: inout Connection, id: JSONValue?) -> Data? {
@@ -264,11 +262,11 @@ public final class WebServer: Service, Sendable {
     }
 
     private func hello(paired: Bool) async -> Data {
-        guard let status = await call("status", as: StatusInfo.self) else {
+        guard let status = await call(.status, as: StatusInfo.self) else {
             return Replies.error(.unavailable, "the daemon did not answer", id: nil)
         }
-        let turns = await call("history", data: ["limit": .number(Double(settings.recentTurns))], as: [TurnInfo].self) ?? []
-        let minimum = await call("config", as: ConfigSettings.self)?.settings.minConfidence ?? 0.5
+        let turns = await call(.history(HistoryQuery(limit: settings.recentTurns)), as: [TurnInfo].self) ?? []
+        let minimum = await call(.config, as: EffectiveConfig.self)?.settings.minConfidence ?? 0.5
         let hello = WebHello(
             status: status, turns: turns, minConfidence: minimum, paired: paired,
             pairing: settings.code == nil ? "read-only" : "code", maxMessageBytes: settings.maxMessageBytes)
@@ -288,8 +286,8 @@ public final class WebServer: Service, Sendable {
     }
 
     /// A request's result, decoded; nil on an error reply.
-    private func call<Payload: Codable & Sendable>(_ type: String, data: [String: JSONValue]? = nil, as _: Payload.Type) async -> Payload? {
-        let reply = await line(ControlRequest(type: type, data: data))
+    private func call<Payload: Codable & Sendable>(_ command: Command, as _: Payload.Type) async -> Payload? {
+        let reply = await line(ControlRequest(command))
         return try? JSONDecoder().decode(ResultReply<Payload>.self, from: reply).data
     }
 
@@ -349,19 +347,10 @@ public final class WebServer: Service, Sendable {
     }
 }
 
-/// A request to the daemon (Hummingbird has a `Request` of its own).
-typealias ControlRequest = ParleyProtocol.Request
-
 /// `pair`'s result.
 struct PairResult: Codable, Sendable {
     var paired: Bool
 }
 
-/// The part of `config`'s result the page needs.
-private struct ConfigSettings: Codable, Sendable {
-    struct Settings: Codable, Sendable {
-        var minConfidence: Double
-        enum CodingKeys: String, CodingKey { case minConfidence = "min_confidence" }
-    }
-    var settings: Settings
-}
+/// A request to the daemon (Hummingbird has a `Request` of its own).
+typealias ControlRequest = ParleyProtocol.Request

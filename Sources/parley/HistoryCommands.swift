@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ParleyCore
 import ParleyProtocol
 
 /// `parley history`: search and manage past turns. Without a subcommand it lists them.
@@ -37,31 +38,28 @@ struct HistoryCommand: ParsableCommand {
         @Option(name: .long, help: "Only turns of this session.")
         var session: Int?
 
-        @Option(name: .long, help: "How many turns to show (1-10000).")
+        @Option(name: .long, help: "How many turns to show (\(SettingBounds.spelled(HistoryQuery.limits))).")
         var limit: Int = 20
 
         @Option(name: .long, help: "Which page of --limit turns to show, from 1.")
         var page: Int = 1
 
         func validate() throws {
-            guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be from 1 to 10000") }
+            guard HistoryQuery.limits.contains(limit) else {
+                throw ValidationError("--limit must be from \(HistoryQuery.limits.lowerBound) to \(HistoryQuery.limits.upperBound)")
+            }
             guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
             if let session, session < 1 { throw ValidationError("--session must be a session id, 1 or more") }
         }
 
         func run() throws {
-            var data: [String: JSONValue] = ["limit": .number(Double(limit))]
-            if page > 1 { data["offset"] = .number(Double((page - 1) * limit)) }
-            if let search { data["search"] = .string(search) }
-            if favorites { data["favorites"] = .bool(true) }
-            if let speaker { data["speaker"] = .string(speaker.rawValue) }
-            if let lang { data["lang"] = .string(lang) }
-            if let since { data["since"] = .string(try LocalTime.argument(since, option: "--since", utc: options.utc)) }
-            if let until { data["until"] = .string(try LocalTime.argument(until, option: "--until", utc: options.utc)) }
-            if let session { data["session"] = .number(Double(session)) }
-            let turns = try options.call(Request(type: "history", data: data), as: [TurnInfo].self)
+            let query = HistoryQuery(
+                limit: limit, offset: page > 1 ? (page - 1) * limit : nil, search: search, favorites: favorites ? true : nil,
+                speaker: speaker?.speaker, lang: lang, since: try since.map { try LocalTime.time($0, option: "--since", utc: options.utc) },
+                until: try until.map { try LocalTime.time($0, option: "--until", utc: options.utc) }, session: session.map(Int64.init))
+            let turns = try options.call(Request(.history(query)), as: [TurnInfo].self)
             if options.json { return try options.printJSON(turns) }
-            if turns.isEmpty { print(data.count > 1 ? "no turns match" : "no turns yet") }
+            if turns.isEmpty { print(query == HistoryQuery(limit: limit) ? "no turns yet" : "no turns match") }
             for turn in turns { turn.show(utc: options.utc) }
         }
     }
@@ -86,10 +84,10 @@ struct HistoryCommand: ParsableCommand {
         }
 
         func run() throws {
-            var data: [String: JSONValue] = [:]
-            if let since { data["since"] = .string(try LocalTime.argument(since, option: "--since", utc: options.utc)) }
-            if let until { data["until"] = .string(try LocalTime.argument(until, option: "--until", utc: options.utc)) }
-            let export = try options.call(Request(type: "history_export", data: data), as: HistoryExportInfo.self)
+            let range = HistoryRange(
+                since: try since.map { try LocalTime.time($0, option: "--since", utc: options.utc) },
+                until: try until.map { try LocalTime.time($0, option: "--until", utc: options.utc) })
+            let export = try options.call(Request(.historyExport(range)), as: HistoryExportInfo.self)
             switch format {
             case .json: try options.printJSON(export)
             case .csv: print(CSV.render(export.turns), terminator: "")
@@ -127,7 +125,7 @@ struct HistoryCommand: ParsableCommand {
             }
             var total = ImportResult(imported: 0, skipped: 0)
             for batch in try ImportBatches.make(export) {
-                let result = try options.call(Request(type: "history_import", data: batch), as: ImportResult.self)
+                let result = try options.call(Request(.historyImport(batch)), as: ImportResult.self)
                 total.imported += result.imported
                 total.skipped += result.skipped
             }
@@ -145,7 +143,7 @@ struct HistoryCommand: ParsableCommand {
         var id: Int64
 
         func run() throws {
-            let turn = try options.call(Request(type: "history_delete", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+            let turn = try options.call(Request(.historyDelete(TurnReference(id: id))), as: TurnInfo.self)
             if options.json { return try options.printJSON(turn) }
             print("deleted #\(turn.id)")
         }
@@ -164,7 +162,7 @@ struct HistoryCommand: ParsableCommand {
         }
 
         func run() throws {
-            let result = try options.call(Request(type: "history_clear", data: ["yes": .bool(true)]), as: ClearResult.self)
+            let result = try options.call(Request(.historyClear), as: ClearResult.self)
             if options.json { return try options.printJSON(result) }
             print("deleted \(result.deleted) turns")
         }
@@ -177,7 +175,7 @@ struct HistoryCommand: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let turn = try options.call(Request(type: "undo"), as: TurnInfo.self)
+            let turn = try options.call(Request(.undo), as: TurnInfo.self)
             if options.json { return try options.printJSON(turn) }
             print("deleted #\(turn.id): \(turn.sourceText)")
         }
@@ -206,7 +204,7 @@ struct Favorite: ParsableCommand {
     var id: Int64
 
     func run() throws {
-        let turn = try options.call(Request(type: "favorite", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+        let turn = try options.call(Request(.favorite(TurnReference(id: id))), as: TurnInfo.self)
         if options.json { return try options.printJSON(turn) }
         print("#\(turn.id) is a favorite")
     }
@@ -221,7 +219,7 @@ struct Unfavorite: ParsableCommand {
     var id: Int64
 
     func run() throws {
-        let turn = try options.call(Request(type: "unfavorite", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+        let turn = try options.call(Request(.unfavorite(TurnReference(id: id))), as: TurnInfo.self)
         if options.json { return try options.printJSON(turn) }
         print("#\(turn.id) is no longer a favorite")
     }
@@ -236,7 +234,7 @@ struct Replay: ParsableCommand {
     var id: Int64
 
     func run() throws {
-        let turn = try options.call(Request(type: "replay", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+        let turn = try options.call(Request(.replay(TurnReference(id: id))), as: TurnInfo.self)
         if options.json { return try options.printJSON(turn) }
         print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "")")
     }
@@ -252,7 +250,7 @@ struct SessionCommand: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let session = try options.call(Request(type: "session_new"), as: SessionInfo.self)
+            let session = try options.call(Request(.sessionNew), as: SessionInfo.self)
             if options.json { return try options.printJSON(session) }
             print("session \(session.id) started (\(session.speakerA) <-> \(session.speakerB))")
         }
@@ -301,7 +299,7 @@ enum ImportBatches {
     /// Leaves room for the envelope under the daemon's 64 KiB line limit.
     static let budget = maxLineBytes - 1_024
 
-    static func make(_ export: HistoryExportInfo) throws -> [[String: JSONValue]] {
+    static func make(_ export: HistoryExportInfo) throws -> [HistoryBatch] {
         let sessions = Dictionary(export.sessions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var order: [Int64] = []
         var bySession: [Int64: [TurnInfo]] = [:]
@@ -310,7 +308,7 @@ enum ImportBatches {
             bySession[turn.sessionID, default: []].append(turn)
         }
         let encoder = JSONEncoder()
-        var batches: [[String: JSONValue]] = []
+        var batches: [HistoryBatch] = []
         for sessionID in order {
             let turns = bySession[sessionID] ?? []
             // A session the file does not describe starts with its first turn.
@@ -318,9 +316,8 @@ enum ImportBatches {
                 id: sessionID, startedAt: turns.first?.createdAt ?? "", endedAt: nil,
                 speakerA: turns.first.map { $0.speaker == "a" ? $0.sourceLang : $0.targetLang } ?? "",
                 speakerB: turns.first.map { $0.speaker == "a" ? $0.targetLang : $0.sourceLang } ?? "")
-            let sessionValue = try JSONDecoder().decode(JSONValue.self, from: encoder.encode(session))
             let sessionSize = try encoder.encode(session).count
-            var batch: [JSONValue] = []
+            var batch: [TurnInfo] = []
             var size = sessionSize
             for turn in turns {
                 let encoded = try encoder.encode(turn)
@@ -329,14 +326,14 @@ enum ImportBatches {
                     continue
                 }
                 if size + encoded.count >= budget {
-                    batches.append(["session": sessionValue, "turns": .array(batch)])
+                    batches.append(HistoryBatch(session: session, turns: batch))
                     batch = []
                     size = sessionSize
                 }
-                batch.append(try JSONDecoder().decode(JSONValue.self, from: encoded))
+                batch.append(turn)
                 size += encoded.count + 1
             }
-            if !batch.isEmpty { batches.append(["session": sessionValue, "turns": .array(batch)]) }
+            if !batch.isEmpty { batches.append(HistoryBatch(session: session, turns: batch)) }
         }
         return batches
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ParleyProtocol
 
 /// The CLI's times: parleyd speaks UTC (ISO 8601 with a Z); people read and type local time.
 /// `--utc` shows and reads UTC instead. `--json` output keeps parleyd's UTC timestamps.
@@ -36,6 +37,15 @@ enum LocalTime {
         }
         throw ValidationError(
             "\(option) \(text) is not a date: give a day (2026-11-23, local midnight), a local time (2026-11-23T08:00) or a time with its zone (2026-11-23T08:00:00Z)")
+    }
+
+    /// `argument`, as a request's time.
+    static func time(_ text: String, option: String, utc: Bool) throws -> HistoryTime {
+        let argument = try argument(text, option: option, utc: utc)
+        guard let time = HistoryTime(argument) else {
+            throw ValidationError("\(option) \(text) is not a date parleyd reads (\(argument))")
+        }
+        return time
     }
 
     /// An ISO 8601 moment with its zone, with or without fractions of a second.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ParleyConversation
+import ParleyCore
 import ParleyProtocol
 
 /// parley: the command-line client for parleyd's control socket.
@@ -176,7 +176,7 @@ struct Status: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let status = try options.call(Request(type: "status"), as: StatusInfo.self)
+        let status = try options.call(Request(.status), as: StatusInfo.self)
         if options.json { return try options.printJSON(status) }
         func side(_ name: String, _ side: StatusInfo.Side) -> String {
             let hearing = side.hearable ? "can be heard\(side.model.map { " (model: \($0))" } ?? "")" : "cannot be heard: \(side.hint ?? "no speech model") (can type with `parley say`)"
@@ -202,7 +202,7 @@ struct Version: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let version = try options.call(Request(type: "version"), as: VersionInfo.self)
+        let version = try options.call(Request(.version), as: VersionInfo.self)
         if options.json { return try options.printJSON(version) }
         print("parleyd \(version.version), protocol \(version.protocolVersion); parley \(ParleyVersion.string)")
     }
@@ -211,6 +211,13 @@ struct Version: ParsableCommand {
 /// "a" or "b".
 enum SpeakerArgument: String, ExpressibleByArgument, CaseIterable {
     case a, b
+
+    var speaker: Speaker {
+        switch self {
+        case .a: .a
+        case .b: .b
+        }
+    }
 }
 
 struct Say: ParsableCommand {
@@ -225,16 +232,20 @@ struct Say: ParsableCommand {
     @Argument(help: "The words to translate.")
     var text: [String]
 
+    /// The request; nil when there are no words.
+    var request: SayRequest? { SayRequest(speaker: speaker.speaker, text: text.joined(separator: " ")) }
+
     func validate() throws {
-        if text.joined(separator: " ").trimmingCharacters(in: .whitespaces).isEmpty {
+        if request == nil {
             throw ValidationError("give the words to translate")
         }
     }
 
     func run() throws {
+        guard let request else { throw ValidationError("give the words to translate") }
         let sent = Date()
         let turn = try options.call(
-            Request(type: "say", data: ["speaker": .string(speaker.rawValue), "text": .string(text.joined(separator: " "))]),
+            Request(.say(request)),
             as: TurnInfo.self,
             whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once")
         // A turn identical to the one before it is not stored again: parleyd answers with the
@@ -260,7 +271,7 @@ struct Listen: ParsableCommand {
     var speaker: SpeakerArgument
 
     func run() throws {
-        try options.statusCommand(Request(type: "listen", data: ["speaker": .string(speaker.rawValue)]))
+        try options.statusCommand(Request(.listen(speaker.speaker)))
     }
 }
 
@@ -269,7 +280,7 @@ struct Stop: ParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
-    func run() throws { try options.statusCommand(Request(type: "stop")) }
+    func run() throws { try options.statusCommand(Request(.stop)) }
 }
 
 struct Pause: ParsableCommand {
@@ -277,7 +288,7 @@ struct Pause: ParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
-    func run() throws { try options.statusCommand(Request(type: "pause")) }
+    func run() throws { try options.statusCommand(Request(.pause)) }
 }
 
 struct Resume: ParsableCommand {
@@ -285,7 +296,7 @@ struct Resume: ParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
-    func run() throws { try options.statusCommand(Request(type: "resume")) }
+    func run() throws { try options.statusCommand(Request(.resume)) }
 }
 
 extension RuntimeSettings {
@@ -300,7 +311,7 @@ struct Swap: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let settings = try options.call(Request(type: "swap"), as: RuntimeSettings.self)
+        let settings = try options.call(Request(.swap), as: RuntimeSettings.self)
         if options.json { return try options.printJSON(settings) }
         settings.show()
     }
@@ -318,33 +329,47 @@ struct SetCommand: ParsableCommand {
     @Option(name: .customLong("speaker-b"), help: "Speaker B's language (ISO 639-1).")
     var speakerB: String?
 
-    @Option(name: .long, help: "alternate, one-way or manual.")
+    @Option(name: .long, help: "\(ConversationMode.allCases.map(\.rawValue).joined(separator: ", ")).")
     var mode: String?
 
-    @Option(name: .customLong("silence-ms"), help: "Silence that ends an utterance (50-10000).")
+    @Option(name: .customLong("silence-ms"), help: "Silence that ends an utterance (\(SettingBounds.spelled(SettingBounds.silenceMs))).")
     var silenceMs: Int?
 
-    @Option(name: .customLong("echo-tail-ms"), help: "Audio ignored after Parley speaks (0-10000).")
+    @Option(name: .customLong("echo-tail-ms"), help: "Audio ignored after Parley speaks (\(SettingBounds.spelled(SettingBounds.echoTailMs))).")
     var echoTailMs: Int?
 
-    @Option(name: .customLong("min-confidence"), help: "Flag utterances recognized with less confidence (0-1).")
+    @Option(
+        name: .customLong("min-confidence"),
+        help: "Flag utterances recognized with less confidence (\(SettingBounds.spelled(SettingBounds.minConfidence))).")
     var minConfidence: Double?
 
+    /// What to send; the bounds are the daemon's (`SettingBounds`), so a value out of them is a
+    /// usage error here rather than a round trip.
+    var change: SettingsChange {
+        SettingsChange(
+            speakerA: speakerA, speakerB: speakerB, mode: mode.flatMap(ConversationMode.init(rawValue:)), silenceMs: silenceMs,
+            echoTailMs: echoTailMs, minConfidence: minConfidence)
+    }
+
     func validate() throws {
-        if speakerA == nil && speakerB == nil && mode == nil && silenceMs == nil && echoTailMs == nil && minConfidence == nil {
+        if change.isEmpty {
             throw ValidationError("give at least one setting to change, e.g. --silence-ms 900")
         }
+        if let mode, ConversationMode(rawValue: mode) == nil {
+            throw ValidationError("--mode must be \(ConversationMode.spelledOut), not \"\(mode)\"")
+        }
+        func check<T: Comparable>(_ value: T?, _ bounds: ClosedRange<T>, _ option: String) throws {
+            if let value, !bounds.contains(value) {
+                throw ValidationError("\(option) is \(value); give \(bounds.lowerBound) to \(bounds.upperBound)")
+            }
+        }
+        try check(silenceMs, SettingBounds.silenceMs, "--silence-ms")
+        try check(echoTailMs, SettingBounds.echoTailMs, "--echo-tail-ms")
+        try check(minConfidence, SettingBounds.minConfidence, "--min-confidence")
     }
 
     func run() throws {
-        var data: [String: JSONValue] = [:]
-        if let speakerA { data["speaker_a"] = .string(speakerA) }
-        if let speakerB { data["speaker_b"] = .string(speakerB) }
-        if let mode { data["mode"] = .string(mode) }
-        if let silenceMs { data["silence_ms"] = .number(Double(silenceMs)) }
-        if let echoTailMs { data["echo_tail_ms"] = .number(Double(echoTailMs)) }
-        if let minConfidence { data["min_confidence"] = .number(minConfidence) }
-        let settings = try options.call(Request(type: "set", data: data), as: RuntimeSettings.self)
+        let settings = try options.call(Request(.set(change)), as: RuntimeSettings.self)
         if options.json { return try options.printJSON(settings) }
         settings.show()
     }
@@ -356,7 +381,7 @@ struct ConfigCommand: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let config = try options.call(Request(type: "config"), as: JSONValue.self)
+        let config = try options.call(Request(.config), as: EffectiveConfig.self)
         try options.printJSON(config)
     }
 }

@@ -12,7 +12,7 @@ struct Reload: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let info = try options.call(Request(type: "reload"), as: ReloadInfo.self)
+        let info = try options.call(Request(.reload), as: ReloadInfo.self)
         if options.json { return try options.printJSON(info) }
         print("applied:        \(info.applied.isEmpty ? "nothing changed" : info.applied.joined(separator: ", "))")
         if !info.restartNeeded.isEmpty {

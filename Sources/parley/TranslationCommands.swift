@@ -18,7 +18,7 @@ struct Retry: ParsableCommand {
     }
 
     func run() throws {
-        let turn = try options.call(Request(type: "retry", data: ["id": .number(Double(id))]), as: TurnInfo.self)
+        let turn = try options.call(Request(.retry(TurnReference(id: id))), as: TurnInfo.self)
         if options.json { return try options.printJSON(turn) }
         let other = turn.speaker == "a" ? "b" : "a"
         print("#\(turn.id)  \(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
@@ -34,7 +34,7 @@ struct Languages: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let info = try options.call(Request(type: "languages"), as: LanguagesInfo.self)
+        let info = try options.call(Request(.languages), as: LanguagesInfo.self)
         if options.json { return try options.printJSON(info) }
         print(Self.table(info), terminator: "")
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ParleyConversation
+import ParleyCore
 import ParleyProtocol
 
 struct Watch: ParsableCommand {
@@ -36,19 +36,18 @@ struct Watch: ParsableCommand {
 
     /// The status, the last turns and the doubt threshold for `view`, then a subscription.
     private func subscribe(_ view: LiveView) throws(ClientError) -> ControlClient {
-        if let status = fetch("status", as: StatusInfo.self) { view.apply(status: status) }
-        if let turns = fetch("history", ["limit": .number(3)], as: [TurnInfo].self) { view.turns = turns }
-        struct InForce: Codable { var settings: RuntimeSettings }
-        if let config = fetch("config", as: InForce.self) { view.minConfidence = config.settings.minConfidence }
+        if let status = fetch(.status, as: StatusInfo.self) { view.apply(status: status) }
+        if let turns = fetch(.history(HistoryQuery(limit: 3)), as: [TurnInfo].self) { view.turns = turns }
+        if let config = fetch(.config, as: EffectiveConfig.self) { view.minConfidence = config.settings.minConfidence }
         // The timeout bounds connecting and the subscribe answer; events then come when they come.
         let client = try options.connect()
-        _ = try client.call(Request(type: "subscribe"))
+        _ = try client.call(Request(.subscribe))
         return client
     }
 
     /// One request's result, or nil (without a word: the view does without it).
-    private func fetch<Payload: Codable & Sendable>(_ type: String, _ data: [String: JSONValue]? = nil, as _: Payload.Type) -> Payload? {
-        guard let line = try? options.connect().call(Request(type: type, data: data)) else { return nil }
+    private func fetch<Payload: Codable & Sendable>(_ command: Command, as _: Payload.Type) -> Payload? {
+        guard let line = try? options.connect().call(Request(command)) else { return nil }
         return try? JSONDecoder().decode(ResultReply<Payload>.self, from: line).data
     }
 

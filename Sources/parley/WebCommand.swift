@@ -30,7 +30,7 @@ struct Web: ParsableCommand {
     var qr: QRWhen = .auto
 
     func run() throws {
-        let info = try options.call(Request(type: "web"), as: WebInfo.self)
+        let info = try options.call(Request(.web), as: WebInfo.self)
         if options.json { return try options.printJSON(info) }
         guard info.enabled else {
             print("the caption page is off: set [web] enabled = true in the config (and listen = \"0.0.0.0\" for phones), then restart parleyd")

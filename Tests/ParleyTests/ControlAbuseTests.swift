@@ -56,7 +56,7 @@ struct ControlAbuseTests {
         let swapped = try EndToEnd.run(parley, ["swap", "--json", "--socket", socket], in: dir)
         #expect(swapped.stdout.contains(#""speaker_a" : "es""#))
         // English is now B's and only English can be heard, so Parley listens to B.
-        let line = try ControlClient(path: socket).call(Request(type: "status"))
+        let line = try ControlClient(path: socket).call(RawRequest(type: "status"))
         let status = try JSONDecoder().decode(ResultReply<StatusInfo>.self, from: line).data
         #expect(status.speaker == "b")
         #expect(status.b.hearable && !status.a.hearable)
@@ -79,7 +79,7 @@ struct ControlAbuseTests {
         idle.removeLast()
         var served = false
         for _ in 0..<100 where !served {
-            let answer = try ControlClient(path: socket).call(Request(type: "config"))
+            let answer = try ControlClient(path: socket).call(RawRequest(type: "config"))
             served = try JSONDecoder().decode(Envelope.self, from: answer).type == "result"
             if !served { try await Task.sleep(for: .milliseconds(50)) }
         }
@@ -102,13 +102,13 @@ struct ControlAbuseTests {
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
 
         // The first answer after start-up pays for first use; the probe measures from the second.
-        _ = try ControlClient(path: socket).call(Request(type: "status"))
+        _ = try ControlClient(path: socket).call(RawRequest(type: "status"))
         let probe = StatusProbe(socket: socket)
         probe.start()
 
         // A subscriber that never reads: its queue fills, it loses events, nobody else notices.
         let deaf = try ControlClient(path: socket)
-        try deaf.send(Request(type: "subscribe"))
+        try deaf.send(RawRequest(type: "subscribe"))
         // A 4 MiB line: refused at 64 KiB and the connection closed.
         let huge = Thread.detachedResult { () -> String in
             guard let client = try? ControlClient(path: socket) else { return "no connection" }
@@ -173,7 +173,7 @@ final class StatusProbe: @unchecked Sendable {
             while self.lock.withLock({ self.running }) {
                 let clock = ContinuousClock()
                 let started = clock.now
-                let ok = (try? ControlClient(path: self.socket).call(Request(type: "status")))
+                let ok = (try? ControlClient(path: self.socket).call(RawRequest(type: "status")))
                     .flatMap { try? JSONDecoder().decode(Envelope.self, from: $0) }?.type == "result"
                 let elapsed = clock.now - started
                 let sample = Sample(ok: ok, milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)

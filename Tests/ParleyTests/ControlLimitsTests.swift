@@ -72,10 +72,10 @@ struct ControlLimitsTests {
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
 
         let subscriber = try ControlClient(path: socket)
-        _ = try subscriber.call(Request(type: "subscribe"))
+        _ = try subscriber.call(RawRequest(type: "subscribe"))
         let silent = try ControlClient(path: socket)
         let askedOnce = try ControlClient(path: socket)
-        _ = try askedOnce.call(Request(type: "status"))
+        _ = try askedOnce.call(RawRequest(type: "status"))
 
         for client in [silent, askedOnce] {
             let line = try #require(try client.readLine())
@@ -129,7 +129,7 @@ struct ControlLimitsTests {
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
         // Turns stored since start, from `status`: answered even when every place is taken.
         func storedTurns() throws -> Int {
-            let line = try ControlClient(path: socket).call(Request(type: "status"))
+            let line = try ControlClient(path: socket).call(RawRequest(type: "status"))
             return try JSONDecoder().decode(ResultReply<StatusInfo>.self, from: line).data.turns
         }
 
@@ -165,7 +165,7 @@ struct ControlLimitsTests {
         var served = false
         var storedWhenServed = -1
         for _ in 0..<100 where !served {
-            let answer = try ControlClient(path: socket).call(Request(type: "config"))
+            let answer = try ControlClient(path: socket).call(RawRequest(type: "config"))
             served = try JSONDecoder().decode(Envelope.self, from: answer).type == "result"
             if served { storedWhenServed = try storedTurns() } else { try await Task.sleep(for: .milliseconds(50)) }
         }

@@ -7,7 +7,7 @@ private typealias Machine = ConversationMachine
 /// the actions of the final `speakingFinished`.
 @discardableResult
 private func turn(
-    _ machine: inout Machine, by speaker: Speaker, at start: CaptureTime = 16_000, played: CaptureTime = 32_000,
+    _ machine: inout Machine, by speaker: Speaker, at start: SampleTime = 16_000, played: SampleTime = 32_000,
     sourceLocation: SourceLocation = #_sourceLocation
 ) -> [Machine.Action] {
     _ = machine.handle(.clock(now: start))
@@ -23,7 +23,7 @@ private func turn(
 
 @Suite("Conversation state machine")
 struct ConversationMachineTests {
-    let tail: CaptureTime = 4_800  // 300 ms
+    let tail: SampleTime = 4_800  // 300 ms
 
     @Test func startsListeningToSpeakerA() {
         let machine = Machine(settings: .init(echoTail: tail))
@@ -129,7 +129,7 @@ struct ConversationMachineTests {
         // guard reaches past the played audio plus the tail.
         var machine = Machine(settings: .init(echoTail: tail))
         let actions = turn(&machine, by: .a, at: 16_000, played: 32_000)
-        let until: CaptureTime = 32_000 + 32_000 + tail
+        let until: SampleTime = 32_000 + 32_000 + tail
         #expect(actions == [.stateChanged(.echoGuard(next: .b, until: until))])
         #expect(machine.handle(.clock(now: until - 1)) == [])
         #expect(!machine.acceptsAudio)
@@ -430,7 +430,7 @@ private extension ConversationMachine.Settings {
 @Suite("Conversation machine: untranslated turns")
 struct UntranslatedNoticeMachineTests {
     typealias Machine = ConversationMachine
-    let tail: CaptureTime = 4_800
+    let tail: SampleTime = 4_800
 
     @Test func aFailedTranslationIsAnsweredWithANoticeAndTheSameSpeakerGoesOn() {
         var machine = Machine(settings: .init(echoTail: tail, failureNotice: true))

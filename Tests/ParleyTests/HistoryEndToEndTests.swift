@@ -20,7 +20,7 @@ struct HistoryEndToEndTests {
         }
 
         func call<T: Decodable>(_ type: String, _ data: [String: JSONValue]? = nil, as: T.Type) throws -> T {
-            let line = try ControlClient(path: socket).call(Request(type: type, data: data))
+            let line = try ControlClient(path: socket).call(RawRequest(type: type, data: data))
             return try JSONDecoder().decode(Reply<T>.self, from: line).data
         }
 
@@ -57,7 +57,7 @@ struct HistoryEndToEndTests {
             tag: "parleyd-\(UUID().uuidString.prefix(4))")
         let deadline = Date(timeIntervalSinceNow: 30)
         // Until it answers (a socket left by a killed daemon exists but refuses).
-        while (try? ControlClient(path: socket).call(Request(type: "version"))) == nil && Date() < deadline && process.isRunning {
+        while (try? ControlClient(path: socket).call(RawRequest(type: "version"))) == nil && Date() < deadline && process.isRunning {
             try await Task.sleep(for: .milliseconds(50))
         }
         try #require(process.isRunning, "parleyd exited: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
@@ -316,7 +316,7 @@ struct HistoryEndToEndTests {
         let reply = Task {
             await withCheckedContinuation { continuation in
                 Thread.detachNewThread {
-                    let line = try? ControlClient(path: socket).call(Request(type: "say", data: ["speaker": .string("b"), "text": .string(text)]))
+                    let line = try? ControlClient(path: socket).call(RawRequest(type: "say", data: ["speaker": .string("b"), "text": .string(text)]))
                     continuation.resume(returning: line.map { String(decoding: $0, as: UTF8.self) })
                 }
             }
@@ -376,7 +376,7 @@ struct HistoryEndToEndTests {
                 for index in 0..<10_000 {
                     let text = "burst \(client)-\(index) ünïcödé 漢字"
                     attempts.add(1, ordering: .relaxed)
-                    guard let line = try? ControlClient(path: socket).call(Request(type: "say", data: ["speaker": .string("a"), "text": .string(text)]))
+                    guard let line = try? ControlClient(path: socket).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string(text)]))
                     else { return }  // the daemon is gone
                     if let turn = try? JSONDecoder().decode(ResultReply<TurnInfo>.self, from: line).data {
                         acknowledged.withLock { $0[turn.id] = text }

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOTestUtils
 import Testing
 @testable import ParleyControl
 
@@ -49,5 +50,22 @@ struct LineDecoderTests {
     @Test func aLongLineWithoutNewlineFailsBeforeItArrives() {
         // The decoder must not wait for a newline that may never come.
         #expect(throws: LineDecoder.LineTooLong.self) { try lines(String(repeating: "x", count: 200)) }
+    }
+}
+
+/// NIO's own checks of a decoder: every input fed whole, byte by byte (each byte in a buffer
+/// with other bytes around it), many messages in one buffer, shuffled, and nothing left over.
+@Suite("Line codec, verified by NIOTestUtils")
+struct LineDecoderVerifierTests {
+    @Test func decodesLinesHoweverTheBytesArrive() throws {
+        let pairs: [(String, [ByteBuffer])] = [
+            (#"{"type":"status"}"# + "\n", [ByteBuffer(string: #"{"type":"status"}"#)]),
+            ("abc\r\n", [ByteBuffer(string: "abc")]),
+            ("\n", [ByteBuffer(string: "")]),
+            ("one\ntwo\n", [ByteBuffer(string: "one"), ByteBuffer(string: "two")]),
+            ("café 漢字\n", [ByteBuffer(string: "café 漢字")]),
+            (String(repeating: "x", count: 64) + "\n", [ByteBuffer(string: String(repeating: "x", count: 64))]),
+        ]
+        try ByteToMessageDecoderVerifier.verifyDecoder(stringInputOutputPairs: pairs) { LineDecoder(maxLength: 64) }
     }
 }

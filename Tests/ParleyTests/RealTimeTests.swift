@@ -13,7 +13,7 @@ struct RealTimeTests {
         let log: URL
 
         func call<Payload: Codable & Sendable>(_ type: String, _ data: [String: JSONValue]? = nil, as _: Payload.Type) throws -> Payload {
-            let line = try ControlClient(path: socket).call(Request(type: type, data: data))
+            let line = try ControlClient(path: socket).call(RawRequest(type: type, data: data))
             return try JSONDecoder().decode(ResultReply<Payload>.self, from: line).data
         }
 
@@ -78,7 +78,7 @@ struct RealTimeTests {
         // of captured audio after the last turn (50 level events at 25 Hz, counted on the
         // capture timeline, not the wall clock), nothing starts to be heard.
         let listener = try ControlClient(path: daemon.socket)
-        try listener.send(Request(type: "subscribe"))
+        try listener.send(RawRequest(type: "subscribe"))
         var levels = 0
         var heard = false
         while levels < 50, !heard, let line = try listener.readLine() {

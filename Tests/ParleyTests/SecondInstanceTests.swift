@@ -28,7 +28,7 @@ struct SecondInstanceTests {
         // The first one still has its socket and answers.
         #expect(first.isRunning)
         #expect(FileManager.default.fileExists(atPath: socket))
-        let status = try ServiceLifecycleTests.call(socket, Request(type: "status"), as: StatusInfo.self)
+        let status = try ServiceLifecycleTests.call(socket, RawRequest(type: "status"), as: StatusInfo.self)
         #expect(status.state == "listening")
 
         // A file-mode run on the same history is refused too: it would write the same database.
@@ -46,7 +46,7 @@ struct SecondInstanceTests {
         // The killed daemon's socket file is still there: wait until the new one answers on it.
         var again: StatusInfo?
         for _ in 0..<300 where again == nil && third.isRunning {
-            again = try? ServiceLifecycleTests.call(socket, Request(type: "status"), as: StatusInfo.self)
+            again = try? ServiceLifecycleTests.call(socket, RawRequest(type: "status"), as: StatusInfo.self)
             if again == nil { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(again?.state == "listening" && third.isRunning)

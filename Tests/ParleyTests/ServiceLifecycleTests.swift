@@ -21,7 +21,7 @@ struct ServiceLifecycleTests {
         return url.path
     }
 
-    static func call<Payload: Codable & Sendable>(_ socket: String, _ request: Request, as: Payload.Type) throws -> Payload {
+    static func call<Payload: Codable & Sendable>(_ socket: String, _ request: RawRequest, as: Payload.Type) throws -> Payload {
         let line = try ControlClient(path: socket).call(request)
         return try JSONDecoder().decode(ResultReply<Payload>.self, from: line).data
     }
@@ -40,7 +40,7 @@ struct ServiceLifecycleTests {
         let ready = try #require(startup.last, "no READY=1; parleyd said: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         #expect(ready.contains("READY=1"))
         #expect(ready.contains("STATUS=listening a (en)"), "\(ready)")
-        let status = try Self.call(socket, Request(type: "status"), as: StatusInfo.self)
+        let status = try Self.call(socket, RawRequest(type: "status"), as: StatusInfo.self)
         #expect(status.state == "listening")
 
         // The capture loop pings the watchdog: about every 200 ms for a 400 ms WatchdogSec.
@@ -55,11 +55,11 @@ struct ServiceLifecycleTests {
 
         // A typed turn, long enough to be still speaking when SIGTERM arrives.
         let subscriber = try ControlClient(path: socket)
-        try subscriber.send(Request(type: "subscribe"))
+        try subscriber.send(RawRequest(type: "subscribe"))
         let text = Array(repeating: "The weather is very good today and we are going to the market to buy some bread.", count: 12)
             .joined(separator: " ")
         let sayer = Thread.detachedResult {
-            try? ControlClient(path: socket).call(Request(type: "say", data: ["speaker": .string("a"), "text": .string(text)]))
+            try? ControlClient(path: socket).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string(text)]))
         }
         var sawSpeaking = false
         var sawTurnBeforeSignal = false
@@ -100,7 +100,7 @@ struct ServiceLifecycleTests {
             in: dir, infile: try Self.silence(in: dir), played: "/dev/null",
             extraConfig: "[recognizer]\nmaxhmmpf = 5000\n[translator]\ndeadline_ms = 7000")
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
-        guard case .object(let config) = try Self.call(socket, Request(type: "config"), as: JSONValue.self) else {
+        guard case .object(let config) = try Self.call(socket, RawRequest(type: "config"), as: JSONValue.self) else {
             Issue.record("config did not answer an object")
             return
         }
@@ -127,7 +127,7 @@ struct ServiceLifecycleTests {
                 .write(to: config, atomically: true, encoding: .utf8)
         }
         func settings() throws -> RuntimeSettings {
-            try Self.call(socket, Request(type: "config"), as: EffectiveSettingsOnly.self).settings
+            try Self.call(socket, RawRequest(type: "config"), as: EffectiveSettingsOnly.self).settings
         }
         func logText() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         #expect(try settings().mode == .auto)
@@ -198,7 +198,7 @@ struct ServiceLifecycleTests {
         var status: StatusInfo?
         let deadline = Date(timeIntervalSinceNow: 30)
         while status == nil && Date() < deadline && daemon.isRunning {
-            status = try? Self.call(socket, Request(type: "status"), as: StatusInfo.self)
+            status = try? Self.call(socket, RawRequest(type: "status"), as: StatusInfo.self)
             if status == nil { try await Task.sleep(for: .milliseconds(100)) }
         }
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
