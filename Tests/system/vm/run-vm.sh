@@ -5,6 +5,7 @@
 # of a root-owned tree); uses KVM when /dev/kvm is usable, else software emulation (slower).
 # Usage: run-vm.sh CACHEDIR   (the debootstrap root is cached in CACHEDIR/root; the serial
 # console log is left in CACHEDIR/console.log and the checks in CACHEDIR/results.txt)
+# Environment: VM_ACCEL=kvm|tcg, VM_TIMEOUT (seconds, 1200), VM_CONFIGURATION=release|debug.
 set -euo pipefail
 cache=${1:?usage: run-vm.sh CACHEDIR}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +20,21 @@ stage=$cache/stage
 echo "run-vm: staging the root with \`make install\`"
 rm -rf "$stage"
 cp -a "$cache/root" "$stage"
-make -C "$repo" --no-print-directory install DESTDIR="$stage" > "$cache/install.log"
+# VM_CONFIGURATION=debug installs the debug build instead (after `swift build`, for quicker work
+# on the test itself); it needs the toolchain's Swift runtime, copied in for it.
+configuration=${VM_CONFIGURATION:-release}
+make -C "$repo" --no-print-directory install CONFIGURATION="$configuration" DESTDIR="$stage" > "$cache/install.log"
+if [ "$configuration" != release ]; then
+  runtime=$(dirname "$(readlink -f "$(command -v swift)")")/../lib/swift/linux
+  install -d "$stage/usr/local/lib/parley-swift"
+  cp -a "$runtime"/*.so "$stage/usr/local/lib/parley-swift/"
+  echo /usr/local/lib/parley-swift > "$stage/etc/ld.so.conf.d/parley-swift.conf"
+  chroot "$stage" ldconfig
+  # A debug build's first start under software emulation takes about 3 minutes (the release
+  # build's takes seconds): more than the unit's TimeoutStartSec.
+  install -d "$stage/etc/systemd/system/parleyd.service.d"
+  printf '[Service]\nTimeoutStartSec=600\n' > "$stage/etc/systemd/system/parleyd.service.d/debug-build.conf"
+fi
 # The test: a oneshot unit run once the system is up; it powers the machine off when done.
 install -D -m 0755 "$here/guest-test.sh" "$stage/usr/local/lib/parley-test/guest-test.sh"
 install -D -m 0644 "$here/parley-system-test.service" "$stage/etc/systemd/system/parley-system-test.service"
@@ -30,7 +45,7 @@ ln -sf /dev/null "$stage/etc/systemd/system/serial-getty@ttyS0.service"
 ln -sf /dev/null "$stage/etc/systemd/system/getty@tty1.service"
 echo parley-test > "$stage/etc/hostname"
 # The release binaries carry the Swift runtime (--static-swift-stdlib): nothing from the
-# toolchain is copied in, so a library they miss fails here rather than in the guest.
+# toolchain is copied in for them, so a library they miss fails here rather than in the guest.
 if missing=$(chroot "$stage" ldd /usr/local/bin/parleyd /usr/local/bin/parley | grep 'not found'); then
   echo "run-vm: the installed binaries miss libraries in the guest:" >&2; echo "$missing" >&2; exit 1
 fi
