@@ -99,7 +99,7 @@ system-checks: build
 ## inside: socket activation, user parley, READY, the ALSA card (snd-aloop), who may use the
 ## socket, a typed and a spoken turn, history in /var/lib/parley, reload, journal priorities and
 ## the watchdog. As root. The Debian root is cached in .build-vm/ (first run: a few minutes more).
-## Not part of `make test`: see README, "The service under a real systemd"
+## Not part of `make test` (too slow without KVM): its last result is in docs/benchmarks.md
 test-system: EXTRA_DEBS = $(VM_TOOLS)
 test-system: deps all
 	Tests/system/vm/run-vm.sh .build-vm
