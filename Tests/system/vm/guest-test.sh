@@ -74,18 +74,20 @@ note "MainPID $pid: user $user, groups $(ps -o supgrp= -p "$pid")"
 state=$(systemctl show -P ActiveState parleyd.service)/$(systemctl show -P SubState parleyd.service)
 statustext=$(systemctl show -P StatusText parleyd.service)
 if [ "$state" = active/running ] && [ -n "$statustext" ]; then pass ready "$state, STATUS=$statustext"; else fail ready "$state, STATUS=$statustext"; fi
-# /proc/asound names the thread that opened a substream (owner_pid is its TID): one of parleyd's.
+# A capture substream RUNNING on a device parleyd holds open. (/proc/asound's owner_pid is the
+# thread that opened it, which may since have exited.)
 card_owner() {
-  local f tid
+  local f node
   for f in /proc/asound/card*/pcm*c/sub*/status; do
-    tid=$(sed -n 's/^owner_pid *: *//p' "$f")
-    [ -n "$tid" ] && [ -e "/proc/$1/task/$tid" ] && { echo "$f"; return; }
+    grep -q '^state: RUNNING' "$f" || continue
+    node=$(echo "$f" | sed -n 's|/proc/asound/card\([0-9]*\)/pcm\([0-9]*\)c/.*|/dev/snd/pcmC\1D\2c|p')
+    ls -l "/proc/$1/fd" 2>/dev/null | grep -q " $node\$" && { echo "$f"; return; }
   done
 }
 if wait_for 10 '[ -n "$(card_owner "$pid")" ]'; then
   f=$(card_owner "$pid"); pass alsa-capture-open "$f: $(grep -E '^(state|owner_pid)' "$f" | tr -s ' \n' ' ')"
 else
-  fail alsa-capture-open "no capture substream owned by $pid: $(cat /proc/asound/card*/pcm*c/sub*/status 2>&1 | tr '\n' ' ')"
+  fail alsa-capture-open "no RUNNING capture substream on a device $pid holds: $(ls -l /proc/$pid/fd | grep snd | tr -s ' \n' ' ')"
 fi
 check alsa-device-fd sh -c "ls -l /proc/$pid/fd | grep -q /dev/snd/pcmC"
 
