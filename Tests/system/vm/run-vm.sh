@@ -30,8 +30,8 @@ if [ "$configuration" != release ]; then
   cp -a "$runtime"/*.so "$stage/usr/local/lib/parley-swift/"
   echo /usr/local/lib/parley-swift > "$stage/etc/ld.so.conf.d/parley-swift.conf"
   chroot "$stage" ldconfig
-  # A debug build's first start under software emulation takes about 3 minutes (the release
-  # build's takes seconds): more than the unit's TimeoutStartSec.
+  # A debug build's first start under software emulation took about 3 minutes on a busy
+  # 2-core machine: more than the unit's TimeoutStartSec=60.
   install -d "$stage/etc/systemd/system/parleyd.service.d"
   printf '[Service]\nTimeoutStartSec=600\n' > "$stage/etc/systemd/system/parleyd.service.d/debug-build.conf"
 fi
