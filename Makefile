@@ -37,10 +37,12 @@ DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsph
 TEST_DEBS := zbar-tools chromium
 # deb, check-deb: Debian's packaging tools, on top of DEBS
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+# test-system: a Debian root and a virtual machine to boot it in, on top of DEBS
+VM_TOOLS := qemu-system-x86 debootstrap e2fsprogs
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release run demo test bench man completions units install uninstall deb check-deb system-checks clean
+.PHONY: all deps build release run demo test bench man completions units install uninstall deb check-deb system-checks test-system clean
 
 ## all (`make`): the release binaries with the Swift runtime linked in (a service needs no
 ## toolchain at run time), man pages, completions and units: everything `make install` installs
@@ -95,6 +97,16 @@ system-checks: build
 	Tests/system/check-units.sh $$($(SWIFT) build --show-bin-path)
 	Tests/system/check-man.sh $$($(SWIFT) build --show-bin-path)
 	Tests/system/check-install.sh
+
+## test-system: boots Debian bookworm with systemd as PID 1 (qemu; KVM when /dev/kvm is usable),
+## installs this tree's release build with `make install` and its real, hardened units, and checks
+## inside: socket activation, user parley, READY, the ALSA card (snd-aloop), who may use the
+## socket, a typed and a spoken turn, history in /var/lib/parley, reload, journal priorities and
+## the watchdog. As root. The Debian root is cached in .build-vm/ (first run: a few minutes more).
+## Not part of `make test` (too slow without KVM): its last result is in docs/benchmarks.md
+test-system: EXTRA_DEBS = $(VM_TOOLS)
+test-system: deps all
+	Tests/system/vm/run-vm.sh .build-vm
 
 ## man: parley(1) and parleyd(8), written in man/, and parley.toml(5), made from
 ## config/parley.toml's comments by man/config-to-man.py (and kept in man/ too), into out/man

@@ -120,6 +120,10 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
                 failure = TranslationError("the Apertium \(pair) pipeline gave an empty translation")
             } catch {
                 failure = error
+                // A pipeline that did not answer in time may answer later, and that late answer
+                // would be read as the next sentence's translation: it is not used again.
+                pipeline.stop()
+                if pipelines[pair] === pipeline { pipelines[pair] = nil }
             }
         }
         throw failure ?? TranslationError("the Apertium \(pair) pipeline gave no translation")

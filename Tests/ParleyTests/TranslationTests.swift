@@ -2,7 +2,9 @@ import Foundation
 import Testing
 @testable import ParleyTranslation
 
-@Suite("Apertium, for real")
+// Serialized: two tests write a stage script and start pipelines; run side by side, one's spawn
+// can inherit the other's still-open script file, and exec fails with "Text file busy".
+@Suite("Apertium, for real", .serialized)
 struct ApertiumTranslatorTests {
     let modes = "/usr/share/apertium/modes"
 
@@ -158,6 +160,30 @@ struct ApertiumTranslatorTests {
         let first = await translator.stageProcesses(of: LanguagePair("en", "es"))
         #expect(try await translator.translate("hello there", from: "en", to: "es") == "hello there")
         #expect(await translator.stageProcesses(of: LanguagePair("en", "es")) != first)
+    }
+
+    @Test func aPipelineThatDidNotAnswerInTimeIsNotAskedAgain() async throws {
+        // A one-stage "pair" that holds back its answer to "slow" until the next sentence comes
+        // (as a pipeline too slow for the timeout answers late, on a slow machine), then gives
+        // both. Reusing it would read "slow" as the next sentence's translation.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-modes-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let stage = folder.appendingPathComponent("stage.sh")
+        try """
+            #!/bin/bash
+            held=
+            while IFS= read -r -d '' sentence; do
+              case "$sentence" in *slow*) held=$sentence; continue ;; esac
+              if [ -n "$held" ]; then printf '%s\\0' "$held"; held=; fi
+              printf '%s\\0' "$sentence"
+            done
+            """.write(to: stage, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stage.path)
+        try "\(stage.path)\n".write(to: folder.appendingPathComponent("eng-spa.mode"), atomically: true, encoding: .utf8)
+        let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: folder.path, timeoutMs: 200)
+        await #expect(throws: TranslationError.self) { try await translator.translate("slow", from: "en", to: "es") }
+        #expect(try await translator.translate("next one", from: "en", to: "es") == "next one")
     }
 
     @Test func stagesDoNotInheritAnIgnoredSIGPIPE() async throws {
