@@ -58,7 +58,7 @@ struct DaemonControl: ControlHandler {
             case .swap:
                 return .line(Replies.result(interpreter.swapLanguages(), id: id))
             case .set(let change):
-                return .line(Replies.result(try interpreter.apply(Self.change(change)), id: id))
+                return .line(Replies.result(try interpreter.apply(change), id: id))
             case .config:
                 return .line(Replies.result(effectiveConfig(), id: id))
             case .web:
@@ -120,18 +120,6 @@ struct DaemonControl: ControlHandler {
             playbackDevice: config.playbackDevice)
         addHistoryHealth(to: &status)
         return status
-    }
-
-    /// `set`'s change, checked on the wire, for the interpreter.
-    private static func change(_ change: SettingsChange) -> Interpreter.Change {
-        var result = Interpreter.Change()
-        result.speakerA = change.speakerA
-        result.speakerB = change.speakerB
-        result.mode = change.mode
-        result.silenceMs = change.silenceMs
-        result.echoTailMs = change.echoTailMs
-        result.minConfidence = change.minConfidence
-        return result
     }
 
     /// `web`: where the caption page listens and its pairing code (the socket's members may see it).

@@ -93,27 +93,8 @@ extension Interpreter {
         }
     }
 
-    /// What `set` can change; nil fields stay as they are.
-    public struct Change: Sendable {
-        public var speakerA: String?
-        public var speakerB: String?
-        public var mode: ConversationMode?
-        public var silenceMs: Int?
-        public var echoTailMs: Int?
-        public var minConfidence: Double?
-
-        public init(
-            speakerA: String? = nil, speakerB: String? = nil, mode: ConversationMode? = nil, silenceMs: Int? = nil,
-            echoTailMs: Int? = nil, minConfidence: Double? = nil
-        ) {
-            self.speakerA = speakerA
-            self.speakerB = speakerB
-            self.mode = mode
-            self.silenceMs = silenceMs
-            self.echoTailMs = echoTailMs
-            self.minConfidence = minConfidence
-        }
-    }
+    /// What `set` can change (the wire's own type, checked there); nil fields stay as they are.
+    public typealias Change = SettingsChange
 
     /// Changes settings; languages and mode apply from the next turn. Throws, changing nothing,
     /// when a language cannot be spoken or translated.

@@ -1,0 +1,223 @@
+import ArgumentParser
+import Foundation
+import ParleyCore
+import ParleyProtocol
+
+// The conversation's commands: status, version, say, listen, stop, pause, resume, swap, set
+// and config.
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show what parleyd is doing.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let status = try options.call(Request(.status), as: StatusInfo.self)
+        if options.json { return try options.printJSON(status) }
+        func side(_ name: String, _ side: StatusInfo.Side) -> String {
+            let hearing = side.hearable ? "can be heard\(side.model.map { " (model: \($0))" } ?? "")" : "cannot be heard: \(side.hint ?? "no speech model") (can type with `parley say`)"
+            return "\(name)         \(side.language)  \(hearing)"
+        }
+        print("state     \(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")")
+        print(side("a", status.a))
+        print(side("b", status.b))
+        print("mode      \(status.mode)")
+        print("turns     \(status.turns)")
+        print("session   \(status.sessionID.map(String.init) ?? "-")")
+        print("devices   capture \(status.captureDevice), playback \(status.playbackDevice)")
+        print("uptime    \(Int(status.uptimeSeconds)) s")
+        if status.historyDegraded || status.historyProblem != nil {
+            print("history   \(status.historyProblem ?? "degraded")\(status.historyPending > 0 ? " (\(status.historyPending) waiting)" : "")")
+        }
+    }
+}
+
+struct Version: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the daemon's version and protocol.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let version = try options.call(Request(.version), as: VersionInfo.self)
+        if options.json { return try options.printJSON(version) }
+        print("parleyd \(version.version), protocol \(version.protocolVersion); parley \(ParleyVersion.string)")
+    }
+}
+
+/// "a" or "b".
+enum SpeakerArgument: String, ExpressibleByArgument, CaseIterable {
+    case a, b
+
+    var speaker: Speaker {
+        switch self {
+        case .a: .a
+        case .b: .b
+        }
+    }
+}
+
+struct Say: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Type a turn: it is translated, spoken to the other side and logged.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Option(name: .long, help: "Who is typing: a or b.")
+    var speaker: SpeakerArgument
+
+    @Argument(help: "The words to translate.")
+    var text: [String]
+
+    /// The request; nil when there are no words.
+    var request: SayRequest? { SayRequest(speaker: speaker.speaker, text: text.joined(separator: " ")) }
+
+    func validate() throws {
+        if request == nil {
+            throw ValidationError("give the words to translate")
+        }
+    }
+
+    func run() throws {
+        guard let request else { throw ValidationError("give the words to translate") }
+        let sent = Date()
+        let turn = try options.call(
+            Request(.say(request)),
+            as: TurnInfo.self,
+            whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once")
+        // A turn identical to the one before it is not stored again: parleyd answers with the
+        // stored one, made before this request was sent (timestamps have milliseconds).
+        let repeated = LocalTime.parseInstant(turn.createdAt).map { $0 < sent.addingTimeInterval(-0.001) } ?? false
+        let note = "the same as turn #\(turn.id) just before it (\(LocalTime.display(turn.createdAt, utc: options.utc))): not stored again"
+        if options.json {
+            if repeated { printError("parley: \(note)") }
+            return try options.printJSON(turn)
+        }
+        if repeated { print(note) }
+        print("\(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
+        print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "(untranslated: \(turn.error ?? "error"))")")
+    }
+}
+
+struct Listen: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Push-to-talk: listen to speaker a or b next.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "a or b.")
+    var speaker: SpeakerArgument
+
+    func run() throws {
+        try options.statusCommand(Request(.listen(speaker.speaker)))
+    }
+}
+
+struct Stop: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "End the utterance being heard now, or cut the speech being played.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws { try options.statusCommand(Request(.stop)) }
+}
+
+struct Pause: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Release the microphone (a turn in flight finishes first).")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws { try options.statusCommand(Request(.pause)) }
+}
+
+struct Resume: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Take the microphone back.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws { try options.statusCommand(Request(.resume)) }
+}
+
+extension RuntimeSettings {
+    func show() {
+        print("a \(speakerA), b \(speakerB), mode \(mode.rawValue), silence \(silenceMs) ms, echo tail \(echoTailMs) ms, min confidence \(minConfidence)")
+    }
+}
+
+struct Swap: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Exchange the two speakers' languages, from the next turn.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let settings = try options.call(Request(.swap), as: RuntimeSettings.self)
+        if options.json { return try options.printJSON(settings) }
+        settings.show()
+    }
+}
+
+struct SetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Change settings while running; languages and mode apply from the next turn.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Option(name: .customLong("speaker-a"), help: "Speaker A's language (ISO 639-1).")
+    var speakerA: String?
+
+    @Option(name: .customLong("speaker-b"), help: "Speaker B's language (ISO 639-1).")
+    var speakerB: String?
+
+    @Option(name: .long, help: "\(ConversationMode.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var mode: String?
+
+    @Option(name: .customLong("silence-ms"), help: "Silence that ends an utterance (\(SettingBounds.spelled(SettingBounds.silenceMs))).")
+    var silenceMs: Int?
+
+    @Option(name: .customLong("echo-tail-ms"), help: "Audio ignored after Parley speaks (\(SettingBounds.spelled(SettingBounds.echoTailMs))).")
+    var echoTailMs: Int?
+
+    @Option(
+        name: .customLong("min-confidence"),
+        help: "Flag utterances recognized with less confidence (\(SettingBounds.spelled(SettingBounds.minConfidence))).")
+    var minConfidence: Double?
+
+    /// What to send; the bounds are the daemon's (`SettingBounds`), so a value out of them is a
+    /// usage error here rather than a round trip.
+    var change: SettingsChange {
+        SettingsChange(
+            speakerA: speakerA, speakerB: speakerB, mode: mode.flatMap(ConversationMode.init(rawValue:)), silenceMs: silenceMs,
+            echoTailMs: echoTailMs, minConfidence: minConfidence)
+    }
+
+    func validate() throws {
+        if change.isEmpty {
+            throw ValidationError("give at least one setting to change, e.g. --silence-ms 900")
+        }
+        if let mode, ConversationMode(rawValue: mode) == nil {
+            throw ValidationError("--mode must be \(ConversationMode.spelledOut), not \"\(mode)\"")
+        }
+        func check<T: Comparable>(_ value: T?, _ bounds: ClosedRange<T>, _ option: String) throws {
+            if let value, !bounds.contains(value) {
+                throw ValidationError("\(option) is \(value); give \(bounds.lowerBound) to \(bounds.upperBound)")
+            }
+        }
+        try check(silenceMs, SettingBounds.silenceMs, "--silence-ms")
+        try check(echoTailMs, SettingBounds.echoTailMs, "--echo-tail-ms")
+        try check(minConfidence, SettingBounds.minConfidence, "--min-confidence")
+    }
+
+    func run() throws {
+        let settings = try options.call(Request(.set(change)), as: RuntimeSettings.self)
+        if options.json { return try options.printJSON(settings) }
+        settings.show()
+    }
+}
+
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "config", abstract: "Show the settings in force.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let config = try options.call(Request(.config), as: EffectiveConfig.self)
+        try options.printJSON(config)
+    }
+}

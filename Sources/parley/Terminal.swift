@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import ParleyCore
+import ParleyProtocol
+
+/// Text for a terminal: its width in columns, and wrapping between words.
+enum ScreenText {
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// Columns a character takes: 2 for East Asian wide ones and emoji, 1 otherwise.
+    static func columns(_ character: Character) -> Int {
+        guard let scalar = character.unicodeScalars.first?.value else { return 0 }
+        switch scalar {
+        case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+            0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            return 2
+        default:
+            return 1
+        }
+    }
+
+    /// `line` cut into lines of at most `width` columns between words; continuation lines are
+    /// indented like the first (or by `hanging` columns), and a word wider than a line is cut.
+    /// SGR escapes (colour, bold) take no columns and carry over to the continuation lines.
+    static func wrap(_ line: String, width: Int, hanging: Int? = nil) -> [String] {
+        let width = max(width, 2)
+        let leading = String(line.prefix { $0 == " " }.prefix(width / 2))
+        let indent = hanging.map { String(repeating: " ", count: min($0, width / 2)) } ?? leading
+        var lines: [String] = []
+        var current = leading
+        var column = leading.count
+        var hasWords = false  // the current line has a word after its indent
+        var style = ""  // the SGR sequences in force at the end of `current`
+        var word = ""
+        var wordColumns = 0
+        var wordStyle = ""  // the SGR sequences in force at the end of `word`
+        var spaces = 0  // spaces between the last word and this one
+
+        func newLine() {
+            lines.append(current + "\u{1B}[0m")
+            current = indent + style
+            column = indent.count
+            hasWords = false
+        }
+        func flushWord() {
+            guard !word.isEmpty else { return }
+            if wordColumns > 0 {
+                if hasWords && column + spaces + wordColumns > width {
+                    newLine()
+                } else if hasWords {
+                    current += String(repeating: " ", count: spaces)
+                    column += spaces
+                }
+                hasWords = true
+                spaces = 0
+            }
+            current += word
+            column += wordColumns
+            style = wordStyle
+            word = ""
+            wordColumns = 0
+        }
+
+        var characters = Substring(line.dropFirst(leading.count))
+        while let character = characters.first {
+            characters = characters.dropFirst()
+            if character == "\u{1B}" {
+                // An escape sequence, to its final letter ("[" is not one).
+                var sequence = String(character)
+                while let next = characters.first {
+                    sequence.append(next)
+                    characters = characters.dropFirst()
+                    if next.isLetter { break }
+                }
+                word += sequence
+                if sequence.hasSuffix("m") { wordStyle = sequence == "\u{1B}[0m" ? "" : wordStyle + sequence }
+                continue
+            }
+            if character == " " {
+                flushWord()
+                if hasWords { spaces += 1 }
+                continue
+            }
+            let needed = columns(character)
+            if wordColumns > 0 && max(indent.count, leading.count) + wordColumns + needed > width {
+                // A word wider than a whole line: cut it where the line ends.
+                flushWord()
+                newLine()
+            }
+            word += String(character)
+            wordColumns += needed
+        }
+        flushWord()
+        lines.append(current)
+        return lines
+    }
+}
+
+/// The terminal settings `parley watch` found, restored on the way out.
+nonisolated(unsafe) var savedTerminal = termios()
+
+/// SIGINT or SIGTERM during `parley watch`: give the terminal back as it was, then exit.
+func restoreTerminalAndExit(_: Int32) {
+    tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+    _ = LiveView.Terminal.leaveScreen.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
+    _exit(0)
+}
