@@ -140,22 +140,31 @@ struct ApertiumTranslatorTests {
         #expect(try await translator.translate("the house is red", from: "en", to: "es") == "La casa es roja")
     }
 
+    /// A modes folder whose en-es "pair" is one stage, the bash script `script` makes (given the
+    /// folder, for any state it keeps); the caller removes the folder.
+    private func oneStagePair(_ script: (URL) -> String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-modes-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let stage = folder.appendingPathComponent("stage.sh")
+        try script(folder).write(to: stage, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stage.path)
+        try "\(stage.path)\n".write(to: folder.appendingPathComponent("eng-spa.mode"), atomically: true, encoding: .utf8)
+        return folder
+    }
+
     @Test func anEmptyAnswerToASentenceRestartsThePipelineAndTheSentenceIsTriedAgain() async throws {
         // A one-stage "pair" whose first run answers every sentence with nothing (as what is
         // left of a pipeline after a stage died does), and whose later runs echo.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-modes-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let stage = folder.appendingPathComponent("stage.sh")
-        try """
+        let folder = try oneStagePair { folder in
+            """
             #!/bin/bash
             if [ -e "\(folder.path)/ran" ]; then answer=echo; else answer=empty; touch "\(folder.path)/ran"; fi
             while IFS= read -r -d '' sentence; do
               if [ "$answer" = echo ]; then printf '%s\\0' "$sentence"; else printf '\\0'; fi
             done
-            """.write(to: stage, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stage.path)
-        try "\(stage.path)\n".write(to: folder.appendingPathComponent("eng-spa.mode"), atomically: true, encoding: .utf8)
+            """
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
         let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: folder.path)
         let first = await translator.stageProcesses(of: LanguagePair("en", "es"))
         #expect(try await translator.translate("hello there", from: "en", to: "es") == "hello there")
@@ -166,11 +175,8 @@ struct ApertiumTranslatorTests {
         // A one-stage "pair" that holds back its answer to "slow" until the next sentence comes
         // (as a pipeline too slow for the timeout answers late, on a slow machine), then gives
         // both. Reusing it would read "slow" as the next sentence's translation.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-modes-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let stage = folder.appendingPathComponent("stage.sh")
-        try """
+        let folder = try oneStagePair { _ in
+            """
             #!/bin/bash
             held=
             while IFS= read -r -d '' sentence; do
@@ -178,9 +184,9 @@ struct ApertiumTranslatorTests {
               if [ -n "$held" ]; then printf '%s\\0' "$held"; held=; fi
               printf '%s\\0' "$sentence"
             done
-            """.write(to: stage, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stage.path)
-        try "\(stage.path)\n".write(to: folder.appendingPathComponent("eng-spa.mode"), atomically: true, encoding: .utf8)
+            """
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
         let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: folder.path, timeoutMs: 200)
         await #expect(throws: TranslationError.self) { try await translator.translate("slow", from: "en", to: "es") }
         #expect(try await translator.translate("next one", from: "en", to: "es") == "next one")
