@@ -137,7 +137,10 @@ else
   fail reload "MainPID $pid -> $(main_pid); $(journal_since "$since" -o cat | tail -3 | tr '\n' ' ')"
 fi
 cp /etc/parley/parley.toml /root/parley.toml.good
-echo 'mode = "sideways"' >> /etc/parley/parley.toml
+# A bad value for a known key (appended at the end, it would land in the last table, [web],
+# and be refused as an unknown key there instead).
+sed -i 's/^mode = "auto" /mode = "sideways" /' /etc/parley/parley.toml
+grep -q '^mode = "sideways"' /etc/parley/parley.toml || fail reload-invalid-setup "could not set mode = \"sideways\" in /etc/parley/parley.toml"
 if systemctl reload parleyd.service; then fail reload-invalid-refused "systemctl reload succeeded on a bad file"; else pass reload-invalid-refused "systemctl reload failed, as it should"; fi
 cp /root/parley.toml.good /etc/parley/parley.toml
 check still-running-after-bad-reload test "$(main_pid)" = "$pid" -a "$pid" != 0
