@@ -47,15 +47,15 @@ public struct ParleyConfig: Sendable, Equatable {
     /// PocketSphinx's flat-lexicon second search. Off: it costs about 150 ms at every endpoint
     /// and bought no accuracy (docs/benchmarks.md). The lattice pass (bestpath) always runs: the
     /// turn's confidence rests on its words' posteriors.
-    public var fwdflat = false
+    public var fwdflat = DecoderSettings().fwdflat
     /// PocketSphinx's `-maxhmmpf`: at most this many HMMs are kept active per frame (-1: no
     /// limit). 4000 rather than PocketSphinx's 30000 halves recognition CPU with the same word
     /// error rate on pocketsphinx-testdata's recordings (docs/benchmarks.md).
-    public var maxHMMsPerFrame = 4_000
+    public var maxHMMsPerFrame = DecoderSettings().maxHMMsPerFrame
     /// Distinct words that may end in one frame of the first pass (`[recognizer] maxwpf`; -1:
     /// no limit). The limit keeps the word lattice small: a language decoding speech in the
     /// other language (auto mode) otherwise builds a lattice whose best path takes 0.5 s.
-    public var maxWordsPerFrame = 10
+    public var maxWordsPerFrame = DecoderSettings().maxWordsPerFrame
     /// Where cut-down copies of the dictionaries are kept (only the words each language model
     /// can produce; see PrunedDictionary); nil loads the dictionaries whole.
     public var recognizerCacheDirectory: String?

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import Synchronization
 
-/// PocketSphinx's search settings for every decoder a pool loads (`[recognizer]` in the config).
+/// PocketSphinx's search settings for every decoder a pool loads (`[recognizer]` in the config,
+/// whose defaults are these; docs/benchmarks.md says how they were chosen).
 public struct DecoderSettings: Sendable, Equatable {
     /// The second, flat-lexicon search.
     public var fwdflat = false
