@@ -59,6 +59,9 @@ final class ConnectionActivity: Sendable {
 
     var isGone: Bool { state.withLock { $0.gone } }
 
+    /// A request is in flight (received, its reply not yet written).
+    var isBusy: Bool { state.withLock { $0.busy } }
+
     /// The channel closed (the client left, or the server closed it): a reply being waited for
     /// is given up (its work goes on) and the subscription ends.
     func markGone() {

@@ -98,6 +98,16 @@ public final class ControlServer: Sendable {
     private let idleTimeout: Duration?
     private let onListening: @Sendable () -> Void
 
+    /// What `drain` needs: the listening channel and the connections being served.
+    private struct Open {
+        var listener: (any Channel)?
+        var connections: [ObjectIdentifier: (channel: any Channel, activity: ConnectionActivity)] = [:]
+        var draining = false
+    }
+    private let open = Mutex(Open())
+    /// How long `drain` lets requests in flight finish before it closes their connections.
+    public static let drainTimeout: Duration = .seconds(3)
+
     public init(
         path: String, inheritedSocket: Int32? = nil, group: String? = nil, idleTimeout: Duration? = ControlServer.defaultIdleTimeout,
         handler: any ControlHandler, logger: Logger, onListening: @escaping @Sendable () -> Void = {}
@@ -152,6 +162,11 @@ public final class ControlServer: Sendable {
         }
         let created = inherited == nil
         defer { if created { unlink(path) } }
+        let drainingAlready = open.withLock { open in
+            open.listener = server.channel
+            return open.draining
+        }
+        if drainingAlready { server.channel.close(promise: nil) }
         onListening()
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
@@ -174,6 +189,13 @@ public final class ControlServer: Sendable {
         }
         defer { connected.subtract(1, ordering: .relaxed) }
         let activity = ConnectionActivity()
+        let key = ObjectIdentifier(activity)
+        let draining = open.withLock { open in
+            open.connections[key] = (connection.channel, activity)
+            return open.draining
+        }
+        defer { _ = open.withLock { $0.connections.removeValue(forKey: key) } }
+        if draining { connection.channel.close(promise: nil) }
         connection.channel.closeFuture.whenComplete { _ in activity.markGone() }
         do {
             try await connection.executeThenClose { inbound, outbound in
@@ -213,6 +235,7 @@ public final class ControlServer: Sendable {
                                 }
                             }
                             activity.end()
+                            if isDraining { break requests }
                         }
                         inputEnded = true
                     } catch is LineDecoder.LineTooLong {
@@ -233,6 +256,25 @@ public final class ControlServer: Sendable {
             logger.debug("control connection ended", metadata: ["error": "\(error)"])
         }
     }
+
+    /// Graceful shutdown: no new connection is taken; connections with no request in flight
+    /// (subscribers too) are closed now, the others once their reply is written, so a client
+    /// waiting for a stored turn (`say`) gets its answer. After `drainTimeout` every connection is
+    /// closed. `run` returns once all are closed.
+    public func drain() {
+        let (listener, idle) = open.withLock { open in
+            open.draining = true
+            return (open.listener, open.connections.values.filter { !$0.activity.isBusy }.map(\.channel))
+        }
+        listener?.close(promise: nil)
+        for channel in idle { channel.close(promise: nil) }
+        Task { [self] in
+            try? await Task.sleep(for: Self.drainTimeout)
+            for channel in open.withLock({ $0.connections.values.map(\.channel) }) { channel.close(promise: nil) }
+        }
+    }
+
+    private var isDraining: Bool { open.withLock { $0.draining } }
 
     /// Tells a connection that has been idle for `timeout` so, and closes it; closes one whose
     /// reply could not be written for as long (a client that sends and never reads). Returns

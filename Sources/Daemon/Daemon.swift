@@ -477,11 +477,15 @@ struct ControlService: Service {
 
     func run() async throws {
         do {
-            try await cancelWhenGracefulShutdown {
+            // Graceful shutdown drains: requests in flight are answered, then the socket is
+            // closed and removed.
+            try await withGracefulShutdownHandler {
                 try await server.run()
+            } onGracefulShutdown: {
+                server.drain()
             }
         } catch is CancellationError {
-            // Graceful shutdown: the socket is closed and removed.
+            // Another service failed: the group is cancelled.
         }
     }
 }

@@ -230,3 +230,14 @@ enum EndToEnd {
         return try wavSamples(wav).samples
     }
 }
+
+extension Thread {
+    /// Runs blocking `body` on a new thread; the task finishes with what it returns.
+    static func detachNewThreadWithResult<T: Sendable>(_ body: @escaping @Sendable () -> T) -> Task<T, Never> {
+        Task {
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread { continuation.resume(returning: body()) }
+            }
+        }
+    }
+}

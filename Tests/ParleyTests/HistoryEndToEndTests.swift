@@ -313,13 +313,9 @@ struct HistoryEndToEndTests {
         try? handle.close()
         let socket = daemon.socket
         let text = String(repeating: "una frase que no cabe en un disco lleno ", count: 200) + "fin"
-        let reply = Task {
-            await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    let line = try? ControlClient(path: socket).call(RawRequest(type: "say", data: ["speaker": .string("b"), "text": .string(text)]))
-                    continuation.resume(returning: line.map { String(decoding: $0, as: UTF8.self) })
-                }
-            }
+        let reply = Thread.detachNewThreadWithResult {
+            let line = try? ControlClient(path: socket).call(RawRequest(type: "say", data: ["speaker": .string("b"), "text": .string(text)]))
+            return line.map { String(decoding: $0, as: UTF8.self) }
         }
         var degraded = false
         for _ in 0..<300 where !degraded {
@@ -412,19 +408,5 @@ struct HistoryEndToEndTests {
         #expect(try restarted.parley(["say", "--speaker", "a", "after the crash"]).status == 0)
         #expect(try Self.decode([TurnInfo].self, try restarted.parley(["history", "--search", "crash", "--json"])).count == 1)
         restarted.stop()
-    }
-}
-
-extension Thread {
-    /// Runs `body` on a new thread; the task finishes when it returns.
-    static func detachNewThreadWithResult(_ body: @escaping @Sendable () -> Void) -> Task<Void, Never> {
-        Task {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                Thread.detachNewThread {
-                    body()
-                    continuation.resume()
-                }
-            }
-        }
     }
 }

@@ -1,0 +1,61 @@
+import Foundation
+import Logging
+import ParleyControl
+import ParleyProtocol
+import Synchronization
+import Testing
+
+/// Graceful shutdown of the control socket, against a real socket and an in-memory handler:
+/// a request in flight (a `say` waiting for its turn to be stored) is answered before its
+/// connection closes, while idle connections are closed at once and no new one is taken.
+@Suite("Control socket drain")
+struct ControlDrainTests {
+    /// Answers `say` only once `release` ends; everything else at once.
+    struct GatedHandler: ControlHandler {
+        let arrived: AsyncStream<Void>.Continuation
+        let release: AsyncStream<Void>
+
+        func reply(to request: Request, from peer: Peer?) async -> ControlReply {
+            if case .say = request.command {
+                arrived.yield()
+                for await _ in release {}
+                return .line(Replies.result(["stored": true], id: request.id))
+            }
+            return .line(Replies.result(["ok": true], id: request.id))
+        }
+    }
+
+    @Test func aRequestInFlightIsAnsweredAndIdleConnectionsAreClosed() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-drain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("control.sock").path
+        let arrived = AsyncStream<Void>.makeStream()
+        let release = AsyncStream<Void>.makeStream()
+        let listening = AsyncStream<Void>.makeStream()
+        let server = ControlServer(
+            path: path, idleTimeout: nil, handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
+            logger: Logger(label: "test")
+        ) { listening.continuation.finish() }
+        let running = Task { try await server.run() }
+        for await _ in listening.stream {}
+
+        let idle = try ControlClient(path: path, timeout: .seconds(10))
+        #expect(try idle.call(RawRequest(type: "status")).count > 0, "the idle client is served before the drain")
+        let waiting = Thread.detachNewThreadWithResult {
+            let line = try? ControlClient(path: path, timeout: .seconds(10)).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string("hola")]))
+            return line.map { String(decoding: $0, as: UTF8.self) } ?? "no reply"
+        }
+        var requests = arrived.stream.makeAsyncIterator()
+        _ = await requests.next()
+
+        server.drain()
+        #expect(try idle.readLine() == nil, "an idle connection is closed at once")
+        #expect((try? ControlClient(path: path, timeout: .seconds(1)).call(RawRequest(type: "status"))) == nil, "no new connection is served")
+        release.continuation.finish()
+        let answer = await waiting.value
+        #expect(answer.contains("stored"), "\(answer)")
+        try await running.value
+        #expect(!FileManager.default.fileExists(atPath: path), "the socket file is removed once every connection closed")
+    }
+}
