@@ -204,6 +204,8 @@ public final class ControlServer: Sendable {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     var subscription: Subscription?
                     defer { subscription?.cancel() }
+                    // Finished when the event pump ends (the subscription ended or a write failed).
+                    let pumpEnded = AsyncStream<Void>.makeStream()
                     if let idleTimeout = self.idleTimeout {
                         group.addTask {
                             try await self.closeWhenIdle(connection.channel, outbound: outbound, activity: activity, after: idleTimeout)
@@ -226,6 +228,7 @@ public final class ControlServer: Sendable {
                                     subscription = events
                                     activity.subscribed(events)
                                     group.addTask {
+                                        defer { pumpEnded.continuation.finish() }
                                         while let event = await events.next() {
                                             try await outbound.write(Self.frame(event))
                                         }
@@ -245,8 +248,9 @@ public final class ControlServer: Sendable {
                     }
                     if inputEnded && subscription != nil && !activity.isGone {
                         // A subscriber that half-closed (`nc -N`) still gets its events, until it
-                        // goes away (the channel closes, which ends the subscription).
-                        try? await group.waitForAll()
+                        // goes away (the channel closes, which ends the subscription). Not the
+                        // idle watchdog, which may sleep on.
+                        for await _ in pumpEnded.stream {}
                     }
                     subscription?.cancel()
                     group.cancelAll()

@@ -10,16 +10,21 @@ import Testing
 /// connection closes, while idle connections are closed at once and no new one is taken.
 @Suite("Control socket drain")
 struct ControlDrainTests {
-    /// Answers `say` only once `release` ends; everything else at once.
+    /// Answers `say` only once `release` ends, `subscribe` with the bus's events, everything
+    /// else at once.
     struct GatedHandler: ControlHandler {
         let arrived: AsyncStream<Void>.Continuation
         let release: AsyncStream<Void>
+        let bus = EventBus()
 
         func reply(to request: Request, from peer: Peer?) async -> ControlReply {
             if case .say = request.command {
                 arrived.yield()
                 for await _ in release {}
                 return .line(Replies.result(["stored": true], id: request.id))
+            }
+            if case .subscribe = request.command {
+                return .subscribe(Replies.result(["subscribed": true], id: request.id), bus.subscribe())
             }
             return .line(Replies.result(["ok": true], id: request.id))
         }
@@ -34,7 +39,7 @@ struct ControlDrainTests {
         let release = AsyncStream<Void>.makeStream()
         let listening = AsyncStream<Void>.makeStream()
         let server = ControlServer(
-            path: path, idleTimeout: nil, handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
+            path: path, idleTimeout: .seconds(600), handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
             logger: Logger(label: "test")
         ) { listening.continuation.finish() }
         let running = Task { try await server.run() }
@@ -42,6 +47,12 @@ struct ControlDrainTests {
 
         let idle = try ControlClient(path: path, timeout: .seconds(10))
         #expect(try idle.call(RawRequest(type: "status")).count > 0, "the idle client is served before the drain")
+        // A subscriber that half-closed (`nc -N`): closed too, though its idle watchdog sleeps on.
+        let subscriber = try #require(RawSocket.connect(path, nonBlocking: false).fd)
+        defer { close(subscriber) }
+        RawSocket.write(subscriber, #"{"type":"subscribe"}"# + "\n")
+        shutdown(subscriber, Int32(SHUT_WR))
+        #expect(RawSocket.readLine(subscriber, within: 10)?.contains("subscribed") == true)
         let waiting = Thread.detachNewThreadWithResult {
             let line = try? ControlClient(path: path, timeout: .seconds(10)).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string("hola")]))
             return line.map { String(decoding: $0, as: UTF8.self) } ?? "no reply"
@@ -55,7 +66,18 @@ struct ControlDrainTests {
         release.continuation.finish()
         let answer = await waiting.value
         #expect(answer.contains("stored"), "\(answer)")
-        try await running.value
+        // The watchdogs' 600 s: a drain that waited for them would not end within a minute.
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await running.value) != nil }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
+        #expect(ended, "the server still runs after every connection was drained")
+        #expect(RawSocket.readToEnd(subscriber, within: 1).isEmpty, "the half-closed subscriber was closed")
         #expect(!FileManager.default.fileExists(atPath: path), "the socket file is removed once every connection closed")
     }
 }
