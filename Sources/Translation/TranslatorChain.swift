@@ -37,7 +37,7 @@ public final class TranslatorChain: Translator {
         public var deadline: Duration
         /// Sleeps (between retries).
         public var sleep: @Sendable (Duration) async throws -> Void
-        /// Now, for 429 cool-downs and broken circuits.
+        /// Now, for deadlines, 429 cool-downs and broken circuits.
         public var now: @Sendable () -> ContinuousClock.Instant
         /// How long a backend that failed is skipped before the first probe.
         public var coolDown: Duration
@@ -155,11 +155,10 @@ public final class TranslatorChain: Translator {
 
     /// One backend's go at a turn: retries of transient failures, within the deadline.
     private func attempt(_ backend: Backend, _ text: String, from source: String, to target: String) async throws -> String {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timing.deadline
+        let deadline = timing.now() + timing.deadline
         var retries = 0
         while true {
-            let remaining = deadline - clock.now
+            let remaining = deadline - timing.now()
             guard remaining > .zero else { throw Unanswered("no answer within the \(timing.deadline.milliseconds) ms deadline") }
             do {
                 return try await Self.withDeadline(remaining, limit: timing.deadline) {
@@ -180,7 +179,7 @@ public final class TranslatorChain: Translator {
                     }
                     let pause = timing.backoff[retries]
                     retries += 1
-                    guard clock.now + pause < deadline else {
+                    guard timing.now() + pause < deadline else {
                         throw Unanswered("\(error) (no time left in the \(timing.deadline.milliseconds) ms deadline for a retry)")
                     }
                     try await timing.sleep(pause)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ParleyTesting
 @testable import ParleyTranslation
 
 /// Short waits, so a test of three retries does not take seven seconds. The deadline is long:
@@ -23,18 +24,55 @@ struct TranslatorChainFaultTests {
         .init(name: "libre-\(server.port)", translator: LibreTranslateTranslator(url: server.url, timeoutMs: timeoutMs, apiKey: key))
     }
 
+    /// The chain with `backends`, the shipped backoff and `deadline`, on a manual clock that only
+    /// the retries' waits move: each wait is handed to the test through `gate`.
+    fileprivate func gated(_ backends: [TranslatorChain.Backend], deadline: Duration, _ gate: SleepGate) -> TranslatorChain {
+        let clock = ManualClock()
+        let start = ContinuousClock.now
+        let timing = TranslatorChain.Timing(
+            deadline: deadline,
+            sleep: { wait in
+                clock.advance(by: wait)
+                await gate.sleep(wait)
+            }, now: { start + clock.now.offset })
+        return TranslatorChain(backends, timing: timing)
+    }
+
+    /// Lets the chain's first `count` waits pass; what they were.
+    fileprivate func pass(_ count: Int, of gate: SleepGate) async -> [Duration] {
+        var sleeps = gate.sleeps.makeAsyncIterator()
+        var waits: [Duration] = []
+        for _ in 0..<count {
+            guard let (wait, wake) = await sleeps.next() else { break }
+            waits.append(wait)
+            wake.resume()
+        }
+        return waits
+    }
+
     @Test func a500IsRetriedThreeTimesBackingOffOneTwoFourSecondsThenTheNextBackendAnswers() async throws {
         let failing = try await FaultServer("500")
         let working = try await FaultServer("echo")
-        // The real backoff, once: 1 + 2 + 4 s.
-        let chain = TranslatorChain([libre(failing), libre(working)], timing: .init(deadline: .seconds(60)))
-        let started = ContinuousClock.now
-        let (text, backend) = try await chain.translateNamingBackend("the house is red", from: "en", to: "es")
-        let elapsed = ContinuousClock.now - started
+        let gate = SleepGate()
+        let chain = gated([libre(failing), libre(working)], deadline: .seconds(60), gate)
+        let answer = Task { try await chain.translateNamingBackend("the house is red", from: "en", to: "es") }
+        #expect(await pass(3, of: gate) == [.seconds(1), .seconds(2), .seconds(4)])
+        let (text, backend) = try await answer.value
         #expect(text == reversed("the house is red"))
         #expect(backend == "libre-\(working.port)")
         #expect(try await failing.count().requests == 4, "one request and three retries")
-        #expect(elapsed >= .seconds(7) && elapsed < .seconds(60), "backoff took \(elapsed)")
+    }
+
+    @Test func aRetryThatWouldEndPastTheDeadlineIsNotMade() async throws {
+        let failing = try await FaultServer("500")
+        let working = try await FaultServer("echo")
+        let gate = SleepGate()
+        // 1 + 2 s fit in 5 s; the 4 s wait would end past it, so the next backend answers.
+        let chain = gated([libre(failing), libre(working)], deadline: .seconds(5), gate)
+        let answer = Task { try await chain.translateNamingBackend("the house is red", from: "en", to: "es") }
+        #expect(await pass(2, of: gate) == [.seconds(1), .seconds(2)])
+        #expect(try await answer.value.1 == "libre-\(working.port)")
+        #expect(try await failing.count().requests == 3, "one request and the two retries that fit")
     }
 
     @Test func aClosedConnectionIsTransientAndRetried() async throws {
