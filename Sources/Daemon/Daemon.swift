@@ -252,7 +252,8 @@ public enum Daemon {
             })
     }
 
-    /// At exit: waits (a while) for the turns still queued. Turns that still cannot be stored
+    /// At exit: waits (up to `timeout`, or `failingStoreExitWait` when writes already fail) for
+    /// the turns still queued. Turns that still cannot be stored
     /// (a full disk) are saved to a journal (`journal`: the history's path and the folders to
     /// try; nil when history is off, since then nothing may go to disk) and stored at the next
     /// start; what cannot be saved either is logged as lost. Whoever waits for such a turn
@@ -261,7 +262,10 @@ public enum Daemon {
         _ writer: HistoryWriter, journal: (path: String, folders: [String])?, timeout: Duration = .seconds(Int64(Interpreter.stopTimeout)),
         logger: Logger
     ) async {
-        if !(await writer.flush(timeout: timeout)) {
+        // A store that already fails (a full disk) is not waited on for the whole stop
+        // timeout: it had its retries, the turns go to the journal, and the stop stays quick.
+        let wait = writer.health.lastError == nil ? timeout : min(timeout, failingStoreExitWait)
+        if !(await writer.flush(timeout: wait)) {
             let error = writer.health.lastError ?? "unknown error"
             var saved: (count: Int, to: String)?
             var unsaved: String?
@@ -284,6 +288,9 @@ public enum Daemon {
             }
         }
     }
+
+    /// How long the exit waits for a history store that was already failing.
+    static let failingStoreExitWait: Duration = .seconds(2)
 
     /// Where turns that cannot be stored at exit may wait for the next start: the history's
     /// own folder (enough when only the database is full), the cache folder, the control

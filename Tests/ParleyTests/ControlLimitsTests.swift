@@ -112,14 +112,14 @@ struct ControlLimitsTests {
     /// A `say` whose client leaves gives its place back at once; the turn is still stored.
     /// `parley say` gives up after --timeout with one line saying what to do.
     @Test func aSayWhoseClientLeftFreesItsPlaceAndIsStillStored() async throws {
-        // The only translation server answers after 6 s, so a turn takes that long. (One that
+        // The only translation server answers after 3 s, so a turn takes that long. (One that
         // never answers would be skipped after the first turn, its circuit broken.)
-        let hanging = try await FaultServer("slow", "6")
+        let hanging = try await FaultServer("slow", "3")
         let (daemon, dir, socket) = try await Self.startDaemon(
             extra: """
                 [translator]
                 backends = ["libretranslate"]
-                deadline_ms = 8000
+                deadline_ms = 5000
                 failure_notice = false
                 [translator.libretranslate]
                 url = "\(hanging.url.absoluteString)"
