@@ -163,13 +163,15 @@ enum EndToEnd {
     static let liveAudio = "[audio]\ncapture_device = \"parleyin\"\nplayback_device = \"parleyout\""
 
     /// Starts parleyd live on ALSA's file plugin: `infile` is the microphone (read faster than
-    /// real time, then zeros) and `played` receives what is played. Waits for the socket.
+    /// real time, then silence in real time: `PacedMicrophone`) and `played` receives what is
+    /// played. Waits for the socket.
     static func startLiveDaemon(
         in dir: URL, infile: String, played: String, extraConfig: String = "", controlConfig: String = "",
         environment: [String: String] = [:], command: [String] = []
     ) async throws -> (process: Process, log: URL, socket: String) {
+        let microphone = try PacedMicrophone.make(in: dir, playing: infile)
         let asoundrc = """
-            pcm.parleyin { type file; slave.pcm "null"; infile "\(infile)"; file "/dev/null"; format "raw" }
+            pcm.parleyin { type file; slave.pcm "null"; infile "\(microphone)"; file "/dev/null"; format "raw" }
             pcm.parleyout { type file; slave.pcm "null"; file "\(played)"; format "raw" }
             """
         try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
@@ -239,5 +241,47 @@ extension Thread {
                 Thread.detachNewThread { continuation.resume(returning: body()) }
             }
         }
+    }
+}
+
+/// A microphone for ALSA's `file` plugin that keeps to real time once the recording is heard.
+///
+/// The plugin reads its `infile` as fast as the daemon asks, and past the file's end returns at
+/// once: a live daemon on it spins a core for as long as it runs, which starves the other
+/// processes of a test (and of the tests after it) on a small machine. Here `infile` is a FIFO
+/// fed by a thread: the recording and `fastSilence` of zeros go in as fast as they are read (so
+/// a turn is heard and ended faster than real time, as before), then 20 ms of zeros every 20 ms,
+/// so the daemon waits in `read` like on a real microphone. The thread ends when the FIFO is
+/// removed (with the test's folder) or after an hour.
+enum PacedMicrophone {
+    static let fastSilence = 5.0
+
+    /// Makes the FIFO `microphone.fifo` in `dir`, fed with `recording` (raw 16 kHz mono s16);
+    /// its path.
+    static func make(in dir: URL, playing recording: String) throws -> String {
+        let path = dir.appendingPathComponent("microphone.fifo").path
+        unlink(path)
+        guard mkfifo(path, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
+        // Read and write: opening never waits for the daemon, and writes never fail when it has
+        // not opened the FIFO yet or has closed it to reopen the device.
+        let fd = open(path, O_RDWR | O_NONBLOCK)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
+        let head = try Data(contentsOf: URL(fileURLWithPath: recording)) + Data(count: Int(fastSilence * 32_000))
+        Thread.detachNewThread {
+            defer { close(fd) }
+            let started = Date()
+            var stillThere: Bool { access(path, F_OK) == 0 && Date().timeIntervalSince(started) < 3600 }
+            var offset = 0
+            while offset < head.count, stillThere {
+                let written = head[offset...].withUnsafeBytes { write(fd, $0.baseAddress, min($0.count, 4096)) }
+                if written > 0 { offset += written } else { usleep(2_000) }
+            }
+            let period = [UInt8](repeating: 0, count: 640)
+            while stillThere {
+                _ = period.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                usleep(20_000)
+            }
+        }
+        return path
     }
 }

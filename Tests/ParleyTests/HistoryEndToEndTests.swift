@@ -36,8 +36,9 @@ struct HistoryEndToEndTests {
     static func startDaemon(in dir: URL, history: String? = nil) async throws -> Daemon {
         let silence = dir.appendingPathComponent("silence.raw")
         if !FileManager.default.fileExists(atPath: silence.path) { try Data(count: 32_000).write(to: silence) }
+        let microphone = try PacedMicrophone.make(in: dir, playing: silence.path)
         let asoundrc = """
-            pcm.parleyin { type file; slave.pcm "null"; infile "\(silence.path)"; file "/dev/null"; format "raw" }
+            pcm.parleyin { type file; slave.pcm "null"; infile "\(microphone)"; file "/dev/null"; format "raw" }
             pcm.parleyout { type file; slave.pcm "null"; file "/dev/null"; format "raw" }
             """
         try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
