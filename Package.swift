@@ -48,7 +48,7 @@ let package = Package(
         .target(
             name: "ParleyAudio", dependencies: ["ParleyCore", "CALSA"], path: "Sources/Audio",
             swiftSettings: swiftSettings),
-        .target(name: "ParleyEndpoint", path: "Sources/Endpoint", swiftSettings: swiftSettings),
+        .target(name: "ParleyEndpoint", dependencies: ["ParleyCore"], path: "Sources/Endpoint", swiftSettings: swiftSettings),
         .target(
             name: "ParleyRecognition",
             dependencies: ["CPocketSphinx", .product(name: "Logging", package: "swift-log")], path: "Sources/Recognition",
@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "ParleyTesting",
             dependencies: [
-                "ParleyRuntime", "ParleyAudio", "ParleyRecognition", "ParleySynthesis", "ParleyTranslation",
+                "ParleyRuntime", "ParleyCore", "ParleyAudio", "ParleyRecognition", "ParleySynthesis", "ParleyTranslation",
                 "ParleyConfig", "ParleyControl", "ParleyHistory", "ParleyProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -156,7 +156,7 @@ let package = Package(
             name: "ParleyTests",
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
-                "ParleySynthesis", "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyHistory", "ParleyConversation", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime", "ParleyTesting",
                 "ParleyWeb", "ParleyWebLink",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

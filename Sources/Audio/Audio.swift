@@ -1,9 +1,8 @@
 /// The audio contracts every other domain builds on: a chunk of samples with its position on
 /// the capture timeline, and the two engines that move audio in and out of the machine.
 
-// `SampleTime`, the capture timeline's unit, is shared with the machine and the endpointer;
-// every user of the audio contracts needs it, so it comes with them.
-@_exported public import ParleyCore
+// The shared vocabulary (`Speaker`, `ConversationMode`, `SampleTime`); users import it themselves.
+public import ParleyCore
 
 /// The sample rate Parley captures and recognizes at.
 public let captureSampleRate = 16_000

@@ -4,9 +4,8 @@
 /// starting and ending, results coming back from the engines) and performs the actions it
 /// returns. That keeps turn-taking testable without a sound card.
 
-// The machine speaks in the shared vocabulary (`Speaker`, `ConversationMode`, `SampleTime`);
-// whoever drives the machine needs it too, so it comes with the machine.
-@_exported public import ParleyCore
+// The shared vocabulary (`Speaker`, `ConversationMode`, `SampleTime`); users import it themselves.
+public import ParleyCore
 
 /// The conversation's turn-taking; see the top of this file.
 public struct ConversationMachine: Sendable {

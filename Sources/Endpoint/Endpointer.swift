@@ -8,6 +8,8 @@
 /// thinking pause after "and" or "to" does not cut the sentence in two. Everything is counted in
 /// samples, so a recording gives the same endpoints as a live microphone.
 
+public import ParleyCore
+
 /// Tunables for endpointing. Every one is configurable under `[endpoint]`.
 public struct EndpointSettings: Sendable, Equatable, Codable {
     /// Silence after speech that ends the utterance whatever was said: the upper bound.
@@ -40,12 +42,12 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
 public enum EndpointEvent: Sendable, Equatable {
     /// Speech began. `audio` is the pre-roll and the onset, starting at sample `start`; it
     /// includes the period just processed.
-    case started(start: SampleTimeValue, audio: [Int16])
+    case started(start: SampleTime, audio: [Int16])
     /// Speech ended at `end` (the end of the period that decided it), after `pause` samples of
     /// silence.
-    case ended(end: SampleTimeValue, reason: EndReason, pause: SampleTimeValue)
+    case ended(end: SampleTime, reason: EndReason, pause: SampleTime)
     /// What looked like speech was too short to be an utterance.
-    case discarded(end: SampleTimeValue)
+    case discarded(end: SampleTime)
 
     public enum EndReason: String, Sendable, Equatable {
         /// The language model judged the words a whole sentence, after a short pause.
@@ -59,18 +61,14 @@ public enum EndpointEvent: Sendable, Equatable {
 /// The recognizer's view of a pause: how likely the words heard up to sample `through` end the
 /// sentence.
 public struct EndCue: Sendable, Equatable {
-    public var through: SampleTimeValue
+    public var through: SampleTime
     public var probability: Double
 
-    public init(through: SampleTimeValue, probability: Double) {
+    public init(through: SampleTime, probability: Double) {
         self.through = through
         self.probability = probability
     }
 }
-
-/// A sample position; the same type as ParleyAudio's `SampleTime`, declared here so this domain
-/// depends on nothing.
-public typealias SampleTimeValue = Int64
 
 public struct Endpointer: Sendable {
     public enum Phase: Sendable, Equatable { case silence, onset, speech }
@@ -83,13 +81,13 @@ public struct Endpointer: Sendable {
     public private(set) var noiseFloorDB: Float?
 
     private var history: [Int16] = []  // pre-roll plus any pending onset
-    private var historyEnd: SampleTimeValue = 0
+    private var historyEnd: SampleTime = 0
     /// The end of the last period processed in speech.
-    private var processedEnd: SampleTimeValue = 0
-    private var onsetVoiced: SampleTimeValue = 0
-    private var speechStart: SampleTimeValue = 0
-    private var lastVoicedEnd: SampleTimeValue = 0
-    private var voicedSamples: SampleTimeValue = 0
+    private var processedEnd: SampleTime = 0
+    private var onsetVoiced: SampleTime = 0
+    private var speechStart: SampleTime = 0
+    private var lastVoicedEnd: SampleTime = 0
+    private var voicedSamples: SampleTime = 0
     private var quietestInSpeechDB: Float = 0
 
     public init(settings: EndpointSettings = EndpointSettings(), sampleRate: Int) {
@@ -114,7 +112,7 @@ public struct Endpointer: Sendable {
     public static let cueWindowMs = 200
 
     /// The silence so far in the utterance (nil outside speech, or while voiced).
-    public var pause: SampleTimeValue? {
+    public var pause: SampleTime? {
         guard phase == .speech, processedEnd > lastVoicedEnd else { return nil }
         return processedEnd - lastVoicedEnd
     }
@@ -127,15 +125,15 @@ public struct Endpointer: Sendable {
     }
 
     /// The position from which an `EndCue` speaks for the current pause.
-    public var cueFrom: SampleTimeValue { lastVoicedEnd + count(ms: Self.cueDelayMs) }
+    public var cueFrom: SampleTime { lastVoicedEnd + count(ms: Self.cueDelayMs) }
 
-    private func count(ms: Int) -> SampleTimeValue { SampleTimeValue(ms) * SampleTimeValue(sampleRate) / 1000 }
+    private func count(ms: Int) -> SampleTime { SampleTime(ms) * SampleTime(sampleRate) / 1000 }
 
     /// Processes one period that starts at `start` on the capture timeline and has RMS level
     /// `rmsDB`. `cue` is the recognizer's latest judgement of the words so far; it counts when it
     /// saw at least `cueDelayMs` of the current pause.
-    public mutating func process(_ frame: [Int16], at start: SampleTimeValue, rmsDB: Float, cue: EndCue? = nil) -> EndpointEvent? {
-        let end = start + SampleTimeValue(frame.count)
+    public mutating func process(_ frame: [Int16], at start: SampleTime, rmsDB: Float, cue: EndCue? = nil) -> EndpointEvent? {
+        let end = start + SampleTime(frame.count)
         guard noiseFloorDB != nil else {
             // The first period is taken as the background: a floor must exist before speech can.
             remember(frame, end: end)
@@ -156,12 +154,12 @@ public struct Endpointer: Sendable {
                 phase = .onset
                 onsetVoiced = 0
             }
-            onsetVoiced += SampleTimeValue(frame.count)
+            onsetVoiced += SampleTime(frame.count)
             guard onsetVoiced >= count(ms: settings.onsetMs) else { return nil }
             phase = .speech
             let wanted = Int(count(ms: settings.prerollMs) + onsetVoiced)
             if history.count > wanted { history.removeFirst(history.count - wanted) }
-            speechStart = historyEnd - SampleTimeValue(history.count)
+            speechStart = historyEnd - SampleTime(history.count)
             lastVoicedEnd = end
             processedEnd = end
             voicedSamples = onsetVoiced
@@ -174,7 +172,7 @@ public struct Endpointer: Sendable {
             processedEnd = end
             if voiced {
                 lastVoicedEnd = end
-                voicedSamples += SampleTimeValue(frame.count)
+                voicedSamples += SampleTime(frame.count)
             }
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // Speech has pauses; a background that got louder does not. If even the quietest
@@ -197,7 +195,7 @@ public struct Endpointer: Sendable {
     }
 
     /// Ends the utterance now (a client said `stop`, or the conversation moved on).
-    public mutating func forceEnd(at end: SampleTimeValue) -> EndpointEvent? {
+    public mutating func forceEnd(at end: SampleTime) -> EndpointEvent? {
         guard phase == .speech else {
             reset()
             return nil
@@ -213,7 +211,7 @@ public struct Endpointer: Sendable {
         voicedSamples = 0
     }
 
-    private mutating func finish(at end: SampleTimeValue, reason: EndpointEvent.EndReason) -> EndpointEvent {
+    private mutating func finish(at end: SampleTime, reason: EndpointEvent.EndReason) -> EndpointEvent {
         let voiced = voicedSamples
         let pause = max(0, end - lastVoicedEnd)
         reset()
@@ -223,7 +221,7 @@ public struct Endpointer: Sendable {
         return .ended(end: end, reason: reason, pause: pause)
     }
 
-    private mutating func remember(_ frame: [Int16], end: SampleTimeValue) {
+    private mutating func remember(_ frame: [Int16], end: SampleTime) {
         history.append(contentsOf: frame)
         historyEnd = end
         // Keep the pre-roll plus whatever onset is pending; trim in blocks to stay cheap.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyControl
+import ParleyCore
 import ParleyHistory
 import ParleyConversation
 import ParleyEndpoint

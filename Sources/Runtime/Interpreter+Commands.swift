@@ -4,6 +4,7 @@ import ParleyAudio
 import ParleyConfig
 import ParleyControl
 import ParleyConversation
+import ParleyCore
 import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol

@@ -1,5 +1,6 @@
 import ParleyAudio
 import ParleyConversation
+import ParleyCore
 import ParleyEndpoint
 import ParleyProtocol
 import ParleyRecognition

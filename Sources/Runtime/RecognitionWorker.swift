@@ -3,6 +3,7 @@ import Logging
 import ParleyAudio
 import ParleyControl
 import ParleyConversation
+import ParleyCore
 import ParleyProtocol
 import ParleyRecognition
 

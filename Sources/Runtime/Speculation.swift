@@ -1,5 +1,6 @@
 import Foundation
 import ParleyConversation
+import ParleyCore
 import ParleyEndpoint
 import ParleyRecognition
 import ParleyTranslation
@@ -44,7 +45,7 @@ extension Interpreter.Shared {
         switch machine.state {
         case .hearing(_, _):
             guard let pause = endpointer.pause else { return nil }
-            let limit = SampleTimeValue(endpointer.settings.silenceMs - Interpreter.lateSpeculationMs) * SampleTimeValue(endpointer.sampleRate) / 1000
+            let limit = SampleTime(endpointer.settings.silenceMs - Interpreter.lateSpeculationMs) * SampleTime(endpointer.sampleRate) / 1000
             late = pause >= limit
         case .recognizing(_): break
         default: return nil

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyAudio
+import ParleyCore
 import ParleySynthesis
 import Synchronization
 

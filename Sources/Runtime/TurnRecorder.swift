@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ParleyControl
 import ParleyConversation
+import ParleyCore
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition

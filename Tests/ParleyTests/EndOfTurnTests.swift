@@ -1,6 +1,7 @@
 import Foundation
 import ParleyConfig
 import ParleyConversation
+import ParleyCore
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ParleyCore
 import Synchronization
 import Testing
 @testable import ParleyHistory

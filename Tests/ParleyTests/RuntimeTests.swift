@@ -2,6 +2,7 @@ import Foundation
 import ParleyAudio
 import ParleyConfig
 import ParleyConversation
+import ParleyCore
 import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ParleyCore
 import Testing
 @testable import ParleyConversation
 @testable import ParleyProtocol

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyConfig
 import ParleyConversation
+import ParleyCore
 import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol

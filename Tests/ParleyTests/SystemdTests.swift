@@ -4,6 +4,7 @@ import Foundation
 import CDispatch
 #endif
 import Logging
+import ParleyCore
 import Testing
 @testable import ParleyConfig
 @testable import ParleyConversation

@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdWSClient
 import NIOWebSocket
 import Logging
+import ParleyCore
 import Testing
 @testable import ParleyConfig
 @testable import ParleyControl
