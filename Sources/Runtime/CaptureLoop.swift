@@ -19,7 +19,8 @@ struct CaptureLoop: Sendable {
     let interpreter: Interpreter
     /// The first wait before reopening a lost device, doubling up to `maxBackoff`.
     var backoff: TimeInterval = 0.5
-    var maxBackoff: TimeInterval = 10
+    /// Short: a microphone plugged back in is heard again within 2 s; an open that fails costs little.
+    var maxBackoff: TimeInterval = 2
 
     /// Runs the loop on a thread of its own until the recording ends or a stop, and settles the
     /// turn in flight.
