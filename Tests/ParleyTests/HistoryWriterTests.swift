@@ -202,7 +202,8 @@ struct HistoryWriterTests {
         await #expect(throws: HistoryError.self) { try await waiting.value }
         // Even if the disk comes back, nothing is answered twice, and new writes are refused.
         store.failing.withLock { $0 = nil }
-        try await Task.sleep(for: .milliseconds(100))
+        // The worker has woken from its backoff and found nothing left to write.
+        #expect(await writer.flush(timeout: .seconds(30)))
         await #expect(throws: HistoryError.self) { try await writer.store(turn("late", at: 2)) }
         #expect(writer.health.pending == 0)
     }
