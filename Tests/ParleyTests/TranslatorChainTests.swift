@@ -50,12 +50,21 @@ struct TranslatorChainFaultTests {
         return waits
     }
 
-    @Test func a500IsRetriedThreeTimesBackingOffOneTwoFourSecondsThenTheNextBackendAnswers() async throws {
+    /// A server answering 500 and a working one behind a gated chain with `deadline`, asked
+    /// one sentence.
+    fileprivate func askFailingThenWorking(deadline: Duration) async throws -> (
+        failing: FaultServer, working: FaultServer, gate: SleepGate, answer: Task<(text: String, backend: String), any Error>
+    ) {
         let failing = try await FaultServer("500")
         let working = try await FaultServer("echo")
         let gate = SleepGate()
-        let chain = gated([libre(failing), libre(working)], deadline: .seconds(60), gate)
+        let chain = gated([libre(failing), libre(working)], deadline: deadline, gate)
         let answer = Task { try await chain.translateNamingBackend("the house is red", from: "en", to: "es") }
+        return (failing, working, gate, answer)
+    }
+
+    @Test func a500IsRetriedThreeTimesBackingOffOneTwoFourSecondsThenTheNextBackendAnswers() async throws {
+        let (failing, working, gate, answer) = try await askFailingThenWorking(deadline: .seconds(60))
         #expect(await pass(3, of: gate) == [.seconds(1), .seconds(2), .seconds(4)])
         let (text, backend) = try await answer.value
         #expect(text == reversed("the house is red"))
@@ -64,14 +73,10 @@ struct TranslatorChainFaultTests {
     }
 
     @Test func aRetryThatWouldEndPastTheDeadlineIsNotMade() async throws {
-        let failing = try await FaultServer("500")
-        let working = try await FaultServer("echo")
-        let gate = SleepGate()
         // 1 + 2 s fit in 5 s; the 4 s wait would end past it, so the next backend answers.
-        let chain = gated([libre(failing), libre(working)], deadline: .seconds(5), gate)
-        let answer = Task { try await chain.translateNamingBackend("the house is red", from: "en", to: "es") }
+        let (failing, working, gate, answer) = try await askFailingThenWorking(deadline: .seconds(5))
         #expect(await pass(2, of: gate) == [.seconds(1), .seconds(2)])
-        #expect(try await answer.value.1 == "libre-\(working.port)")
+        #expect(try await answer.value.backend == "libre-\(working.port)")
         #expect(try await failing.count().requests == 3, "one request and the two retries that fit")
     }
 
