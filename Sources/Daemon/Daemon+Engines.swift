@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import ParleyAudio
+import ParleyConfig
+import ParleyControl
+import ParleyCore
+import ParleyEndpoint
+import ParleyHistory
+import ParleyProtocol
+import ParleyRecognition
+import ParleyRuntime
+import ParleySynthesis
+import ParleySystemd
+import ParleyTranslation
+internal import ParleyWeb
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Building the engines, the history store and the folders from the config; each failure is a
+/// `DaemonFailure` that says what to do.
+extension Daemon {
+    static func loadConfig(_ options: DaemonOptions) throws(DaemonFailure) -> ParleyConfig {
+        guard let path = options.configPath else { return ParleyConfig() }
+        do {
+            return try ParleyConfig.load(path: path)
+        } catch {
+            throw DaemonFailure(.config, error.description)
+        }
+    }
+
+    /// The backends of `[translator] backends`, in order, behind one chain.
+    static func makeTranslator(
+        _ config: ParleyConfig, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(DaemonFailure) -> TranslatorChain {
+        var backends: [TranslatorChain.Backend] = []
+        let pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]
+        for backend in config.translatorBackends {
+            let name = backend.rawValue
+            do {
+                switch backend {
+                case .apertium:
+                    // Alone, Apertium must have the speakers' pairs; in a chain, a missing local
+                    // pair is left to the other backends.
+                    if config.translatorBackends.count == 1,
+                        let missing = pairs.first(where: { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) == nil })
+                    {
+                        throw ConfigError(TranslationHints.missingPair(source: missing.source, target: missing.target))
+                    }
+                    let installed = config.translatorBackends.count == 1
+                        ? pairs
+                        : pairs.filter { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) != nil }
+                    let translator = try ApertiumTranslator(
+                        pairs: installed, modesDirectory: config.apertiumModesDirectory, timeoutMs: config.translationTimeoutMs,
+                        keepUnknownMarks: config.keepUnknownMarks)
+                    backends.append(.init(name: name, translator: translator))
+                case .libreTranslate, .apertiumApy:
+                    let settings = backend == .libreTranslate ? config.libreTranslate : config.apertiumApy
+                    guard let url = URL(string: settings.url) else { throw ConfigError("url \(settings.url) is not a URL") }
+                    let key = try settings.apiKey?.read(environment: environment)
+                    let translator: any Translator =
+                        backend == .libreTranslate
+                        ? LibreTranslateTranslator(url: url, timeoutMs: settings.timeoutMs, apiKey: key)
+                        : ApyTranslator(url: url, timeoutMs: settings.timeoutMs, apiKey: key, keepUnknownMarks: config.keepUnknownMarks)
+                    backends.append(.init(name: name, translator: translator))
+                }
+            } catch {
+                throw DaemonFailure(.config, "[translator] \(name): \(error)")
+            }
+        }
+        return TranslatorChain(
+            backends, timing: .init(deadline: .milliseconds(config.translationDeadlineMs)), cacheCapacity: config.translationCacheSize)
+    }
+
+    static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> EspeakSynthesizer {
+        let synthesizer: EspeakSynthesizer
+        do {
+            synthesizer = try EspeakSynthesizer.shared()
+        } catch {
+            throw DaemonFailure(.runtime, error.description)
+        }
+        synthesizer.voices = config.voices.mapValues {
+            VoiceSettings(voice: $0.voice, rate: $0.rate, pitch: $0.pitch, volume: $0.volume)
+        }
+        for (language, voice) in config.voices {
+            if let name = voice.voice, !synthesizer.canLoad(voice: name) {
+                throw DaemonFailure(.config, "[voice.\(language)] voice \"\(name)\" is not installed; pick one from `espeak-ng --voices`")
+            }
+        }
+        for language in [config.speakerA, config.speakerB] where !synthesizer.hasVoice(for: language) {
+            throw DaemonFailure(
+                .config, "[conversation]: espeak-ng has no voice for \"\(language)\"; pick a language from `espeak-ng --voices`")
+        }
+        return synthesizer
+    }
+
+    static func openHistory(_ config: ParleyConfig) throws(DaemonFailure) -> AppDatabase {
+        do {
+            let history = config.historyEnabled ? try AppDatabase.open(path: config.historyPath) : try AppDatabase.inMemory()
+            Task { try? await history.applyRetention(Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays)) }
+            return history
+        } catch {
+            throw DaemonFailure(.runtime, "\(error)")
+        }
+    }
+
+    /// Makes the folder of `path` (with `mode`) when it is missing, and checks that a file can
+    /// be made in it; else one line naming `key` and what to set it to (exit 2).
+    static func prepareFolder(of path: String, mode: Int, key: String, fix: String) throws(DaemonFailure) {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard !folder.isEmpty else { return }
+        var info = stat()
+        if stat(folder, &info) != 0 {
+            if let problem = makeFolder(folder, mode: mode_t(mode)) {
+                throw DaemonFailure(.config, "\(key) \(excerpt(path)): cannot make its folder \(excerpt(folder)) (\(problem)); set it to \(fix)")
+            }
+        } else if info.st_mode & S_IFMT != S_IFDIR {
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)): \(excerpt(folder)) is not a folder; set it to \(fix)")
+        }
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)) is a folder; set it to \(fix)")
+        }
+        // Whether a file can be made there: a probe, made and removed at once.
+        let probe = (folder as NSString).appendingPathComponent(".parleyd-probe-\(getpid())")
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let problem = String(cString: strerror(errno))
+            throw DaemonFailure(.config, "\(key) \(excerpt(path)): cannot make files in \(excerpt(folder)) (\(problem)); set it to \(fix)")
+        }
+        close(descriptor)
+        unlink(probe)
+    }
+
+    /// Makes `folder` and the folders above it that are missing; the reason it cannot, or nil.
+    private static func makeFolder(_ folder: String, mode: mode_t) -> String? {
+        let parent = (folder as NSString).deletingLastPathComponent
+        var info = stat()
+        if !parent.isEmpty, parent != folder, stat(parent, &info) != 0, let problem = makeFolder(parent, mode: mode) {
+            return problem
+        }
+        guard mkdir(folder, mode) == 0 || errno == EEXIST else { return String(cString: strerror(errno)) }
+        return nil
+    }
+
+    /// A path for a message: at most 80 characters (its start and end), so the line stays short.
+    static func excerpt(_ path: String) -> String {
+        path.count > 80 ? "\(path.prefix(40))...\(path.suffix(37))" : path
+    }
+
+    /// systemd's status line: what Parley is doing, in a few words.
+    static func statusLine(_ snapshot: Interpreter.Snapshot) -> String {
+        let settings = snapshot.settings
+        let who = snapshot.speaker.map { " \($0.rawValue) (\(settings.language(of: $0)))" } ?? ""
+        return "\(snapshot.state)\(who); \(settings.speakerA)<->\(settings.speakerB), \(snapshot.turns) turns"
+    }
+
+    /// Parley is for speech: with no model for either language it does not start (exit 2, so
+    /// systemd does not restart it in a loop).
+    static func requireSpeechModel(_ config: ParleyConfig) throws(DaemonFailure) {
+        guard !RecognizerPool.canHear(config, config.speakerA) && !RecognizerPool.canHear(config, config.speakerB) else { return }
+        // A model whose files are missing says which; else how to get one.
+        let missing = [config.speakerA, config.speakerB].lazy.compactMap { language in
+            config.recognizerModel(for: language)?.missingFileProblem(language: language)
+        }.first
+        throw DaemonFailure(
+            .config,
+            "no speech model for \(config.speakerA) or \(config.speakerB), so nobody can be heard: "
+                + (missing ?? notHearableHint(language: config.speakerA == "en" || config.speakerB == "en" ? "en" : config.speakerA)))
+    }
+
+    static func notHearableHint(language: String) -> String {
+        language == "en"
+            ? "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
+            : "no usable speech model for \"\(language)\": install a CMU Sphinx model with `parleyd model install DIR --language \(language)` "
+                + "(README: Adding a language)"
+    }
+}
