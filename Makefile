@@ -83,8 +83,10 @@ demo: release
 	echo "The spoken translation is in out/demo.wav (play it with: aplay out/demo.wav)."
 
 ## test: every test, unit and end to end, against the real engines. One at a time: the end-to-end
-## tests start daemons, audio servers and translation servers, and on two cores running them
-## side by side starved each other (about 100 s in all, serially)
+## tests start daemons, audio servers and translation servers; their time is the engines' own
+## (model loading, decoding) and real-time audio, so on two cores running them side by side
+## saved little (232 s against 247 s) and starved the in-memory tests' waits (about 250 s in
+## all, serially)
 test: EXTRA_DEBS = $(TEST_DEBS)
 test: deps
 	$(SWIFT) build --build-tests
