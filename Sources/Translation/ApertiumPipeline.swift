@@ -33,6 +33,9 @@ final class ApertiumPipeline {
     private var buffer = [UInt8]()
     private var reaped = Set<pid_t>()
     private var stopped = false
+    /// Whether it has answered a sentence: before that its stages may still be loading their
+    /// data (`ApertiumTranslator.coldStartTimeoutMs`).
+    private(set) var hasAnswered = false
 
     /// Writing to a pipeline whose stage died must be an error here, not the end of the
     /// process; parleyd ignores SIGPIPE for the same reason, and tests get the same.
@@ -152,6 +155,7 @@ final class ApertiumPipeline {
             if offset == bytes.count, let terminator = buffer.firstIndex(of: 0) {
                 let sentence = buffer[..<terminator]
                 buffer.removeSubrange(...terminator)
+                hasAnswered = true
                 return String(decoding: sentence, as: UTF8.self)
             }
             let now = DispatchTime.now().uptimeNanoseconds

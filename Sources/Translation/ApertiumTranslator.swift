@@ -22,6 +22,12 @@ import Glibc
 /// any stage has exited, when a sentence gets no answer within the timeout, or when a non-empty
 /// sentence gets an empty answer, the pipeline is restarted and the sentence tried once more on
 /// the fresh one.
+///
+/// A pipeline is warm only once its stages have loaded their data, which takes a fraction of a
+/// second here, seconds on a slow board and far longer under emulation. So each pipeline started
+/// with the translator (or by `prepare`) is sent one word at once, ahead of any sentence; and a
+/// pipeline's first answer may take `coldStartTimeoutMs` rather than the timeout, so a slow
+/// machine's cold pipeline is waited for instead of restarted cold again and again.
 public final class ApertiumTranslator: Translator, @unchecked Sendable {
     // @unchecked: all mutable state is confined to `queue`.
     private let queue = DispatchQueue(label: "parley.apertium")
@@ -29,21 +35,33 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     private var commands: [LanguagePair: [[String]]] = [:]
     private let modesDirectory: String
     private let timeoutMs: Int
+    private let coldStartTimeoutMs: Int
     private let keepUnknownMarks: Bool
 
-    /// Starts pipelines for `pairs` now; other installed pairs start on first use.
-    /// `keepUnknownMarks` leaves Apertium's `*`, `#` and `@` on unknown words (for debugging).
+    /// How long a pipeline's first answer may take by default: its stages load their data first.
+    public static let defaultColdStartTimeoutMs = 30_000
+
+    /// The word that warms a new pipeline (no one's words).
+    static let warmingWord = "hello"
+
+    /// Starts pipelines for `pairs` now, and warms them; other installed pairs start on first
+    /// use. `timeoutMs` bounds a warm pipeline's answer, `coldStartTimeoutMs` (at least
+    /// `timeoutMs`) its first one. `keepUnknownMarks` leaves Apertium's `*`, `#` and `@` on
+    /// unknown words (for debugging).
     public init(
-        pairs wanted: [LanguagePair], modesDirectory: String, timeoutMs: Int = 5_000, keepUnknownMarks: Bool = false
+        pairs wanted: [LanguagePair], modesDirectory: String, timeoutMs: Int = 5_000,
+        coldStartTimeoutMs: Int = ApertiumTranslator.defaultColdStartTimeoutMs, keepUnknownMarks: Bool = false
     ) throws(TranslationError) {
         self.modesDirectory = modesDirectory
         self.timeoutMs = timeoutMs
+        self.coldStartTimeoutMs = max(timeoutMs, coldStartTimeoutMs)
         self.keepUnknownMarks = keepUnknownMarks
         for pair in wanted {
             let stages = try Self.pipelineStages(for: pair, modesDirectory: modesDirectory, keepUnknownMarks: keepUnknownMarks)
             commands[pair] = stages
             pipelines[pair] = try ApertiumPipeline(stages: stages, pair: pair)
         }
+        queue.async { for pair in wanted { self.warm(pair) } }
     }
 
     deinit {
@@ -58,6 +76,7 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         try await onQueue { () throws(TranslationError) in
             if self.pipelines[pair] == nil {
                 self.pipelines[pair] = try ApertiumPipeline(stages: try self.stages(for: pair), pair: pair)
+                self.warm(pair)
             }
         }
     }
@@ -96,6 +115,24 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         return stages
     }
 
+    /// Runs on `queue`: sends the warming word through the pair's new pipeline, with the cold
+    /// start's allowance. Its answer is not used; a pipeline that gives none in time, or whose
+    /// stage died, is stopped, so the first sentence starts a fresh one.
+    private func warm(_ pair: LanguagePair) {
+        guard let pipeline = pipelines[pair], !pipeline.hasAnswered else { return }
+        do {
+            _ = try pipeline.translate(Self.deformat(Self.warmingWord), timeoutMs: coldStartTimeoutMs)
+        } catch {
+            pipeline.stop()
+            if pipelines[pair] === pipeline { pipelines[pair] = nil }
+        }
+    }
+
+    /// Whether the pair's pipeline has answered (for tests).
+    func isWarm(_ pair: LanguagePair) async -> Bool {
+        (try? await onQueue { () throws(TranslationError) -> Bool in self.pipelines[pair]?.hasAnswered ?? false }) ?? false
+    }
+
     /// Runs on `queue`.
     private func translateNow(_ text: String, pair: LanguagePair) throws(TranslationError) -> String {
         let stages = try stages(for: pair)
@@ -114,7 +151,8 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
                 pipelines[pair] = pipeline
             }
             do {
-                let translation = Self.reformat(try pipeline.translate(input, timeoutMs: timeoutMs))
+                let allowed = pipeline.hasAnswered ? timeoutMs : coldStartTimeoutMs
+                let translation = Self.reformat(try pipeline.translate(input, timeoutMs: allowed))
                 if !translation.isEmpty { return translation }
                 // A stage that died mid-sentence can make the rest flush an empty answer.
                 failure = TranslationError("the Apertium \(pair) pipeline gave an empty translation")

@@ -187,9 +187,38 @@ struct ApertiumTranslatorTests {
             """
         }
         defer { try? FileManager.default.removeItem(at: folder) }
-        let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: folder.path, timeoutMs: 200)
+        let translator = try ApertiumTranslator(
+            pairs: [LanguagePair("en", "es")], modesDirectory: folder.path, timeoutMs: 200, coldStartTimeoutMs: 200)
         await #expect(throws: TranslationError.self) { try await translator.translate("slow", from: "en", to: "es") }
         #expect(try await translator.translate("next one", from: "en", to: "es") == "next one")
+    }
+
+    @Test func aNewPipelineIsWarmedBeforeItsFirstSentence() async throws {
+        let pair = LanguagePair("en", "es")
+        let translator = try ApertiumTranslator(pairs: [pair], modesDirectory: modes)
+        // Asked right after start: the warming word went through first (one queue).
+        #expect(await translator.isWarm(pair))
+        #expect(try await translator.translate("the house is red", from: "en", to: "es") == "La casa es roja")
+    }
+
+    @Test func aSlowStartingPipelineIsWaitedForNotRestartedCold() async throws {
+        // A one-stage "pair" that takes 1 s to load (as Apertium's transducers do on a slow
+        // board) and counts its starts; a warm answer is due within 300 ms.
+        let folder = try oneStagePair { folder in
+            """
+            #!/bin/bash
+            echo start >> "\(folder.path)/starts"
+            sleep 1
+            while IFS= read -r -d '' sentence; do printf '%s\\0' "$sentence"; done
+            """
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let translator = try ApertiumTranslator(
+            pairs: [LanguagePair("en", "es")], modesDirectory: folder.path, timeoutMs: 300, coldStartTimeoutMs: 30_000)
+        #expect(try await translator.translate("hello there", from: "en", to: "es") == "hello there")
+        #expect(try await translator.translate("and again", from: "en", to: "es") == "and again")
+        let starts = try String(contentsOf: folder.appendingPathComponent("starts"), encoding: .utf8)
+        #expect(starts.split(separator: "\n").count == 1, "the cold pipeline was restarted")
     }
 
     @Test func stagesDoNotInheritAnIgnoredSIGPIPE() async throws {
