@@ -105,14 +105,18 @@ public final class ControlServer: Sendable {
         var draining = false
     }
     private let open = Mutex(Open())
+    /// How long `drain` lets requests in flight finish by default.
+    public static let defaultDrainTimeout: Duration = .seconds(3)
     /// How long `drain` lets requests in flight finish before it closes their connections.
-    public static let drainTimeout: Duration = .seconds(3)
+    private let drainTimeout: Duration
 
     public init(
         path: String, inheritedSocket: Int32? = nil, group: String? = nil, idleTimeout: Duration? = ControlServer.defaultIdleTimeout,
-        handler: any ControlHandler, logger: Logger, onListening: @escaping @Sendable () -> Void = {}
+        handler: any ControlHandler, logger: Logger, drainTimeout: Duration = ControlServer.defaultDrainTimeout,
+        onListening: @escaping @Sendable () -> Void = {}
     ) {
         self.path = path
+        self.drainTimeout = drainTimeout
         self.inherited = inheritedSocket
         self.group = group
         self.idleTimeout = idleTimeout
@@ -246,7 +250,7 @@ public final class ControlServer: Sendable {
                             .lineTooLong, "request longer than \(maxLineBytes) bytes; send one JSON object per line", id: nil)
                         try? await outbound.write(Self.frame(reply))
                     }
-                    if inputEnded && subscription != nil && !activity.isGone {
+                    if inputEnded && subscription != nil && !activity.isGone && !isDraining {
                         // A subscriber that half-closed (`nc -N`) still gets its events, until it
                         // goes away (the channel closes, which ends the subscription). Not the
                         // idle watchdog, which may sleep on.
@@ -264,7 +268,8 @@ public final class ControlServer: Sendable {
     /// Graceful shutdown: no new connection is taken; connections with no request in flight
     /// (subscribers too) are closed now, the others once their reply is written, so a client
     /// waiting for a stored turn (`say`) gets its answer. After `drainTimeout` every connection is
-    /// closed. `run` returns once all are closed.
+    /// closed. `run` returns once all are closed. A request that arrives just as the drain
+    /// starts may find its connection closed, as if its client had left; its work goes on.
     public func drain() {
         let (listener, idle) = open.withLock { open in
             open.draining = true
@@ -273,7 +278,7 @@ public final class ControlServer: Sendable {
         listener?.close(promise: nil)
         for channel in idle { channel.close(promise: nil) }
         Task { [self] in
-            try? await Task.sleep(for: Self.drainTimeout)
+            try? await Task.sleep(for: drainTimeout)
             for channel in open.withLock({ $0.connections.values.map(\.channel) }) { channel.close(promise: nil) }
         }
     }

@@ -30,7 +30,7 @@ struct ControlDrainTests {
         }
     }
 
-    @Test func aRequestInFlightIsAnsweredAndIdleConnectionsAreClosed() async throws {
+    @Test(.timeLimit(.minutes(1))) func aRequestInFlightIsAnsweredAndIdleConnectionsAreClosed() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-drain-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -40,7 +40,7 @@ struct ControlDrainTests {
         let listening = AsyncStream<Void>.makeStream()
         let server = ControlServer(
             path: path, idleTimeout: .seconds(600), handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
-            logger: Logger(label: "test")
+            logger: Logger(label: "test"), drainTimeout: .seconds(600)
         ) { listening.continuation.finish() }
         let running = Task { try await server.run() }
         for await _ in listening.stream {}
@@ -66,7 +66,8 @@ struct ControlDrainTests {
         release.continuation.finish()
         let answer = await waiting.value
         #expect(answer.contains("stored"), "\(answer)")
-        // The watchdogs' 600 s: a drain that waited for them would not end within a minute.
+        // The watchdogs' and the drain's 600 s: a drain that waited for them would not end
+        // within a minute.
         let ended = await withTaskGroup(of: Bool.self) { group in
             group.addTask { (try? await running.value) != nil }
             group.addTask {
@@ -79,5 +80,31 @@ struct ControlDrainTests {
         #expect(ended, "the server still runs after every connection was drained")
         #expect(RawSocket.readToEnd(subscriber, within: 1).isEmpty, "the half-closed subscriber was closed")
         #expect(!FileManager.default.fileExists(atPath: path), "the socket file is removed once every connection closed")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aRequestStillInFlightWhenTheDrainTimesOutIsClosed() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-drain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("control.sock").path
+        let arrived = AsyncStream<Void>.makeStream()
+        let release = AsyncStream<Void>.makeStream()
+        defer { release.continuation.finish() }
+        let listening = AsyncStream<Void>.makeStream()
+        let server = ControlServer(
+            path: path, idleTimeout: nil, handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
+            logger: Logger(label: "test"), drainTimeout: .milliseconds(200)
+        ) { listening.continuation.finish() }
+        let running = Task { try await server.run() }
+        for await _ in listening.stream {}
+        // A `say` whose work never ends while the daemon stops.
+        let waiting = Thread.detachNewThreadWithResult {
+            (try? ControlClient(path: path, timeout: .seconds(600)).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string("hola")]))) == nil
+        }
+        var requests = arrived.stream.makeAsyncIterator()
+        _ = await requests.next()
+        server.drain()
+        #expect(await waiting.value, "the connection was closed without a reply")
+        try await running.value
     }
 }
