@@ -255,28 +255,35 @@ extension Thread {
 /// removed (with the test's folder) or after an hour.
 enum PacedMicrophone {
     static let fastSilence = 5.0
+    /// One capture period's bytes (20 ms of 16 kHz mono s16).
+    static let period = 640
 
-    /// Makes the FIFO `microphone.fifo` in `dir`, fed with `recording` (raw 16 kHz mono s16);
+    /// Makes a FIFO `microphone-UUID.fifo` in `dir`, fed with `recording` (raw 16 kHz mono s16);
     /// its path.
     static func make(in dir: URL, playing recording: String) throws -> String {
-        let path = dir.appendingPathComponent("microphone.fifo").path
-        unlink(path)
+        // A name of its own: a daemon restarted in the same folder gets a new feeder, and the
+        // old one ends when its FIFO is gone with the folder.
+        let path = dir.appendingPathComponent("microphone-\(UUID().uuidString).fifo").path
         guard mkfifo(path, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
         // Read and write: opening never waits for the daemon, and writes never fail when it has
         // not opened the FIFO yet or has closed it to reopen the device.
         let fd = open(path, O_RDWR | O_NONBLOCK)
         guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
-        let head = try Data(contentsOf: URL(fileURLWithPath: recording)) + Data(count: Int(fastSilence * 32_000))
+        // Whole periods of 320 frames (640 bytes), each written at once (a write of at most
+        // PIPE_BUF bytes to a FIFO is atomic): the FIFO always holds whole periods, so the
+        // plugin never gets a short read in the middle of one.
+        let recorded = try Data(contentsOf: URL(fileURLWithPath: recording)) + Data(count: Int(fastSilence * 32_000))
+        let head = recorded + Data(count: (Self.period - recorded.count % Self.period) % Self.period)
         Thread.detachNewThread {
             defer { close(fd) }
             let started = Date()
             var stillThere: Bool { access(path, F_OK) == 0 && Date().timeIntervalSince(started) < 3600 }
             var offset = 0
             while offset < head.count, stillThere {
-                let written = head[offset...].withUnsafeBytes { write(fd, $0.baseAddress, min($0.count, 4096)) }
-                if written > 0 { offset += written } else { usleep(2_000) }
+                let written = head[offset..<(offset + Self.period)].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                if written == Self.period { offset += written } else { usleep(2_000) }
             }
-            let period = [UInt8](repeating: 0, count: 640)
+            let period = [UInt8](repeating: 0, count: Self.period)
             while stillThere {
                 _ = period.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
                 usleep(20_000)
