@@ -25,15 +25,17 @@ struct TranslatorChainFaultTests {
     }
 
     /// The chain with `backends`, the shipped backoff and `deadline`, on a manual clock that only
-    /// the retries' waits move: each wait is handed to the test through `gate`.
+    /// the waits the test lets pass move: each wait is handed to the test through `gate`.
     fileprivate func gated(_ backends: [TranslatorChain.Backend], deadline: Duration, _ gate: SleepGate) -> TranslatorChain {
         let clock = ManualClock()
         let start = ContinuousClock.now
         let timing = TranslatorChain.Timing(
             deadline: deadline,
             sleep: { wait in
-                clock.advance(by: wait)
+                // Once let through: a wait the test never lets pass (the probe of a broken
+                // circuit) does not move the clock.
                 await gate.sleep(wait)
+                clock.advance(by: wait)
             }, now: { start + clock.now.offset })
         return TranslatorChain(backends, timing: timing)
     }
@@ -63,7 +65,8 @@ struct TranslatorChainFaultTests {
         return (failing, working, gate, answer)
     }
 
-    @Test func a500IsRetriedThreeTimesBackingOffOneTwoFourSecondsThenTheNextBackendAnswers() async throws {
+    // A missing wait would leave `pass` waiting: the limit turns that into a failure.
+    @Test(.timeLimit(.minutes(1))) func a500IsRetriedThreeTimesBackingOffOneTwoFourSecondsThenTheNextBackendAnswers() async throws {
         let (failing, working, gate, answer) = try await askFailingThenWorking(deadline: .seconds(60))
         #expect(await pass(3, of: gate) == [.seconds(1), .seconds(2), .seconds(4)])
         let (text, backend) = try await answer.value
@@ -72,7 +75,8 @@ struct TranslatorChainFaultTests {
         #expect(try await failing.count().requests == 4, "one request and three retries")
     }
 
-    @Test func aRetryThatWouldEndPastTheDeadlineIsNotMade() async throws {
+    // A missing wait would leave `pass` waiting: the limit turns that into a failure.
+    @Test(.timeLimit(.minutes(1))) func aRetryThatWouldEndPastTheDeadlineIsNotMade() async throws {
         // 1 + 2 s fit in 5 s; the 4 s wait would end past it, so the next backend answers.
         let (failing, working, gate, answer) = try await askFailingThenWorking(deadline: .seconds(5))
         #expect(await pass(2, of: gate) == [.seconds(1), .seconds(2)])
