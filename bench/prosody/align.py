@@ -1,4 +1,3 @@
-import os
 #!/usr/bin/env python3
 """Step 1: word boundaries for every recording.
 

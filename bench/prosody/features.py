@@ -1,4 +1,3 @@
-import os
 #!/usr/bin/env python3
 """Step 2: prosodic features just before each word boundary (causal: audio before the boundary only).
 

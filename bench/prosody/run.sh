@@ -4,6 +4,7 @@
 # before every word end, and their separation (AUC, ends caught at 5 % / 1 % false ends).
 # Output (alignments cached; add -f to redo them) goes to $PROSODY_OUT, by default out/prosody.
 # Summary and conclusion: docs/benchmarks.md, "Prosody as an end-of-turn cue".
+# Needs python3-numpy and python3-scipy (apt), besides pocketsphinx and sox.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 export PROSODY_OUT="${PROSODY_OUT:-$here/../../out/prosody}"
