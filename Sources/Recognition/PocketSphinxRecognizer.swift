@@ -9,6 +9,8 @@ import Glibc
 /// model); each gets its own language model as a search, switched to at the start of its
 /// utterances. Not thread-safe: used from one queue (the daemon's recognition queue).
 public final class PocketSphinxDecoder: @unchecked Sendable {
+    // @unchecked: the C decoder is not thread-safe; each one is used from one queue at a time
+    // (its recognition lane: `RecognizerPool` gives each decoder to one lane), never two at once.
     fileprivate let decoder: OpaquePointer
     private let config: OpaquePointer
     public let acousticModel: String
