@@ -175,17 +175,20 @@ public final class ControlServer: Sendable {
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
                 for try await (connection, peer) in connections {
-                    group.addTask { await self.serve(connection, peer: peer) }
+                    // A place is taken here, in the order connections are accepted, not when
+                    // the connection's task first runs: the one over the limit is the last.
+                    let admitted = connected.add(1, ordering: .relaxed).newValue <= Self.maxClients
+                    if !admitted { connected.subtract(1, ordering: .relaxed) }
+                    group.addTask { await self.serve(connection, peer: peer, admitted: admitted) }
                 }
             }
         }
     }
 
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: Peer?) async {
-        let count = connected.add(1, ordering: .relaxed).newValue
-        guard count <= Self.maxClients else {
+    /// Serves one connection; one not `admitted` (over `maxClients`) is only told so.
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: Peer?, admitted: Bool) async {
+        guard admitted else {
             // Not served: it does not take a client's place while it is answered.
-            connected.subtract(1, ordering: .relaxed)
             let waiting = overLimit.add(1, ordering: .relaxed).newValue
             defer { overLimit.subtract(1, ordering: .relaxed) }
             await serveOverLimit(connection, peer: peer, mayAsk: waiting <= Self.maxWaitingOverLimit)
