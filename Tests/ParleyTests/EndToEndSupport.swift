@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ParleyProtocol
 import ParleyTranslation
 @testable import ParleyAudio
 
@@ -184,6 +185,13 @@ enum EndToEnd {
             environment: ["HOME": dir.path].merging(environment) { _, new in new }, tag: "parleyd")
         let deadline = Date(timeIntervalSinceNow: 30)
         while !FileManager.default.fileExists(atPath: socket) && Date() < deadline && process.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        // Its own socket: until it answers (the file exists a moment before the daemon listens,
+        // and a connection then is refused). A wrapper's socket listens already.
+        while command.isEmpty, (try? ControlClient(path: socket).call(RawRequest(type: "version"))) == nil, Date() < deadline,
+            process.isRunning
+        {
             try await Task.sleep(for: .milliseconds(50))
         }
         return (process, log, socket)
