@@ -66,21 +66,8 @@ struct ControlAbuseTests {
         let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         #expect(logged.contains("command=set") && logged.contains("uid \(getuid())"))
 
-        // 64 idle clients take every place; the next is told so and closed. Each holds a place
-        // for sure once `config` (not answered over the limit) is answered: a connection of the
-        // commands above may hold one for a moment after its client closed it.
-        var idle: [ControlClient] = []
-        let placesTaken = Date(timeIntervalSinceNow: 60)
-        while idle.count < 64 && Date() < placesTaken {
-            let client = try ControlClient(path: socket)
-            let answer = try client.call(RawRequest(type: "config"))
-            if try JSONDecoder().decode(Envelope.self, from: answer).type == "result" {
-                idle.append(client)
-            } else {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        try #require(idle.count == 64, "only \(idle.count) clients got a place")
+        // 64 idle clients take every place; the next is told so and closed.
+        var idle = try await ControlLimitsTests.takePlaces(64, socket: socket)
         // Connections are accepted in order: the 65th is the one over the limit.
         let extra = try ControlClient(path: socket)
         let refusedLine = try #require(try extra.readLine())

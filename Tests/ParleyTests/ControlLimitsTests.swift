@@ -143,8 +143,7 @@ struct ControlLimitsTests {
         #expect(try await Self.eventually { try storedTurns() == 1 })
 
         // 63 idle clients and one `say` that leaves at once: 64 places, but the leaver's is free.
-        var idle: [ControlClient] = []
-        for _ in 0..<63 { idle.append(try ControlClient(path: socket)) }
+        var idle = try await Self.takePlaces(63, socket: socket)
         // The leaver first makes sure it holds a place (a connection over the limit is not
         // answered `config`): places of the connections above are given back a moment after
         // they close.
@@ -213,6 +212,25 @@ struct ControlLimitsTests {
             in: dir, infile: silence.path, played: "/dev/null", extraConfig: extra, controlConfig: control)
         try #require(daemon.isRunning, "parleyd did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         return (daemon, dir, socket)
+    }
+
+    /// `count` clients that each hold a place, for sure: each is answered `config`, which is
+    /// not answered over the limit (a connection whose client just closed it may hold a place
+    /// for a moment, so a refused one tries again).
+    static func takePlaces(_ count: Int, socket: String) async throws -> [ControlClient] {
+        var clients: [ControlClient] = []
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while clients.count < count && Date() < deadline {
+            let client = try ControlClient(path: socket)
+            let answer = try client.call(RawRequest(type: "config"))
+            if try JSONDecoder().decode(Envelope.self, from: answer).type == "result" {
+                clients.append(client)
+            } else {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try #require(clients.count == count, "only \(clients.count) of \(count) clients got a place")
+        return clients
     }
 
     static func stop(_ daemon: Process) throws {
