@@ -30,20 +30,53 @@ struct ControlDrainTests {
         }
     }
 
+    /// A running server on a socket in a folder of its own, with a `GatedHandler`.
+    struct Running {
+        let dir: URL
+        let path: String
+        let server: ControlServer
+        let task: Task<Void, any Error>
+        /// Yields when a `say` reaches the handler.
+        let arrived: AsyncStream<Void>
+        /// Finishing it lets every `say` be answered.
+        let release: AsyncStream<Void>.Continuation
+
+        static func start(idleTimeout: Duration?, drainTimeout: Duration) async throws -> Running {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-drain-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let path = dir.appendingPathComponent("control.sock").path
+            let arrived = AsyncStream<Void>.makeStream()
+            let release = AsyncStream<Void>.makeStream()
+            let listening = AsyncStream<Void>.makeStream()
+            let server = ControlServer(
+                path: path, idleTimeout: idleTimeout, handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
+                logger: Logger(label: "test"), drainTimeout: drainTimeout
+            ) { listening.continuation.finish() }
+            let task = Task { try await server.run() }
+            for await _ in listening.stream {}
+            return Running(dir: dir, path: path, server: server, task: task, arrived: arrived.stream, release: release.continuation)
+        }
+
+        /// Sends `say` from a thread of its own; the reply line, or nil when the connection
+        /// closed without one.
+        func say(timeout: Duration) -> Task<String?, Never> {
+            Thread.detachNewThreadWithResult { [path] in
+                let line = try? ControlClient(path: path, timeout: timeout).call(
+                    RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string("hola")]))
+                return line.map { String(decoding: $0, as: UTF8.self) }
+            }
+        }
+
+        func cleanUp() {
+            release.finish()
+            try? FileManager.default.removeItem(at: dir)
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func aRequestInFlightIsAnsweredAndIdleConnectionsAreClosed() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-drain-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("control.sock").path
-        let arrived = AsyncStream<Void>.makeStream()
-        let release = AsyncStream<Void>.makeStream()
-        let listening = AsyncStream<Void>.makeStream()
-        let server = ControlServer(
-            path: path, idleTimeout: .seconds(600), handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
-            logger: Logger(label: "test"), drainTimeout: .seconds(600)
-        ) { listening.continuation.finish() }
-        let running = Task { try await server.run() }
-        for await _ in listening.stream {}
+        let rig = try await Running.start(idleTimeout: .seconds(600), drainTimeout: .seconds(600))
+        defer { rig.cleanUp() }
+        let (path, server, running) = (rig.path, rig.server, rig.task)
 
         let idle = try ControlClient(path: path, timeout: .seconds(10))
         #expect(try idle.call(RawRequest(type: "status")).count > 0, "the idle client is served before the drain")
@@ -53,18 +86,15 @@ struct ControlDrainTests {
         RawSocket.write(subscriber, #"{"type":"subscribe"}"# + "\n")
         shutdown(subscriber, Int32(SHUT_WR))
         #expect(RawSocket.readLine(subscriber, within: 10)?.contains("subscribed") == true)
-        let waiting = Thread.detachNewThreadWithResult {
-            let line = try? ControlClient(path: path, timeout: .seconds(10)).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string("hola")]))
-            return line.map { String(decoding: $0, as: UTF8.self) } ?? "no reply"
-        }
-        var requests = arrived.stream.makeAsyncIterator()
+        let waiting = rig.say(timeout: .seconds(10))
+        var requests = rig.arrived.makeAsyncIterator()
         _ = await requests.next()
 
         server.drain()
         #expect(try idle.readLine() == nil, "an idle connection is closed at once")
         #expect((try? ControlClient(path: path, timeout: .seconds(1)).call(RawRequest(type: "status"))) == nil, "no new connection is served")
-        release.continuation.finish()
-        let answer = await waiting.value
+        rig.release.finish()
+        let answer = await waiting.value ?? "no reply"
         #expect(answer.contains("stored"), "\(answer)")
         // The watchdogs' and the drain's 600 s: a drain that waited for them would not end
         // within a minute.
@@ -83,28 +113,14 @@ struct ControlDrainTests {
     }
 
     @Test(.timeLimit(.minutes(1))) func aRequestStillInFlightWhenTheDrainTimesOutIsClosed() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-drain-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("control.sock").path
-        let arrived = AsyncStream<Void>.makeStream()
-        let release = AsyncStream<Void>.makeStream()
-        defer { release.continuation.finish() }
-        let listening = AsyncStream<Void>.makeStream()
-        let server = ControlServer(
-            path: path, idleTimeout: nil, handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
-            logger: Logger(label: "test"), drainTimeout: .milliseconds(200)
-        ) { listening.continuation.finish() }
-        let running = Task { try await server.run() }
-        for await _ in listening.stream {}
+        let rig = try await Running.start(idleTimeout: nil, drainTimeout: .milliseconds(200))
+        defer { rig.cleanUp() }
         // A `say` whose work never ends while the daemon stops.
-        let waiting = Thread.detachNewThreadWithResult {
-            (try? ControlClient(path: path, timeout: .seconds(600)).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string("hola")]))) == nil
-        }
-        var requests = arrived.stream.makeAsyncIterator()
+        let waiting = rig.say(timeout: .seconds(600))
+        var requests = rig.arrived.makeAsyncIterator()
         _ = await requests.next()
-        server.drain()
-        #expect(await waiting.value, "the connection was closed without a reply")
-        try await running.value
+        rig.server.drain()
+        #expect(await waiting.value == nil, "the connection was closed without a reply")
+        try await rig.task.value
     }
 }
