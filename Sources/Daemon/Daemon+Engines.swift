@@ -1,25 +1,12 @@
 import Foundation
-import Logging
-import ParleyAudio
 import ParleyConfig
-import ParleyControl
 import ParleyCore
-import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
 import ParleyRuntime
 import ParleySynthesis
-import ParleySystemd
 import ParleyTranslation
-internal import ParleyWeb
-import ServiceLifecycle
-import Synchronization
-import UnixSignals
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Building the engines, the history store and the folders from the config; each failure is a
 /// `DaemonFailure` that says what to do.

@@ -1,25 +1,10 @@
 import Foundation
 import Logging
-import ParleyAudio
 import ParleyConfig
 import ParleyControl
-import ParleyCore
-import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
-import ParleyRecognition
 import ParleyRuntime
-import ParleySynthesis
-import ParleySystemd
-import ParleyTranslation
-internal import ParleyWeb
-import ServiceLifecycle
-import Synchronization
-import UnixSignals
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// History at start and exit: the write queue, and what happens to turns it cannot store.
 extension Daemon {
