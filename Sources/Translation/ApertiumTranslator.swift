@@ -41,9 +41,6 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     /// How long a pipeline's first answer may take by default: its stages load their data first.
     public static let defaultColdStartTimeoutMs = 30_000
 
-    /// The word that warms a new pipeline (no one's words).
-    static let warmingWord = "hello"
-
     /// Starts pipelines for `pairs` now, and warms them; other installed pairs start on first
     /// use. `timeoutMs` bounds a warm pipeline's answer, `coldStartTimeoutMs` (at least
     /// `timeoutMs`) its first one. `keepUnknownMarks` leaves Apertium's `*`, `#` and `@` on
@@ -121,7 +118,7 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     private func warm(_ pair: LanguagePair) {
         guard let pipeline = pipelines[pair], !pipeline.hasAnswered else { return }
         do {
-            _ = try pipeline.translate(Self.deformat(Self.warmingWord), timeoutMs: coldStartTimeoutMs)
+            _ = try pipeline.translate(Self.deformat(fixedProbeText), timeoutMs: coldStartTimeoutMs)
         } catch {
             pipeline.stop()
             if pipelines[pair] === pipeline { pipelines[pair] = nil }

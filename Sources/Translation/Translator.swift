@@ -6,6 +6,9 @@ public struct TranslationError: Error, CustomStringConvertible, Sendable, Equata
     public init(_ description: String) { self.description = description }
 }
 
+/// The fixed word sent to check, probe or warm a backend: never anything someone said.
+let fixedProbeText = "hello"
+
 /// Translates text between two languages named by ISO 639-1 codes.
 ///
 /// (The async requirements throw untyped errors: Swift 6.3's optimizer crashes on async

@@ -278,9 +278,6 @@ final class Circuits: Sendable {
         var probe: Task<Void, Never>?
     }
 
-    /// A fixed word to probe with, never anything someone said.
-    static let probeText = "hello"
-
     private let timing: TranslatorChain.Timing
     private let state = Mutex<[String: Broken]>([:])
 
@@ -333,7 +330,7 @@ final class Circuits: Sendable {
     static func problem(of translator: any Translator, pair: LanguagePair, timing: TranslatorChain.Timing) async -> String? {
         do {
             _ = try await TranslatorChain.withDeadline(timing.deadline, limit: timing.deadline) {
-                try await translator.translate(probeText, from: pair.source, to: pair.target)
+                try await translator.translate(fixedProbeText, from: pair.source, to: pair.target)
             }
             return nil
         } catch let error as BackendError {
