@@ -33,7 +33,8 @@ grep -q 'deb-systemd-helper.*parleyd.service' "$work/control/postinst" || fail "
 # The binaries in the package are stripped and run; the installed config points at the model.
 dpkg-deb -x "$deb" "$work/root"
 for binary in parleyd parley; do
-  readelf -S "$work/root/usr/bin/$binary" | grep -q '\.symtab' && fail "$binary is not stripped"
+  sections=$(readelf -S --wide "$work/root/usr/bin/$binary")  # read whole: `readelf | grep -q` may die of SIGPIPE under pipefail
+  grep -q '\.symtab' <<<"$sections" && fail "$binary is not stripped"
 done
 "$work/root/usr/bin/parley" --version >/dev/null || fail "the packaged parley does not run"
 grep -qx 'acoustic_model = "/usr/share/parley/models/es/acoustic"' "$work/root/etc/parley/parley.toml" ||

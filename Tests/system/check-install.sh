@@ -21,10 +21,13 @@ for file in usr/bin/parleyd usr/bin/parley etc/parley/parley.toml \
   [ -s "$stage/$file" ] || fail "$file was not installed"
 done
 [ -x "$stage/usr/bin/parleyd" ] || fail "parleyd is not executable"
-# Stripped: no symbol table left (the build's own binaries keep theirs).
+# Stripped: no symbol table left (the build's own binaries keep theirs). readelf's output is read
+# whole first: under pipefail, `readelf | grep -q` fails at random when grep quits before readelf
+# has written its last lines (SIGPIPE).
+has_symtab() { local sections; sections=$(readelf -S --wide "$1") && grep -q '\.symtab' <<<"$sections"; }
 for binary in parleyd parley; do
-  readelf -S "$stage/usr/bin/$binary" | grep -q '\.symtab' && fail "the installed $binary is not stripped"
-  readelf -S "$root/.build/debug/$binary" | grep -q '\.symtab' || fail "the built $binary has no symbols to strip?"
+  has_symtab "$stage/usr/bin/$binary" && fail "the installed $binary is not stripped"
+  has_symtab "$root/.build/debug/$binary" || fail "the built $binary has no symbols to strip?"
 done
 # The Spanish model, beside the project's licence, and a config that hears it where it was installed.
 for file in NOTICE es.lm.bin es.dict acoustic/mdef acoustic/feat.params acoustic/means acoustic/sendump; do
@@ -37,7 +40,7 @@ grep -qx 'acoustic_model = "/usr/share/parley/models/es/acoustic"' "$stage/etc/p
 grep -qx 'ExecStart=/usr/bin/parleyd --config /etc/parley/parley.toml' "$stage/usr/lib/systemd/system/parleyd.service" ||
   fail "the unit's ExecStart does not point at the installed parleyd"
 grep -qE '@(bindir|sysconfdir)@' "$stage/usr/lib/systemd/system/parleyd.service" && fail "the unit still has @placeholders@"
-find "$stage" -path "$stage/usr/local*" | grep -q . && fail "PREFIX=/usr was ignored (files under usr/local)"
+[ -n "$(find "$stage" -path "$stage/usr/local*")" ] && fail "PREFIX=/usr was ignored (files under usr/local)"
 
 # A config the user edited survives a reinstall; the new default goes next to it.
 echo '# edited by the user' >> "$stage/etc/parley/parley.toml"

@@ -81,7 +81,7 @@ card_owner() {
   for f in /proc/asound/card*/pcm*c/sub*/status; do
     grep -q '^state: RUNNING' "$f" || continue
     node=$(echo "$f" | sed -n 's|/proc/asound/card\([0-9]*\)/pcm\([0-9]*\)c/.*|/dev/snd/pcmC\1D\2c|p')
-    ls -l "/proc/$1/fd" 2>/dev/null | grep -q " $node\$" && { echo "$f"; return; }
+    ls -l "/proc/$1/fd" 2>/dev/null | grep " $node\$" >/dev/null && { echo "$f"; return; }
   done
 }
 if wait_for 10 '[ -n "$(card_owner "$pid")" ]'; then
@@ -131,7 +131,7 @@ fi
 since=$(date '+%Y-%m-%d %H:%M:%S'); sleep 1
 pid=$(main_pid)
 sed -i 's/^min_confidence = 0.5 /min_confidence = 0.4 /' /etc/parley/parley.toml
-if systemctl reload parleyd.service && [ "$(main_pid)" = "$pid" ] && journal_since "$since" -o cat | grep -q 'config reloaded'; then
+if systemctl reload parleyd.service && [ "$(main_pid)" = "$pid" ] && journal_since "$since" -o cat | grep 'config reloaded' >/dev/null; then
   pass reload "same MainPID $pid; $(journal_since "$since" -o cat | grep 'config reloaded' | tail -1)"
 else
   fail reload "MainPID $pid -> $(main_pid); $(journal_since "$since" -o cat | tail -3 | tr '\n' ' ')"
@@ -166,7 +166,7 @@ kill -STOP "$pid"
 note "SIGSTOP $pid at $(date +%T); WatchdogSec=$(systemctl show -P WatchdogUSec parleyd.service)"
 if wait_for 120 '[ "$(main_pid)" != "$pid" ] && [ "$(main_pid)" != 0 ] && systemctl is-active --quiet parleyd.service'; then
   note "restarted at $(date +%T) as $(main_pid)"
-  if journalctl -q --no-pager -u parleyd.service --since "$since" -o cat | grep -qi 'watchdog timeout'; then
+  if journalctl -q --no-pager -u parleyd.service --since "$since" -o cat | grep -i 'watchdog timeout' >/dev/null; then
     pass watchdog-restart "NRestarts $restarts -> $(systemctl show -P NRestarts parleyd.service); $(journalctl -q --no-pager -u parleyd.service --since "$since" -o cat | grep -i 'watchdog timeout' | head -1)"
   else
     fail watchdog-restart "restarted but no watchdog timeout in the journal"
