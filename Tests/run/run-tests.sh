@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# make test's runner: every test, in two processes side by side, each running its tests one at a
-# time. The suites that spend their time waiting on real time (live daemons hearing real-time
-# audio, a sound server, a browser, servers that answer late) run in one process, everything else
-# in the other, so the waits of the one overlap the engines' work of the other. In one process,
-# Swift Testing's own parallelism would not do: there, tests that block a thread (a child
-# process, a socket read) starve the in-memory conversations of the shared thread pool.
+# make test's runner: every test, in two processes side by side (one after the other on a single
+# core), each running its tests one at a time. The suites that spend their time waiting on real
+# time (live daemons hearing real-time audio, a sound server, a browser, servers that answer
+# late) run in one process, everything else in the other, so the waits of the one overlap the
+# engines' work of the other. In one process, Swift Testing's own parallelism would not do:
+# there, tests that block a thread (a child process, a socket read) starve the in-memory
+# conversations of the shared thread pool.
 # Usage: Tests/run/run-tests.sh BIN_DIR (`swift build --show-bin-path`, tests built).
 # Each line is prefixed with its process ([live] or [rest]); a failure's lines are repeated at
 # the end. Exits non-zero when either process fails.
@@ -23,9 +24,14 @@ run() {  # name, then the selection
   echo "${PIPESTATUS[0]}" > "$logs/$name.status"
 }
 start=$SECONDS
-run live --filter "$live" &
-run rest --skip "$live"
-wait
+if [ "$(nproc)" -ge 2 ]; then
+  run live --filter "$live" &
+  run rest --skip "$live"
+  wait
+else  # one core: the processes would take each other's time, and real-time tests need theirs
+  run live --filter "$live"
+  run rest --skip "$live"
+fi
 status=0
 for name in live rest; do
   code=$(cat "$logs/$name.status" 2>/dev/null || echo 1)
