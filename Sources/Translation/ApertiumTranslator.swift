@@ -24,10 +24,11 @@ import Glibc
 /// the fresh one.
 ///
 /// A pipeline is warm only once its stages have loaded their data, which takes a fraction of a
-/// second here, seconds on a slow board and far longer under emulation. So each pipeline started
-/// with the translator (or by `prepare`) is sent one word at once, ahead of any sentence; and a
-/// pipeline's first answer may take `coldStartTimeoutMs` rather than the timeout, so a slow
-/// machine's cold pipeline is waited for instead of restarted cold again and again.
+/// second here, seconds on a slow board and far longer under emulation. So every new pipeline
+/// (started with the translator, by `prepare`, on first use or after a failure) is sent one word
+/// ahead of any sentence, whose answer may take `coldStartTimeoutMs`: a slow machine's cold
+/// pipeline is waited for instead of restarted cold again and again, while a sentence always
+/// gets the timeout, so one that hangs a stage holds the queue for two timeouts, not a cold start.
 public final class ApertiumTranslator: Translator, @unchecked Sendable {
     // @unchecked: all mutable state is confined to `queue`.
     private let queue = DispatchQueue(label: "parley.apertium")
@@ -58,7 +59,7 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
             commands[pair] = stages
             pipelines[pair] = try ApertiumPipeline(stages: stages, pair: pair)
         }
-        queue.async { for pair in wanted { self.warm(pair) } }
+        queue.async { for pair in wanted { _ = try? self.warm(pair) } }
     }
 
     deinit {
@@ -73,7 +74,7 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         try await onQueue { () throws(TranslationError) in
             if self.pipelines[pair] == nil {
                 self.pipelines[pair] = try ApertiumPipeline(stages: try self.stages(for: pair), pair: pair)
-                self.warm(pair)
+                _ = try? self.warm(pair)
             }
         }
     }
@@ -112,17 +113,24 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         return stages
     }
 
-    /// Runs on `queue`: sends the warming word through the pair's new pipeline, with the cold
-    /// start's allowance. Its answer is not used; a pipeline that gives none in time, or whose
-    /// stage died, is stopped, so the first sentence starts a fresh one.
-    private func warm(_ pair: LanguagePair) {
-        guard let pipeline = pipelines[pair], !pipeline.hasAnswered else { return }
+    /// Runs on `queue`: the pair's pipeline, warm. A pipeline that has not answered yet is sent
+    /// the warming word first, with the cold start's allowance (the answer is not used), so no
+    /// sentence ever waits for a cold start. One that gives no answer in time, or an empty one
+    /// (a stage died), is stopped and forgotten, and the error thrown.
+    @discardableResult
+    private func warm(_ pair: LanguagePair) throws(TranslationError) -> ApertiumPipeline {
+        guard let pipeline = pipelines[pair] else { throw TranslationError("no Apertium \(pair) pipeline is running") }
+        if pipeline.hasAnswered { return pipeline }
+        let failure: TranslationError
         do {
-            _ = try pipeline.translate(Self.deformat(fixedProbeText), timeoutMs: coldStartTimeoutMs)
+            if !Self.reformat(try pipeline.translate(Self.deformat(fixedProbeText), timeoutMs: coldStartTimeoutMs)).isEmpty { return pipeline }
+            failure = TranslationError("the new Apertium \(pair) pipeline gave an empty answer to its first word")
         } catch {
-            pipeline.stop()
-            if pipelines[pair] === pipeline { pipelines[pair] = nil }
+            failure = error
         }
+        pipeline.stop()
+        if pipelines[pair] === pipeline { pipelines[pair] = nil }
+        throw failure
     }
 
     /// Whether the pair's pipeline has answered (for tests).
@@ -137,19 +145,18 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         guard !input.isEmpty else { return "" }
         var failure: TranslationError?
         // At most two tries: the running pipeline (if every stage still runs), then a fresh one.
+        // A fresh one is warmed first, so the sentence itself always gets the timeout: one that
+        // hangs a stage costs the timeout twice, never the cold start's allowance.
         for attempt in 0..<2 {
-            let pipeline: ApertiumPipeline
-            if let running = pipelines[pair], attempt == 0, running.exitedStage() == nil {
-                pipeline = running
-            } else {
+            if attempt > 0 || pipelines[pair]?.exitedStage() != nil {
                 pipelines[pair]?.stop()
                 pipelines[pair] = nil
-                pipeline = try ApertiumPipeline(stages: stages, pair: pair)
-                pipelines[pair] = pipeline
             }
+            if pipelines[pair] == nil { pipelines[pair] = try ApertiumPipeline(stages: stages, pair: pair) }
+            // A fresh pipeline that cannot answer one word in the allowance is not tried again.
+            let pipeline = try warm(pair)
             do {
-                let allowed = pipeline.hasAnswered ? timeoutMs : coldStartTimeoutMs
-                let translation = Self.reformat(try pipeline.translate(input, timeoutMs: allowed))
+                let translation = Self.reformat(try pipeline.translate(input, timeoutMs: timeoutMs))
                 if !translation.isEmpty { return translation }
                 // A stage that died mid-sentence can make the rest flush an empty answer.
                 failure = TranslationError("the Apertium \(pair) pipeline gave an empty translation")

@@ -153,22 +153,58 @@ struct ApertiumTranslatorTests {
     }
 
     @Test func anEmptyAnswerToASentenceRestartsThePipelineAndTheSentenceIsTriedAgain() async throws {
-        // A one-stage "pair" whose first run answers every sentence with nothing (as what is
-        // left of a pipeline after a stage died does), and whose later runs echo.
+        // A one-stage "pair" whose first run answers its warming word, then every sentence
+        // with nothing (as what is left of a pipeline after a stage died does), and whose later
+        // runs echo.
         let folder = try oneStagePair { folder in
             """
             #!/bin/bash
-            if [ -e "\(folder.path)/ran" ]; then answer=echo; else answer=empty; touch "\(folder.path)/ran"; fi
+            if [ -e "\(folder.path)/ran" ]; then answer=echo; else answer=first; touch "\(folder.path)/ran"; fi
             while IFS= read -r -d '' sentence; do
-              if [ "$answer" = echo ]; then printf '%s\\0' "$sentence"; else printf '\\0'; fi
+              if [ "$answer" = empty ]; then printf '\\0'; else printf '%s\\0' "$sentence"; fi
+              if [ "$answer" = first ]; then answer=empty; fi
             done
             """
         }
         defer { try? FileManager.default.removeItem(at: folder) }
         let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es")], modesDirectory: folder.path)
         let first = await translator.stageProcesses(of: LanguagePair("en", "es"))
+        #expect(!first.isEmpty, "the first run answered its warming word")
         #expect(try await translator.translate("hello there", from: "en", to: "es") == "hello there")
         #expect(await translator.stageProcesses(of: LanguagePair("en", "es")) != first)
+    }
+
+    @Test func aNewPipelineThatHangsOnItsFirstWordIsGivenUpAfterTheAllowanceAndASentenceAfterTheTimeout() async throws {
+        // A one-stage "pair" that never answers its first input (a stage hung at start) and
+        // echoes on later runs; and a sentence that hangs every run.
+        let folder = try oneStagePair { folder in
+            """
+            #!/bin/bash
+            echo start >> "\(folder.path)/starts"
+            run=$(wc -l < "\(folder.path)/starts")
+            if [ "$run" = 1 ]; then exec sleep 600; fi
+            while IFS= read -r -d '' sentence; do
+              echo "$run $sentence" >> "\(folder.path)/inputs"
+              case "$sentence" in *hang*) exec sleep 600 ;; esac
+              printf '%s\\0' "$sentence"
+            done
+            """
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let translator = try ApertiumTranslator(
+            pairs: [LanguagePair("en", "es")], modesDirectory: folder.path, timeoutMs: 200, coldStartTimeoutMs: 2_000)
+        // The first pipeline never answered its warming word: it was stopped, and the first
+        // sentence starts and warms a new one.
+        #expect(try await translator.translate("hello there", from: "en", to: "es") == "hello there")
+        // A sentence that hangs its stage gets the timeout on the running pipeline, then on a
+        // fresh one, which first answered its warming word: the sentence never had the cold
+        // start's allowance.
+        await #expect(throws: TranslationError.self) { try await translator.translate("hang", from: "en", to: "es") }
+        // What each run read, without the superblanks deformatting wraps a sentence in.
+        let inputs = try String(contentsOf: folder.appendingPathComponent("inputs"), encoding: .utf8).split(separator: "\n")
+            .filter { $0.first?.isNumber == true }.map { $0.components(separatedBy: ".[").first ?? "" }
+        #expect(inputs == ["2 \(fixedProbeText)", "2 hello there", "2 hang", "3 \(fixedProbeText)", "3 hang"])
+        #expect(try await translator.translate("and again", from: "en", to: "es") == "and again")
     }
 
     @Test func aPipelineThatDidNotAnswerInTimeIsNotAskedAgain() async throws {
@@ -188,7 +224,7 @@ struct ApertiumTranslatorTests {
         }
         defer { try? FileManager.default.removeItem(at: folder) }
         let translator = try ApertiumTranslator(
-            pairs: [LanguagePair("en", "es")], modesDirectory: folder.path, timeoutMs: 200, coldStartTimeoutMs: 200)
+            pairs: [LanguagePair("en", "es")], modesDirectory: folder.path, timeoutMs: 200, coldStartTimeoutMs: 2_000)
         await #expect(throws: TranslationError.self) { try await translator.translate("slow", from: "en", to: "es") }
         #expect(try await translator.translate("next one", from: "en", to: "es") == "next one")
     }
