@@ -103,6 +103,8 @@ public final class ControlServer: Sendable {
         var listener: (any Channel)?
         var connections: [ObjectIdentifier: (channel: any Channel, activity: ConnectionActivity)] = [:]
         var draining = false
+        /// Closes every connection once `drainTimeout` has passed; cancelled when `run` returns.
+        var drainTimer: Task<Void, Never>?
     }
     private let open = Mutex(Open())
     /// How long `drain` lets requests in flight finish by default.
@@ -166,12 +168,13 @@ public final class ControlServer: Sendable {
         }
         let created = inherited == nil
         defer { if created { unlink(path) } }
+        defer { open.withLock { $0.drainTimer }?.cancel() }
         let drainingAlready = open.withLock { open in
             open.listener = server.channel
             return open.draining
         }
-        if drainingAlready { server.channel.close(promise: nil) }
-        onListening()
+        // Drained before it listened (a stop during start-up): it never says it is ready.
+        if drainingAlready { server.channel.close(promise: nil) } else { onListening() }
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
                 for try await (connection, peer) in connections {
@@ -274,16 +277,18 @@ public final class ControlServer: Sendable {
     /// closed. `run` returns once all are closed. A request that arrives just as the drain
     /// starts may find its connection closed, as if its client had left; its work goes on.
     public func drain() {
-        let (listener, idle) = open.withLock { open in
-            open.draining = true
-            return (open.listener, open.connections.values.filter { !$0.activity.isBusy }.map(\.channel))
+        let (first, listener, idle) = open.withLock { open in
+            defer { open.draining = true }
+            return (!open.draining, open.listener, open.connections.values.filter { !$0.activity.isBusy }.map(\.channel))
         }
         listener?.close(promise: nil)
         for channel in idle { channel.close(promise: nil) }
-        Task { [self] in
-            try? await Task.sleep(for: drainTimeout)
+        guard first else { return }
+        let timer = Task { [self] in
+            guard (try? await Task.sleep(for: drainTimeout)) != nil else { return }
             for channel in open.withLock({ $0.connections.values.map(\.channel) }) { channel.close(promise: nil) }
         }
+        open.withLock { $0.drainTimer = timer }
     }
 
     private var isDraining: Bool { open.withLock { $0.draining } }
