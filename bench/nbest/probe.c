@@ -1,6 +1,6 @@
 /* Would PocketSphinx's n-best list judge the end of a turn better than its best path?
- * probe WAV PAUSE_AT_S PAUSE_S: decodes WAV in 20 ms periods with the product's English
- * search settings. With PAUSE_AT_S > 0, PAUSE_S of the recording's own room tone (its first
+ * probe MODEL_DIR WAV PAUSE_AT_S PAUSE_S: decodes WAV in 20 ms periods with the English model
+ * in MODEL_DIR (Debian's pocketsphinx-en-us) and the product's search settings. With PAUSE_AT_S > 0, PAUSE_S of the recording's own room tone (its first
  * 100 ms, repeated) is inserted there, and 200 ms into it (likely_end_ms) the pause is judged;
  * otherwise the end is judged 200 ms after the recording (room tone appended). A judgement is
  * P(</s> | the last two words), as the product computes it, for the best path and for each of

@@ -150,8 +150,8 @@ errors=$(journal_since "$since" -p err -o cat)
 notices=$(journal_since "$since" -p notice..notice -o cat)
 priorities=$(journal_since -10min -o export | sed -n 's/^PRIORITY=//p' | sort | uniq -c | tr -s ' \n' ' ')
 note "parleyd priorities in the journal (count value): $priorities"
-if echo "$errors" | grep -q 'config not reloaded' && ! echo "$errors" | grep -q 'config reloaded' \
-   && echo "$notices" | grep -q 'config reloaded'; then
+if grep -q 'config not reloaded' <<<"$errors" && ! grep -q 'config reloaded' <<<"$errors" \
+   && grep -q 'config reloaded' <<<"$notices"; then
   pass journal-priorities "-p err: $(echo "$errors" | grep 'config not reloaded' | head -1 | cut -c1-120)"
 else
   fail journal-priorities "err: [$errors] notice: [$notices]"
