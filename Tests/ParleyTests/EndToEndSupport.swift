@@ -145,11 +145,13 @@ enum EndToEnd {
 
     /// Writes a config file whose history and socket live in `directory`; `history` and
     /// `control` are more keys of those tables.
-    static func writeConfig(in directory: URL, extra: String = "", history: String = "", control: String = "") throws -> URL {
+    static func writeConfig(
+        in directory: URL, extra: String = "", history: String = "", historyPath: String? = nil, control: String = ""
+    ) throws -> URL {
         let url = directory.appendingPathComponent("parley.toml")
         let text = """
             [history]
-            path = "\(directory.path)/history.sqlite"
+            path = "\(historyPath ?? "\(directory.path)/history.sqlite")"
             \(history)
             [control]
             socket = "\(directory.path)/control.sock"
@@ -165,10 +167,10 @@ enum EndToEnd {
 
     /// Starts parleyd live on ALSA's file plugin: `infile` is the microphone (read faster than
     /// real time, then silence in real time: `PacedMicrophone`) and `played` receives what is
-    /// played. Waits for the socket.
+    /// played. Waits for the socket. Each start in `dir` has a log of its own.
     static func startLiveDaemon(
-        in dir: URL, infile: String, played: String, extraConfig: String = "", controlConfig: String = "",
-        environment: [String: String] = [:], command: [String] = []
+        in dir: URL, infile: String, played: String, extraConfig: String = "", historyConfig: String = "", historyPath: String? = nil,
+        controlConfig: String = "", environment: [String: String] = [:], command: [String] = []
     ) async throws -> (process: Process, log: URL, socket: String) {
         let microphone = try PacedMicrophone.make(in: dir, playing: infile)
         let asoundrc = """
@@ -176,13 +178,14 @@ enum EndToEnd {
             pcm.parleyout { type file; slave.pcm "null"; file "\(played)"; format "raw" }
             """
         try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
-        let config = try writeConfig(in: dir, extra: liveAudio + "\n" + extraConfig, control: controlConfig)
+        let config = try writeConfig(
+            in: dir, extra: liveAudio + "\n" + extraConfig, history: historyConfig, historyPath: historyPath, control: controlConfig)
         let socket = dir.appendingPathComponent("control.sock").path
         // `command` runs parleyd through a wrapper (systemd-socket-activate, say).
         let daemon = try binary("parleyd")
         let (process, _, log) = try start(
             command.first ?? daemon, Array(command.dropFirst()) + (command.isEmpty ? [] : [daemon]) + ["--config", config.path], in: dir,
-            environment: ["HOME": dir.path].merging(environment) { _, new in new }, tag: "parleyd")
+            environment: ["HOME": dir.path].merging(environment) { _, new in new }, tag: "parleyd-\(UUID().uuidString.prefix(4))")
         let deadline = Date(timeIntervalSinceNow: 30)
         while !FileManager.default.fileExists(atPath: socket) && Date() < deadline && process.isRunning {
             try await Task.sleep(for: .milliseconds(50))

@@ -32,35 +32,13 @@ struct HistoryEndToEndTests {
         struct Reply<T: Decodable>: Decodable { var data: T }
     }
 
-    /// Starts parleyd live with its history (unless `history` says otherwise) and socket in `dir`.
-    static func startDaemon(in dir: URL, history: String? = nil) async throws -> Daemon {
+    /// Starts parleyd live, hearing silence, with its history in `dir`/state (and `history`'s
+    /// settings, if any) and its socket in `dir`.
+    static func startDaemon(in dir: URL, history: String = "") async throws -> Daemon {
         let silence = dir.appendingPathComponent("silence.raw")
         if !FileManager.default.fileExists(atPath: silence.path) { try Data(count: 32_000).write(to: silence) }
-        let microphone = try PacedMicrophone.make(in: dir, playing: silence.path)
-        let asoundrc = """
-            pcm.parleyin { type file; slave.pcm "null"; infile "\(microphone)"; file "/dev/null"; format "raw" }
-            pcm.parleyout { type file; slave.pcm "null"; file "/dev/null"; format "raw" }
-            """
-        try asoundrc.write(to: dir.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
-        let socket = dir.appendingPathComponent("control.sock").path
-        let config = dir.appendingPathComponent("parley.toml")
-        try """
-            [audio]
-            capture_device = "parleyin"
-            playback_device = "parleyout"
-            [history]
-            \(history ?? "path = \"\(dir.path)/state/history.sqlite\"")
-            [control]
-            socket = "\(socket)"
-            """.write(to: config, atomically: true, encoding: .utf8)
-        let (process, _, log) = try EndToEnd.start(
-            try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: ["HOME": dir.path],
-            tag: "parleyd-\(UUID().uuidString.prefix(4))")
-        let deadline = Date(timeIntervalSinceNow: 30)
-        // Until it answers (a socket left by a killed daemon exists but refuses).
-        while (try? ControlClient(path: socket).call(RawRequest(type: "version"))) == nil && Date() < deadline && process.isRunning {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let (process, log, socket) = try await EndToEnd.startLiveDaemon(
+            in: dir, infile: silence.path, played: "/dev/null", historyConfig: history, historyPath: "\(dir.path)/state/history.sqlite")
         try #require(process.isRunning, "parleyd exited: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         return Daemon(process: process, log: log, socket: socket, dir: dir)
     }
@@ -162,8 +140,7 @@ struct HistoryEndToEndTests {
     @Test func disabledHistoryKeepsNothingOnDisk() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("state/history.sqlite").path
-        let daemon = try await Self.startDaemon(in: dir, history: "enabled = false\npath = \"\(path)\"")
+        let daemon = try await Self.startDaemon(in: dir, history: "enabled = false")
         defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
         #expect(try daemon.parley(["say", "--speaker", "a", "secret words"]).status == 0)
         // The session's turns are there to search while it runs...
