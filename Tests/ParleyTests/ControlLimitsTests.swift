@@ -112,17 +112,17 @@ struct ControlLimitsTests {
     /// A `say` whose client leaves gives its place back at once; the turn is still stored.
     /// `parley say` gives up after --timeout with one line saying what to do.
     @Test func aSayWhoseClientLeftFreesItsPlaceAndIsStillStored() async throws {
-        // The only translation server answers after 4 s, so a turn takes that long. (One that
-        // never answers would be skipped after the first turn, its circuit broken.)
-        let hanging = try await FaultServer("slow", "4")
+        // The only translation server answers when the test lets it, so a turn takes that long.
+        // (One that never answers would be skipped after the first turn, its circuit broken.)
+        let held = try await FaultServer("held")
         let (daemon, dir, socket) = try await Self.startDaemon(
             extra: """
                 [translator]
                 backends = ["libretranslate"]
-                deadline_ms = 6000
+                deadline_ms = 120000
                 failure_notice = false
                 [translator.libretranslate]
-                url = "\(hanging.url.absoluteString)"
+                url = "\(held.url.absoluteString)"
                 timeout_ms = 120000
                 """)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -140,6 +140,8 @@ struct ControlLimitsTests {
         #expect(late.stderr.contains("did not answer within 1 s") && late.stderr.contains("--timeout"), "\(late.stderr)")
         #expect(late.stderr.split(separator: "\n").count == 1, "\(late.stderr)")
         // Its turn is stored anyway, once the server answers.
+        #expect(try storedTurns() == 0)
+        try await held.release(after: 1)
         #expect(try await Self.eventually { try storedTurns() == 1 })
 
         // 63 idle clients and one `say` that leaves at once: 64 places, but the leaver's is free.
@@ -170,6 +172,7 @@ struct ControlLimitsTests {
         }
         #expect(served, "the place of the client that left was not given back")
         #expect(storedWhenServed == 1, "the place was given back only once the turn was stored")
+        try await held.release(after: 2)
         #expect(try await Self.eventually { try storedTurns() == 2 }, "the turn of the client that left was not stored")
         idle.removeAll()
         try Self.stop(daemon)

@@ -14,8 +14,9 @@ import FoundationNetworking
 /// empty), `403`, `close` (closes the connection without a word), `echo` (answers the text
 /// reversed, so a test can tell a real answer from a made-up one), `huge` (a 3 MiB answer),
 /// `huge-unsized` (the same without Content-Length), `long` (the reversed text 30 times),
-/// `slow` (echoes after `argument` seconds, 5 if empty). `GET /languages` answers as
-/// a LibreTranslate server with English, Spanish and Chinese would.
+/// `slow` (echoes after `argument` seconds, 5 if empty), `held` (echoes once the test lets the
+/// requests waiting go: `release(after:)`). `GET /languages` answers as a LibreTranslate server
+/// with English, Spanish and Chinese would.
 final class FaultServer: @unchecked Sendable {
     let process = Process()
     let port: Int
@@ -28,6 +29,9 @@ final class FaultServer: @unchecked Sendable {
 
         state = {"mode": sys.argv[1], "arg": sys.argv[2] if len(sys.argv) > 2 else "", "count": 0, "key": None}
         lock = threading.Lock()
+        # `held` requests wait for the next release (GET /release).
+        releases = threading.Condition()
+        released = [0]
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -61,6 +65,11 @@ final class FaultServer: @unchecked Sendable {
                 elif mode == "slow":
                     time.sleep(float(arg or "5"))
                     self.reply(200, {"translatedText": q[::-1], "responseData": {"translatedText": q[::-1]}})
+                elif mode == "held":
+                    with releases:
+                        mine = released[0]
+                        releases.wait_for(lambda: released[0] > mine)
+                    self.reply(200, {"translatedText": q[::-1], "responseData": {"translatedText": q[::-1]}})
                 elif mode == "huge":
                     self.reply(200, {"translatedText": "a" * (3 << 20), "responseData": {"translatedText": "a" * (3 << 20)}})
                 elif mode == "huge-unsized":
@@ -86,6 +95,11 @@ final class FaultServer: @unchecked Sendable {
                 if url.path == "/count":
                     with lock:
                         return self.reply(200, {"count": state["count"], "key": state["key"]})
+                if url.path == "/release":
+                    with releases:
+                        released[0] += 1
+                        releases.notify_all()
+                    return self.reply(200, {"ok": True})
                 if url.path == "/mode":
                     with lock:
                         state["mode"] = query.get("set", ["echo"])[0]
@@ -153,6 +167,13 @@ final class FaultServer: @unchecked Sendable {
         let (data, _) = try await URLSession.shared.data(from: url.appendingPathComponent("count"))
         let count = try JSONDecoder().decode(Count.self, from: data)
         return (count.count, count.key)
+    }
+
+    /// In `held` mode: waits until the server has had `requests` translation requests in all,
+    /// then lets every one waiting answer.
+    func release(after requests: Int) async throws {
+        while try await count().requests < requests { try await Task.sleep(for: .milliseconds(20)) }
+        _ = try await URLSession.shared.data(from: url.appendingPathComponent("release"))
     }
 
     func setMode(_ mode: String) async throws {
