@@ -109,8 +109,21 @@ enum EndToEnd {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
-        try ProcessLauncher.run(process)
+        try launch(process)
         return (process, out, err)
+    }
+
+    /// Starts `process` as a shell would, with no signal blocked. The tests run on libdispatch's
+    /// threads, which block every asynchronous signal, and a child inherits the mask of the
+    /// thread that spawns it: a `parley watch` started from a test outlived `terminate()`, and a
+    /// parleyd got SIGTERM and SIGHUP only because its own handling does not need them unblocked.
+    static func launch(_ process: Process) throws {
+        var all = sigset_t()
+        var previous = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_UNBLOCK, &all, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        try ProcessLauncher.run(process)
     }
 
     /// Waits for `process` to exit, killing it after `timeout` seconds.

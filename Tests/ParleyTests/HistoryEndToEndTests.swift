@@ -197,7 +197,7 @@ struct HistoryEndToEndTests {
         locker.standardInput = input
         locker.standardOutput = output
         locker.standardError = errors
-        try ProcessLauncher.run(locker)
+        try EndToEnd.launch(locker)
         defer { if locker.isRunning { locker.terminate() } }
         input.fileHandleForWriting.write(
             Data("BEGIN IMMEDIATE;\nINSERT INTO sessions(started_at, speaker_a, speaker_b) VALUES ('2000-01-01', 'x', 'y');\nSELECT 'tried';\n".utf8))
