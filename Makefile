@@ -85,7 +85,7 @@ demo: release
 ## test: every test, unit and end to end, against the real engines. Tests/run/run-tests.sh runs
 ## them in two processes side by side, each one test at a time: the suites that wait on real
 ## time (live audio, a sound server, a browser, late servers) in one, the rest in the other
-## (377 tests: 92-97 s, against 178 s in one process, on two cores)
+## (378 tests: 92-97 s, against 178 s in one process the same hour, on two cores)
 test: EXTRA_DEBS = $(TEST_DEBS)
 test: deps
 	$(SWIFT) build --build-tests
