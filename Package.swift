@@ -51,11 +51,12 @@ let package = Package(
         .target(name: "ParleyEndpoint", dependencies: ["ParleyCore"], path: "Sources/Endpoint", swiftSettings: swiftSettings),
         .target(
             name: "ParleyRecognition",
-            dependencies: ["CPocketSphinx", .product(name: "Logging", package: "swift-log")], path: "Sources/Recognition",
+            dependencies: ["ParleyCore", "CPocketSphinx", .product(name: "Logging", package: "swift-log")], path: "Sources/Recognition",
             swiftSettings: swiftSettings),
         .target(
             name: "ParleyTranslation",
             dependencies: [
+                "ParleyCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -59,6 +59,8 @@ public struct ParleyConfig: Sendable, Equatable {
     /// Where cut-down copies of the dictionaries are kept (only the words each language model
     /// can produce; see PrunedDictionary); nil loads the dictionaries whole.
     public var recognizerCacheDirectory: String?
+    // [transcriber]: the accurate pass
+    public var transcriber = TranscriberConfig()
     // [voice.<lang>]: how each language is spoken (espeak-ng)
     public var voices: [String: VoiceConfig] = [:]
     // [translator]
@@ -265,7 +267,7 @@ extension ParleyConfig {
         }
         var config = ParleyConfig(environment: environment)
         let file = Section(table: root, name: nil, source: source, baseDirectory: baseDirectory)
-        try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "voice", "translator", "history", "control", "log", "web"])
+        try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "transcriber", "voice", "translator", "history", "control", "log", "web"])
 
         if let section = try file.section("conversation") {
             try section.allowOnly(["speaker_a", "speaker_b", "mode", "echo_tail_ms", "min_confidence", "repeat_prompt"])
@@ -342,6 +344,9 @@ extension ParleyConfig {
                 // languages it has (RecognizerPool).
                 config.recognizers[language] = resolved
             }
+        }
+        if let section = try file.section("transcriber") {
+            try config.readTranscriber(section)
         }
         if let section = try file.section("voice") {
             for language in section.table.keys.sorted() {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ParleyConfig
 import ParleyCore
 import ParleyHistory
@@ -164,5 +165,53 @@ extension Daemon {
             ? "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
             : "no usable speech model for \"\(language)\": install a CMU Sphinx model with `parleyd model install DIR --language \(language)` "
                 + "(README: Adding a language)"
+    }
+}
+
+extension Daemon {
+    /// The accurate engines `[transcriber]` asks for, as far as they are installed. Each one
+    /// that is missing or broken is one log line that says what to do; the languages it would
+    /// have heard are heard by the next engine, or by PocketSphinx.
+    static func makeAccurateHearing(_ config: ParleyConfig, logger: Logger) -> AccurateHearing? {
+        let settings = config.transcriber
+        guard settings.enabled else { return nil }
+        let languages = [config.speakerA, config.speakerB]
+        var engines: [any UtteranceTranscriber] = []
+        let folder = settings.enginesFolder
+        let fetch = "run `make engines` (or install the parley package)"
+        if languages.contains("en") {
+            if let folder {
+                do {
+                    engines.append(
+                        try MoonshineTranscriber(
+                            library: folder + "/moonshine/moonshine_voice/libmoonshine.so", modelFolder: folder + "/moonshine/tiny-en"))
+                } catch {
+                    logger.error("Moonshine cannot hear English: \(error); Whisper or PocketSphinx hears it")
+                }
+            } else {
+                logger.warning("Moonshine is not installed (no \(TranscriberConfig.searchPath.joined(separator: " or "))): \(fetch); Whisper or PocketSphinx hears English")
+            }
+        }
+        if let address = settings.serverAddress {
+            engines.append(
+                WyomingTranscriber(
+                    name: "whisper@\(address.host):\(address.port)", endpoint: .tcp(host: address.host, port: address.port), languages: whisperLanguages,
+                    timeoutMs: settings.timeoutMs, logger: logger))
+        } else if let folder {
+            let worker = folder + "/whisper/parley-whisper"
+            let files = [worker, folder + "/whisper/base/model.bin", folder + "/whisper/python/ctranslate2", settings.python]
+            if let missing = files.first(where: { !FileManager.default.fileExists(atPath: $0) }) {
+                logger.error("Whisper is not installed (no \(missing)): \(fetch); \(languages.joined(separator: " and ")) are heard by the engines left")
+            } else {
+                let arguments = [
+                    settings.python, worker, "--model", folder + "/whisper/base", "--python-path", folder + "/whisper/python",
+                    "--threads", String(settings.threads), "--beam-size", String(settings.beamSize),
+                ]
+                engines.append(
+                    WyomingTranscriber(
+                        name: "whisper-base", endpoint: .child(arguments), languages: whisperLanguages, timeoutMs: settings.timeoutMs, logger: logger))
+            }
+        }
+        return engines.isEmpty ? nil : AccurateHearing(engines: engines)
     }
 }

@@ -107,10 +107,13 @@ public struct SpeakerDetection: Codable, Sendable, Equatable {
     public enum Method: String, Codable, Sendable {
         case audio
         case turnOrder = "turn_order"
+        /// An accurate engine's language identification (Whisper), between the two languages.
+        case languageID = "language_id"
     }
 
     public var decidedBy: Method
-    /// Each language's score for the utterance (per frame; higher explains the audio better).
+    /// Each language's score for the utterance: per frame, higher explains the audio better
+    /// (`audio`), or the probability of each language (`language_id`).
     public var scores: [String: Double]
     /// The language that lost, and what it heard.
     public var rivalLanguage: String?

@@ -28,6 +28,11 @@ public struct Recognition: Sendable, Equatable {
     /// Frames (10 ms) of the hypothesis spent in words, not silence or noise: how much speech
     /// the score rests on.
     public var frames: Int
+    /// Which engine gave the words: an accurate engine ("moonshine-tiny", "whisper-base"), or
+    /// nil for the streaming recognizer.
+    public var engine: String?
+    /// What the streaming recognizer heard, when an accurate engine gave the words.
+    public var streamingText: String?
 
     public init(text: String, confidence: Double?, words: [RecognizedWord] = [], score: Double? = nil, frames: Int = 0) {
         self.text = text

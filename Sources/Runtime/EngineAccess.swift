@@ -18,11 +18,15 @@ public struct EngineAccess: Sendable {
     /// Whether a language has a voice. Cheap, and safe from any thread.
     public var canSpeak: @Sendable (String) -> Bool
     public var translator: any Translator
+    /// The accurate engines, whose words a turn keeps (nil: the streaming recognizer's words).
+    public var accurate: AccurateHearing?
 
     public init(
         recognizer: @escaping @Sendable (String) -> (any SpeechRecognizer)?, lane: @escaping @Sendable (String) -> String = { $0 },
-        canHear: @escaping @Sendable (String) -> Bool, canSpeak: @escaping @Sendable (String) -> Bool, translator: any Translator
+        canHear: @escaping @Sendable (String) -> Bool, canSpeak: @escaping @Sendable (String) -> Bool, translator: any Translator,
+        accurate: AccurateHearing? = nil
     ) {
+        self.accurate = accurate
         self.recognizer = recognizer
         self.lane = lane
         self.canHear = canHear

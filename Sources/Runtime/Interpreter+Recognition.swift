@@ -1,3 +1,4 @@
+import Logging
 import ParleyAudio
 import ParleyConversation
 import ParleyCore
@@ -84,8 +85,21 @@ extension Interpreter {
                     state.draft?.endedBy = ended.reason.rawValue
                     state.draft?.pauseMs = Int(ended.pause * 1000 / SampleTime(captureSampleRate))
                 }
+                let utterance = takeUtteranceAudio(&state)
+                let detect = state.settings.mode == .auto && languages.count > 1
+                    || state.settings.mode == .auto && accurateHearing?.detector != nil
+                        && [sides.speaker, sides.other].allSatisfy { hearing($0) || accurateHearing?.name(for: $0) != nil }
                 let collector = Collector(expecting: languages) { [self] results in
-                    recognized(results, expected: speaker, sides: sides)
+                    guard let accurate, let hearing = accurateHearing,
+                        hearing.name(for: sides.speaker) != nil || hearing.name(for: sides.other) != nil
+                    else { return recognized(results, expected: speaker, sides: sides) }
+                    let pass = AccuratePass.Utterance(
+                        samples: utterance, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other), detect: detect,
+                        streaming: results)
+                    accurate.inbox.yield(
+                        .hear(pass) { [self] heard in
+                            recognized(heard.recognition, speaker: heard.speaker, language: heard.language, target: heard.target, detection: heard.detection)
+                        })
                 }
                 for language in languages {
                     lane(for: language).inbox.yield(.finish(language: language) { collector.add(language, $0) })
@@ -98,6 +112,18 @@ extension Interpreter {
             }
         }
     }
+
+    /// The utterance's audio for the accurate pass, without the pause that ended it (but for
+    /// `keptPauseMs` of it).
+    func takeUtteranceAudio(_ state: inout Shared) -> [Int16] {
+        defer { state.utteranceAudio = [] }
+        let pause = Int(state.utteranceEnd?.pause ?? 0)
+        let cut = max(0, pause - Self.keptPauseMs * captureSampleRate / 1000)
+        return Array(state.utteranceAudio.dropLast(min(cut, state.utteranceAudio.count)))
+    }
+
+    /// How much of the pause that ended an utterance the accurate pass hears.
+    static let keptPauseMs = 300
 
     /// Every lane has finished the utterance: decide who spoke, then go on with their words.
     private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: (speaker: String, other: String)) {

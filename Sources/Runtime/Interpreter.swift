@@ -43,6 +43,10 @@ public final class Interpreter: Sendable {
     let speaking: @Sendable (String) -> Bool
     /// The translator the conversation uses (also for `retry` and `languages`).
     public let translator: any Translator
+    /// The accurate pass, when the daemon has accurate engines.
+    let accurate: AccurateWorker?
+    /// The engines behind it (for `status` and `languages`).
+    public let accurateHearing: AccurateHearing?
 
     let shared: Mutex<Shared>
     /// The capture device, until `run` hands it to the capture loop.
@@ -92,6 +96,8 @@ public final class Interpreter: Sendable {
         var awaitedJudgement: SampleTime?
         /// How the utterance heard last ended: what decided it and after how much silence.
         var utteranceEnd: (reason: EndpointEvent.EndReason, pause: SampleTime)?
+        /// The audio of the utterance being heard (from its pre-roll), for the accurate pass.
+        var utteranceAudio: [Int16] = []
         /// The translation and audio being made from the words before the current pause.
         var speculation: Speculation?
         /// Speculations started so far (their ids).
@@ -200,6 +206,8 @@ public final class Interpreter: Sendable {
         self.hearing = engines.canHear
         self.speaking = engines.canSpeak
         self.translator = engines.translator
+        self.accurateHearing = engines.accurate
+        self.accurate = engines.accurate.map { AccurateWorker(hearing: $0, report: { message in logger.error("\(message)") }) }
         let report: @Sendable (String) -> Void = { message in
             logger.error("\(message)")
             events.publish(EventType.error, ErrorEvent(message: message))
@@ -264,15 +272,19 @@ public final class Interpreter: Sendable {
     public func run() async throws(AudioError) {
         guard let source = capture.withLock({ $0.take() }) else { throw AudioError(.open, "the conversation already ran") }
         let speechLoop = Task { await speech.run() }
+        let accurateLoop = accurate.map { worker in Task { await worker.run() } }
+        accurate?.inbox.yield(.warm)
         let translationLoop = Task { await translateTurns() }
         let result = await CaptureLoop(interpreter: self, backoff: reopenBackoff).run(source)
         let recognitionLoops = closeLanes()
         speech.inbox.yield(.close)
+        accurate?.inbox.yield(.close)
         translationInbox.finish()
         // Playback is closed on the speech worker once it is idle; a worker that never gets
         // there (a hung device) is left alone rather than closed under its feet.
         let done = await finished(within: .seconds(Self.stopTimeout)) {
             for loop in recognitionLoops { await loop.value }
+            await accurateLoop?.value
             await speechLoop.value
         }
         if !done { logger.warning("an engine did not finish in time; exiting anyway") }
@@ -303,6 +315,7 @@ public final class Interpreter: Sendable {
             case .started(let at, let preroll)?:
                 actions += state.handle(.speechStarted(at: at))
                 audio = preroll
+                state.utteranceAudio = []
             case .ended(let end, let reason, let pause)?:
                 state.utteranceEnd = (reason, pause)
                 actions += state.handle(.speechEnded(at: end))
@@ -319,6 +332,9 @@ public final class Interpreter: Sendable {
             // Queued after the utterance was opened, in the same lock. During a pause the lanes
             // judge whether the words so far end the sentence.
             state.awaitedJudgement = nil
+            if let audio, accurate != nil, state.machine.state.speaker != nil {
+                state.utteranceAudio += audio
+            }
             if let audio, let speaker = state.machine.state.speaker {
                 var judge: JudgeRequest?
                 if state.endpointer.wantsCue, let pause = state.endpointer.pause {

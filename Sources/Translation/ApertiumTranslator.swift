@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import ParleyCore
 import Foundation
 import Testing
 import ParleyProtocol

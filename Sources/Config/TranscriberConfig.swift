@@ -1,0 +1,61 @@
+import Foundation
+
+/// `[transcriber]`: the accurate pass (docs/architecture.md, "The accurate pass"): Moonshine
+/// tiny hears English in process, Whisper base hears every language in a worker of its own (or
+/// on a server), and their words are the ones a turn keeps.
+public struct TranscriberConfig: Sendable, Equatable {
+    /// Off: the streaming recognizer's words are kept (PocketSphinx), as before.
+    public var enabled = true
+    /// Where `make engines` put Moonshine and Whisper; nil looks in the installed places
+    /// (`searchPath`).
+    public var engines: String?
+    /// A Wyoming speech-to-text server that hears instead of the local Whisper worker:
+    /// "tcp://HOST:PORT". nil starts the local worker.
+    public var server: String?
+    /// Whisper's beam width (1 is greedy: faster, a few more words wrong).
+    public var beamSize = 5
+    /// Threads Whisper may use (0: one per core).
+    public var threads = 0
+    /// How long one utterance may take before the worker is restarted and asked again.
+    public var timeoutMs = 15_000
+    /// The Python that runs the Whisper worker.
+    public var python = "/usr/bin/python3"
+
+    /// Where installed engines are looked for, when `engines` is not set.
+    public static let searchPath = ["/usr/local/lib/parley/engines", "/usr/lib/parley/engines"]
+
+    public init() {}
+
+    /// The engines folder to use: the configured one, else the first installed one.
+    public var enginesFolder: String? {
+        engines ?? Self.searchPath.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// The server's host and port, when `server` names one.
+    public var serverAddress: (host: String, port: Int)? {
+        guard let server, server.hasPrefix("tcp://") else { return nil }
+        let rest = server.dropFirst("tcp://".count)
+        guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]), (1...65_535).contains(port) else { return nil }
+        let host = String(rest[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return host.isEmpty ? nil : (host, port)
+    }
+}
+
+extension ParleyConfig {
+    /// Reads `[transcriber]`.
+    mutating func readTranscriber(_ section: Section) throws(ConfigError) {
+        try section.allowOnly(["enabled", "engines", "server", "beam_size", "threads", "timeout_ms", "python"])
+        transcriber.enabled = try section.bool("enabled") ?? transcriber.enabled
+        transcriber.engines = try section.path("engines") ?? transcriber.engines
+        if let server = try section.string("server"), !server.isEmpty {
+            transcriber.server = server
+            guard transcriber.serverAddress != nil else {
+                throw section.error("server", "is \(quoted(server)); give a Wyoming server as \"tcp://HOST:PORT\", or \"\" for the local worker")
+            }
+        }
+        transcriber.beamSize = try section.int("beam_size", in: 1...10) ?? transcriber.beamSize
+        transcriber.threads = try section.int("threads", in: 0...64) ?? transcriber.threads
+        transcriber.timeoutMs = try section.int("timeout_ms", in: 1_000...600_000) ?? transcriber.timeoutMs
+        transcriber.python = try section.path("python") ?? transcriber.python
+    }
+}

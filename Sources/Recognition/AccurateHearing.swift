@@ -1,0 +1,45 @@
+/// The accurate engines a daemon has, and which one hears each language.
+///
+/// Engines are tried in the order given: a language goes to the first engine that hears it
+/// (Moonshine for English, because it is the fastest), and to the next when that one fails.
+/// Language detection is asked of the first engine that detects (Whisper).
+public final class AccurateHearing: Sendable {
+    public let engines: [any UtteranceTranscriber]
+
+    public init(engines: [any UtteranceTranscriber]) {
+        self.engines = engines
+    }
+
+    /// The engines that hear `language`, best first.
+    public func engines(for language: String) -> [any UtteranceTranscriber] {
+        engines.filter { $0.hears(language) }
+    }
+
+    /// The engine that detects the language of an utterance, if any.
+    public var detector: (any UtteranceTranscriber)? {
+        engines.first { $0.detectsLanguage }
+    }
+
+    /// The name of the engine that hears `language` first (nil: only the streaming recognizer).
+    public func name(for language: String) -> String? {
+        engines(for: language).first?.name
+    }
+
+    /// The detection to ask for between `candidates`: it stops at the language when another
+    /// engine hears that language first (Moonshine for English), so no time goes on words that
+    /// are not used.
+    public func detection(between candidates: [String]) -> TranscriptionRequest? {
+        guard let detector else { return nil }
+        let elsewhere = candidates.filter { language in engines(for: language).first.map { $0 !== detector } ?? true }
+        return TranscriptionRequest(language: nil, candidates: candidates, detectOnly: Set(elsewhere))
+    }
+}
+
+/// The languages Whisper hears (its tokenizer's language tokens, two-letter codes only, as
+/// Parley names languages).
+public let whisperLanguages: Set<String> = Set(
+    """
+    en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th ur hr bg lt la mi ml cy sk te \
+    fa lv bn sr az sl kn et mk br eu is hy ne mn bs kk sq sw gl mr pa si km sn yo so af oc ka be tg sd gu am yi lo uz fo ht ps \
+    tk nn mt sa lb my bo tl mg as tt ln ha ba jw su
+    """.split(separator: " ").map(String.init))

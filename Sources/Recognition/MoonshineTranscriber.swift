@@ -1,0 +1,136 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Moonshine tiny (English), in process, through libmoonshine's C API.
+///
+/// The library comes from the `moonshine-voice` wheel (`make engines`) and is opened with
+/// `dlopen` when the daemon starts: a machine without it still runs, on the engines it has. The
+/// wheel ships no header, so the few functions used are declared here, as its Python binding
+/// (moonshine_api.py) declares them.
+public final class MoonshineTranscriber: UtteranceTranscriber {
+    public let name = "moonshine-tiny"
+    public let detectsLanguage = false
+    private let api: API
+    private let handle: Int32
+    /// libmoonshine keeps per-transcriber state: one call at a time.
+    private let busy = Mutex(())
+
+    /// The header version the library's Python binding passes (MOONSHINE_HEADER_VERSION).
+    static let headerVersion: Int32 = 30_000
+    /// `model_arch` for Moonshine tiny.
+    static let tinyArchitecture: UInt32 = 0
+
+    /// The functions of libmoonshine that Parley calls.
+    struct API: @unchecked Sendable {
+        typealias Load = @convention(c) (UnsafePointer<CChar>?, UInt32, UnsafeRawPointer?, UInt64, Int32) -> Int32
+        typealias Transcribe = @convention(c) (Int32, UnsafePointer<Float>?, UInt64, Int32, UInt32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32
+        typealias ErrorString = @convention(c) (Int32) -> UnsafePointer<CChar>?
+        typealias Free = @convention(c) (Int32) -> Void
+        let load: Load
+        let transcribe: Transcribe
+        let errorString: ErrorString
+        let free: Free
+
+        /// Opens the library at `path`; nil and why when it cannot be used.
+        static func open(_ path: String) -> Result<API, RecognizerError> {
+            guard let library = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+                let reason = dlerror().map { String(cString: $0) } ?? "unknown"
+                return .failure(RecognizerError("cannot open \(path): \(reason) (run `make engines`)"))
+            }
+            func symbol<T>(_ name: String, as type: T.Type) -> T? {
+                dlsym(library, name).map { unsafeBitCast($0, to: type) }
+            }
+            guard let load = symbol("moonshine_load_transcriber_from_files", as: Load.self),
+                let transcribe = symbol("moonshine_transcribe_without_streaming", as: Transcribe.self),
+                let errorString = symbol("moonshine_error_to_string", as: ErrorString.self),
+                let free = symbol("moonshine_free_transcriber", as: Free.self)
+            else {
+                return .failure(RecognizerError("\(path) lacks the functions Parley calls; install moonshine-voice 0.1.5's (`make engines`)"))
+            }
+            return .success(API(load: load, transcribe: transcribe, errorString: errorString, free: free))
+        }
+
+        func describe(_ code: Int32) -> String {
+            errorString(code).map { String(cString: $0) } ?? "error \(code)"
+        }
+    }
+
+    /// transcript_word_t, transcript_line_t and transcript_t (64-bit layout: 24, 88 and 16 bytes).
+    struct WordC {
+        var text: UnsafeMutablePointer<CChar>?
+        var start: Float
+        var end: Float
+        var confidence: Float
+    }
+
+    struct LineC {
+        var text: UnsafeMutablePointer<CChar>?
+        var audioData: UnsafeMutablePointer<Float>?
+        var audioDataCount: Int
+        var startTime: Float
+        var duration: Float
+        var id: UInt64
+        var isComplete: Int8
+        var isUpdated: Int8
+        var isNew: Int8
+        var hasTextChanged: Int8
+        var haveSpeakersChanged: Int8
+        var speakerSpans: UnsafeMutableRawPointer?
+        var speakerSpanCount: UInt64
+        var lastTranscriptionLatencyMs: UInt32
+        var words: UnsafeMutablePointer<WordC>?
+        var wordCount: UInt64
+    }
+
+    struct TranscriptC {
+        var lines: UnsafeMutablePointer<LineC>?
+        var lineCount: UInt64
+    }
+
+    /// Loads the model in `modelFolder` (encoder_model.ort, decoder_model_merged.ort,
+    /// tokenizer.bin) with the library at `library`.
+    public init(library: String, modelFolder: String) throws(RecognizerError) {
+        guard MemoryLayout<LineC>.stride == 88, MemoryLayout<WordC>.stride == 24, MemoryLayout<TranscriptC>.stride == 16 else {
+            throw RecognizerError("libmoonshine's structures have another layout on this machine; Moonshine is not used")
+        }
+        for file in ["encoder_model.ort", "decoder_model_merged.ort", "tokenizer.bin"]
+        where !FileManager.default.fileExists(atPath: (modelFolder as NSString).appendingPathComponent(file)) {
+            throw RecognizerError("the Moonshine model in \(modelFolder) has no \(file) (run `make engines`)")
+        }
+        let api = try API.open(library).get()
+        let handle = api.load(modelFolder, Self.tinyArchitecture, nil, 0, Self.headerVersion)
+        guard handle >= 0 else {
+            throw RecognizerError("Moonshine did not load \(modelFolder): \(api.describe(handle))")
+        }
+        self.api = api
+        self.handle = handle
+    }
+
+    deinit { api.free(handle) }
+
+    public func hears(_ language: String) -> Bool { language == "en" }
+
+    public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
+        let audio = samples.map { Float($0) / 32_768 }
+        let result: Result<String, RecognizerError> = busy.withLock { _ in
+            var raw: UnsafeMutableRawPointer?
+            let code = audio.withUnsafeBufferPointer { buffer in
+                api.transcribe(handle, buffer.baseAddress, UInt64(buffer.count), Int32(captureRate), 0, &raw)
+            }
+            guard code == 0 else { return .failure(RecognizerError("Moonshine failed: \(api.describe(code))")) }
+            let transcript = raw?.assumingMemoryBound(to: TranscriptC.self)
+            // The transcript belongs to the transcriber (valid until its next call).
+            guard let lines = transcript?.pointee.lines, let count = transcript?.pointee.lineCount else { return .success("") }
+            let texts = (0..<Int(count)).compactMap { index in lines[index].text.map { String(cString: $0) } }
+            return .success(texts.joined(separator: " "))
+        }
+        let text = try result.get().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return Transcript(text: text, language: "en", engine: name)
+    }
+
+    private var captureRate: Int { 16_000 }
+}

@@ -1,0 +1,62 @@
+/// What an accurate recognizer heard in one whole utterance.
+public struct Transcript: Sendable, Equatable {
+    /// The words, or an empty string when nothing was said (noise, a cough).
+    public var text: String
+    /// The language the words are in: the one asked for, or the one detected.
+    public var language: String
+    /// How sure the engine is of the words, from 0 to 1; nil when it gives no score.
+    public var confidence: Double?
+    /// For a detected language: each candidate's probability (they sum to 1); empty when the
+    /// language was given.
+    public var languageProbabilities: [String: Double]
+    /// False when the engine only detected the language (`TranscriptionRequest.detectOnly`).
+    public var decoded: Bool
+    /// Which engine gave the words ("moonshine-tiny", "whisper-base", or a server's name).
+    public var engine: String
+
+    public init(
+        text: String, language: String, confidence: Double? = nil, languageProbabilities: [String: Double] = [:],
+        decoded: Bool = true, engine: String
+    ) {
+        self.text = text
+        self.language = language
+        self.confidence = confidence
+        self.languageProbabilities = languageProbabilities
+        self.decoded = decoded
+        self.engine = engine
+    }
+}
+
+/// What to hear in an utterance.
+public struct TranscriptionRequest: Sendable, Equatable {
+    /// The language the words are in; nil: detect it among `candidates`.
+    public var language: String?
+    /// The languages a detection chooses from (the two of the conversation).
+    public var candidates: [String]
+    /// Languages for which a detection stops at the language, without words: another engine
+    /// hears them better or faster.
+    public var detectOnly: Set<String>
+
+    public init(language: String?, candidates: [String] = [], detectOnly: Set<String> = []) {
+        self.language = language
+        self.candidates = candidates
+        self.detectOnly = detectOnly
+    }
+}
+
+/// An accurate recognizer of whole utterances: it hears the audio once the person has stopped
+/// (or paused), rather than as it comes. Its words are the ones a turn translates, speaks and
+/// stores; the streaming recognizer (`SpeechRecognizer`) gives partial words and the end cue.
+///
+/// Implementations block while they work: call them from a worker of their own, never from the
+/// capture loop or the concurrency pool. One call at a time per instance.
+public protocol UtteranceTranscriber: AnyObject, Sendable {
+    /// The engine's name, as history and `status` show it.
+    var name: String { get }
+    /// Whether it hears `language`.
+    func hears(_ language: String) -> Bool
+    /// Whether it can detect the language of an utterance.
+    var detectsLanguage: Bool { get }
+    /// Hears 16 kHz mono samples.
+    func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript
+}

@@ -1,0 +1,282 @@
+import Foundation
+import Logging
+import ParleyCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A Wyoming speech-to-text service: Parley's own Whisper worker (`libexec/parley-whisper`),
+/// started as a child and spoken to over its standard input and output, or a server on the
+/// network (`[transcriber] server = "tcp://HOST:PORT"`), such as wyoming-faster-whisper.
+///
+/// - The child is started once and kept warm. If it dies or stops answering within the
+///   timeout, it is killed, started again, and the utterance is asked once more: a turn in
+///   flight is not lost to a crash.
+/// - A server is connected to for each utterance (as Wyoming clients do); one that is down
+///   fails the utterance at once, and the daemon falls back to the engine it still has.
+public final class WyomingTranscriber: UtteranceTranscriber {
+    public enum Endpoint: Sendable, Equatable {
+        /// A worker started with these arguments (the first is the program).
+        case child([String])
+        case tcp(host: String, port: Int)
+    }
+
+    public let name: String
+    public let detectsLanguage: Bool
+    private let endpoint: Endpoint
+    private let languages: Set<String>
+    private let timeoutMs: Int
+    private let startTimeoutMs: Int
+    private let logger: Logger
+    private let state = Mutex<Link?>(nil)
+    /// How many times the worker was started (the first start included).
+    private let startsMade = Atomic<Int>(0)
+
+    /// - `languages`: what it hears (Whisper base: every language Parley speaks).
+    /// - `timeoutMs`: how long one utterance may take; `startTimeoutMs`: how long the worker
+    ///   may take to load its model and answer `describe`.
+    public init(
+        name: String, endpoint: Endpoint, languages: Set<String>, detectsLanguage: Bool = true, timeoutMs: Int = 15_000,
+        startTimeoutMs: Int = 60_000, logger: Logger
+    ) {
+        self.name = name
+        self.endpoint = endpoint
+        self.languages = languages
+        self.detectsLanguage = detectsLanguage
+        self.timeoutMs = timeoutMs
+        self.startTimeoutMs = startTimeoutMs
+        self.logger = logger
+    }
+
+    deinit {
+        state.withLock { link in link?.close() }
+    }
+
+    public func hears(_ language: String) -> Bool { languages.contains(language) }
+
+    /// How many times the worker process was started: 1 once warm, more after restarts.
+    public var starts: Int { startsMade.load(ordering: .relaxed) }
+
+    /// The worker's process id, while it runs (nil for a server).
+    public var workerProcess: pid_t? { state.withLock { $0?.process } }
+
+    /// Starts the worker (or checks the server answers) now, so the first turn does not wait.
+    public func warm() throws(RecognizerError) {
+        try state.withLock { (link: inout Link?) throws(RecognizerError) in
+            if link == nil { link = try connect() }
+        }
+    }
+
+    public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
+        let events = try WyomingRequest.events(for: samples, request)
+        return try state.withLock { (link: inout Link?) throws(RecognizerError) -> Transcript in
+            var lastError: RecognizerError?
+            // A second try on a fresh worker when the first one died or hung mid-utterance.
+            for attempt in 0..<2 {
+                do throws(RecognizerError) {
+                    if link == nil { link = try connect() }
+                    guard let open = link else { continue }
+                    let answer = try open.exchange(events, timeoutMs: timeoutMs)
+                    if case .tcp = endpoint {
+                        open.close()
+                        link = nil
+                    }
+                    return try WyomingRequest.transcript(from: answer, request, engine: name)
+                } catch {
+                    link?.close()
+                    link = nil
+                    lastError = error
+                    if case .tcp = endpoint { break }
+                    if attempt == 0 { logger.warning("\(name): \(error); starting it again and asking once more") }
+                }
+            }
+            throw lastError ?? RecognizerError("\(name) did not answer")
+        }
+    }
+
+    /// Starts the worker or connects to the server, and waits for its `info` answer.
+    private func connect() throws(RecognizerError) -> Link {
+        let link: Link
+        switch endpoint {
+        case .child(let arguments):
+            link = try Link.spawn(arguments)
+            startsMade.add(1, ordering: .relaxed)
+        case .tcp(let host, let port):
+            link = try Link.dial(host: host, port: port, timeoutMs: min(timeoutMs, 5_000))
+        }
+        do {
+            let info = try link.exchange([WyomingEvent(type: "describe")], timeoutMs: startTimeoutMs)
+            guard info.type == "info" else { throw RecognizerError("it answered describe with \(info.type)") }
+        } catch {
+            link.close()
+            throw RecognizerError("\(name) did not start: \(error)")
+        }
+        return link
+    }
+}
+
+/// One open conversation with a Wyoming service: a pair of descriptors (a child's pipes, or
+/// one socket), read with `poll` and a deadline.
+final class Link {
+    let input: Int32
+    let output: Int32
+    let process: pid_t?
+    private var buffer: [UInt8] = []
+    private var closed = false
+
+    private init(input: Int32, output: Int32, process: pid_t?) {
+        self.input = input
+        self.output = output
+        self.process = process
+    }
+
+    /// Writing to a worker that died must be an error here, not the end of parleyd.
+    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+    static func spawn(_ arguments: [String]) throws(RecognizerError) -> Link {
+        _ = ignoreBrokenPipes
+        guard let program = arguments.first else { throw RecognizerError("no worker program given") }
+        var toChild: [Int32] = [-1, -1]
+        var fromChild: [Int32] = [-1, -1]
+        let result: Result<pid_t, RecognizerError> = ProcessLauncher.withLock {
+            guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else {
+                return .failure(RecognizerError("cannot start \(program): no pipe (\(String(cString: strerror(errno))))"))
+            }
+            for end in toChild + fromChild { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            var actions = posix_spawn_file_actions_t()
+            var attributes = posix_spawnattr_t()
+            posix_spawn_file_actions_init(&actions)
+            posix_spawnattr_init(&attributes)
+            defer {
+                posix_spawn_file_actions_destroy(&actions)
+                posix_spawnattr_destroy(&attributes)
+            }
+            posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+            posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+            // Its standard error is parleyd's: a worker that cannot load says so in the journal.
+            var defaults = sigset_t()
+            sigfillset(&defaults)
+            var empty = sigset_t()
+            sigemptyset(&empty)
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setsigmask(&attributes, &empty)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+            var pid: pid_t = 0
+            let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            defer { for argument in argv { free(argument) } }
+            let status = posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
+            guard status == 0 else { return .failure(RecognizerError("cannot start \(program): \(String(cString: strerror(status)))")) }
+            return .success(pid)
+        }
+        if toChild[0] >= 0 { Glibc.close(toChild[0]) }
+        if fromChild[1] >= 0 { Glibc.close(fromChild[1]) }
+        switch result {
+        case .success(let pid):
+            return Link(input: fromChild[0], output: toChild[1], process: pid)
+        case .failure(let error):
+            for end in [toChild[1], fromChild[0]] where end >= 0 { Glibc.close(end) }
+            throw error
+        }
+    }
+
+    static func dial(host: String, port: Int, timeoutMs: Int) throws(RecognizerError) -> Link {
+        _ = ignoreBrokenPipes
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let first = found else {
+            throw RecognizerError("cannot find the speech server \(host)")
+        }
+        defer { freeaddrinfo(found) }
+        var candidate: UnsafeMutablePointer<addrinfo>? = first
+        var problem = "no address"
+        while let address = candidate {
+            candidate = address.pointee.ai_next
+            let socket = Glibc.socket(address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard socket >= 0 else { continue }
+            var timeout = timeval(tv_sec: timeoutMs / 1000, tv_usec: (timeoutMs % 1000) * 1000)
+            setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            if Glibc.connect(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 {
+                return Link(input: socket, output: socket, process: nil)
+            }
+            problem = String(cString: strerror(errno))
+            Glibc.close(socket)
+        }
+        throw RecognizerError("cannot reach the speech server \(host):\(port): \(problem)")
+    }
+
+    /// Sends `events` and reads the answer to the last one (events that answer nothing, such as
+    /// audio chunks, are sent on).
+    func exchange(_ events: [WyomingEvent], timeoutMs: Int) throws(RecognizerError) -> WyomingEvent {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeoutMs, 1)) * 1_000_000
+        for event in events { try write(event.encoded, deadline: deadline) }
+        return try WyomingEvent.read { (count: Int?) throws(RecognizerError) in try read(count, deadline: deadline) }
+    }
+
+    private func wait(for descriptor: Int32, _ events: Int32, deadline: UInt64) throws(RecognizerError) {
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { throw RecognizerError("no answer in time") }
+            var entry = pollfd(fd: descriptor, events: Int16(events), revents: 0)
+            let ready = poll(&entry, 1, Int32(min((deadline - now) / 1_000_000 + 1, 60_000)))
+            if ready > 0 { return }
+            if ready < 0 && errno != EINTR { throw RecognizerError("cannot wait: \(String(cString: strerror(errno)))") }
+        }
+    }
+
+    private func write(_ bytes: [UInt8], deadline: UInt64) throws(RecognizerError) {
+        var offset = 0
+        while offset < bytes.count {
+            try wait(for: output, POLLOUT, deadline: deadline)
+            let written = bytes.withUnsafeBytes { buffer -> Int in
+                guard let start = buffer.baseAddress else { return 0 }
+                return Glibc.write(output, start + offset, min(bytes.count - offset, 65_536))
+            }
+            if written < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw RecognizerError("it stopped reading (\(String(cString: strerror(errno))))")
+            }
+            offset += written
+        }
+    }
+
+    /// The next `count` bytes, or the bytes up to a newline (not included) when `count` is nil.
+    private func read(_ count: Int?, deadline: UInt64) throws(RecognizerError) -> [UInt8] {
+        while true {
+            if let count, buffer.count >= count {
+                defer { buffer.removeFirst(count) }
+                return Array(buffer[..<count])
+            }
+            if count == nil, let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                defer { buffer.removeFirst(newline + 1) }
+                return Array(buffer[..<newline])
+            }
+            guard buffer.count <= WyomingEvent.limit * 64 else { throw RecognizerError("it sent more than a transcript") }
+            try wait(for: input, POLLIN, deadline: deadline)
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+            if got < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            guard got > 0 else { throw RecognizerError("it closed the connection") }
+            buffer.append(contentsOf: chunk[0..<got])
+        }
+    }
+
+    /// Closes the descriptors; a worker is ended (SIGTERM, then SIGKILL) and reaped.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(input)
+        if output != input { Glibc.close(output) }
+        guard let process else { return }
+        kill(process, SIGTERM)
+        var status: Int32 = 0
+        for _ in 0..<50 {
+            if waitpid(process, &status, WNOHANG) != 0 { return }
+            usleep(20_000)
+        }
+        kill(process, SIGKILL)
+        waitpid(process, &status, 0)
+    }
+}

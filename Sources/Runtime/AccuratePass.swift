@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import ParleyCore
+import ParleyProtocol
+import ParleyRecognition
+
+/// The accurate pass: once an utterance has ended, an accurate engine hears it whole, and its
+/// words are the turn's (translated, spoken, stored, shown as final).
+///
+/// - Who spoke (auto mode): the detector (Whisper) chooses between the two languages. When it
+///   cannot, the streaming recognizers' decision stands (`LanguageDecision`).
+/// - The words: the first engine that hears the language (Moonshine for English, Whisper for
+///   the rest), the next one when it fails, and the streaming recognizer's words when none is
+///   left. A failure is reported in one line; the turn goes on.
+/// - No words (the engines heard noise, a cough) means no turn.
+enum AccuratePass {
+    /// One ended utterance, with what the streaming lanes heard.
+    struct Utterance: Sendable {
+        var samples: [Int16]
+        var expected: Speaker
+        var sides: Sides
+        /// Whether the speaker is told by what is heard (auto mode, both languages heard).
+        var detect: Bool
+        var streaming: [(language: String, recognition: Recognition)]
+    }
+
+    struct Sides: Sendable, Equatable {
+        var speaker: String
+        var other: String
+    }
+
+    /// What the pass decided.
+    struct Heard: Sendable {
+        var speaker: Speaker
+        var language: String
+        var target: String
+        var recognition: Recognition
+        var detection: SpeakerDetection?
+    }
+
+    /// Hears `utterance` with `hearing`'s engines. Blocks: called on the accurate worker.
+    static func hear(_ utterance: Utterance, with hearing: AccurateHearing, report: (String) -> Void) -> Heard {
+        let sides = utterance.sides
+        var language: String?
+        var detection: SpeakerDetection?
+        var detected: Transcript?
+        if utterance.detect, let request = hearing.detection(between: [sides.speaker, sides.other]), let detector = hearing.detector {
+            do {
+                let transcript = try detector.transcribe(utterance.samples, request)
+                if transcript.language == sides.speaker || transcript.language == sides.other {
+                    language = transcript.language
+                    detected = transcript.decoded ? transcript : nil
+                    let rival = transcript.language == sides.speaker ? sides.other : sides.speaker
+                    detection = SpeakerDetection(
+                        decidedBy: .languageID, scores: transcript.languageProbabilities, rivalLanguage: rival,
+                        rivalText: utterance.streaming.first { $0.language == rival }?.recognition.text)
+                }
+            } catch {
+                report("\(detector.name) could not tell the language: \(error); the streaming recognizers decide")
+            }
+        }
+        if language == nil, utterance.streaming.count > 1 {
+            let decided = LanguageDecision.decide(utterance.streaming, minimumFrames: Interpreter.minimumDecisionFrames, margin: Interpreter.decisionMargin)
+            language = decided ?? sides.speaker
+            let rival = language == sides.speaker ? sides.other : sides.speaker
+            detection = SpeakerDetection(
+                decidedBy: decided == nil ? .turnOrder : .audio,
+                scores: Dictionary(utterance.streaming.compactMap { result in result.recognition.score.map { (result.language, $0) } }) { first, _ in first },
+                rivalLanguage: rival, rivalText: utterance.streaming.first { $0.language == rival }?.recognition.text)
+        }
+        let chosen = language ?? sides.speaker
+        let speaker = chosen == sides.speaker ? utterance.expected : utterance.expected.other
+        let target = chosen == sides.speaker ? sides.other : sides.speaker
+        let streamed = utterance.streaming.first { $0.language == chosen }?.recognition
+        var recognition: Recognition?
+        if let detected, hearing.engines(for: chosen).first === hearing.detector {
+            recognition = Recognition(detected, streaming: streamed)
+        }
+        for engine in hearing.engines(for: chosen) where recognition == nil {
+            do {
+                recognition = Recognition(try engine.transcribe(utterance.samples, TranscriptionRequest(language: chosen)), streaming: streamed)
+            } catch {
+                report("\(engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: engine, for: chosen, in: hearing)) hears it")
+            }
+        }
+        return Heard(
+            speaker: speaker, language: chosen, target: target,
+            recognition: recognition ?? streamed ?? Recognition(text: "", confidence: nil), detection: detection)
+    }
+
+    /// Who hears a language once `engine` has failed: the next engine, else the streaming recognizer.
+    static func fallback(after engine: any UtteranceTranscriber, for language: String, in hearing: AccurateHearing) -> String {
+        let engines = hearing.engines(for: language)
+        guard let index = engines.firstIndex(where: { $0 === engine }), index + 1 < engines.count else { return "the streaming recognizer" }
+        return engines[index + 1].name
+    }
+}
+
+extension Recognition {
+    /// An accurate engine's words, with the streaming recognizer's hypothesis kept beside them.
+    init(_ transcript: Transcript, streaming: Recognition?) {
+        let words = transcript.text.split(separator: " ").map(String.init)
+        self.init(
+            text: transcript.text, confidence: transcript.confidence,
+            words: transcript.confidence.map { confidence in words.map { RecognizedWord(text: $0, confidence: confidence) } } ?? [],
+            score: nil, frames: streaming?.frames ?? 0)
+        engine = transcript.engine
+        streamingText = streaming?.text
+    }
+}
+
+/// Runs the accurate pass on a queue of its own: its engines block (Moonshine decodes in
+/// process, Whisper is waited for on a pipe), so they never hold the capture loop or the
+/// concurrency pool.
+actor AccurateWorker {
+    enum Command: Sendable {
+        /// Load the engines now (start the Whisper worker), so the first turn is fast.
+        case warm
+        case hear(AccuratePass.Utterance, reply: @Sendable (AccuratePass.Heard) -> Void)
+        case close
+    }
+
+    private let executor = QueueExecutor(label: "parley.accurate")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    nonisolated let inbox: AsyncStream<Command>.Continuation
+    private let commands: AsyncStream<Command>
+    private let hearing: AccurateHearing
+    private let report: @Sendable (String) -> Void
+
+    init(hearing: AccurateHearing, report: @escaping @Sendable (String) -> Void) {
+        (commands, inbox) = AsyncStream.makeStream()
+        self.hearing = hearing
+        self.report = report
+    }
+
+    func run() async {
+        for await command in commands {
+            switch command {
+            case .warm:
+                for case let engine as WyomingTranscriber in hearing.engines {
+                    do { try engine.warm() } catch { report("\(error)") }
+                }
+            case .hear(let utterance, let reply):
+                reply(AccuratePass.hear(utterance, with: hearing, report: report))
+            case .close:
+                inbox.finish()
+            }
+        }
+    }
+}
