@@ -66,7 +66,7 @@ let package = Package(
             name: "ParleySynthesis", dependencies: ["CEspeakNG"], path: "Sources/Synthesis",
             swiftSettings: swiftSettings),
         .target(
-            name: "ParleyHistory", dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            name: "ParleyHistory", dependencies: ["ParleyCore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Sources/History", swiftSettings: swiftSettings),
         .target(
             name: "ParleyConversation", dependencies: ["ParleyCore"], path: "Sources/Conversation", swiftSettings: swiftSettings),

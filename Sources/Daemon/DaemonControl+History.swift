@@ -116,7 +116,7 @@ extension DaemonControl {
             return TurnRecord(
                 sessionID: 0, speaker: turn.speaker, sourceLang: turn.sourceLang, targetLang: turn.targetLang, sourceText: turn.sourceText,
                 translatedText: turn.translatedText, ipa: turn.ipa, confidence: turn.confidence,
-                wordConfidence: turn.words.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }, status: status, error: turn.error,
+                words: turn.words, status: status, error: turn.error,
                 favorite: turn.favorite, lowConfidence: turn.lowConfidence, createdAt: created, asrMs: turn.timings.asrMs,
                 mtMs: turn.timings.mtMs, ttsMs: turn.timings.ttsMs, responseMs: turn.timings.responseMs)
         }

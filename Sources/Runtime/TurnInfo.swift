@@ -9,11 +9,11 @@ extension TurnRecord {
         TurnInfo(
             id: id ?? 0, sessionID: sessionID, speaker: speaker, sourceLang: sourceLang, targetLang: targetLang,
             sourceText: sourceText, translatedText: translatedText, ipa: ipa, confidence: confidence,
-            words: wordConfidence.flatMap { try? JSONDecoder().decode([WordConfidence].self, from: Data($0.utf8)) }, favorite: favorite,
+            words: words, favorite: favorite,
             lowConfidence: lowConfidence, status: status.rawValue, error: error,
             createdAt: Self.iso8601.string(from: createdAt),
             timings: .init(asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs, pauseMs: pauseMs, endedBy: endedBy, speculated: speculated),
-            detection: detection.flatMap { try? JSONDecoder().decode(SpeakerDetection.self, from: Data($0.utf8)) })
+            detection: detection)
     }
 
     // ISO8601DateFormatter is thread-safe for formatting once configured.
