@@ -43,7 +43,8 @@ let package = Package(
             pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // MARK: - Domains
-        // The types the wire, the config and the machine share (Speaker, mode, sample time, setting bounds).
+        // The types the wire, the config, the history and the machine share (Speaker, mode, sample time, setting
+        // bounds, a turn's word confidences and speaker detection).
         .target(name: "ParleyCore", path: "Sources/Core", swiftSettings: swiftSettings),
         .target(
             name: "ParleyAudio", dependencies: ["ParleyCore", "CALSA"], path: "Sources/Audio",
@@ -66,7 +67,7 @@ let package = Package(
             name: "ParleySynthesis", dependencies: ["CEspeakNG"], path: "Sources/Synthesis",
             swiftSettings: swiftSettings),
         .target(
-            name: "ParleyHistory", dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            name: "ParleyHistory", dependencies: ["ParleyCore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Sources/History", swiftSettings: swiftSettings),
         .target(
             name: "ParleyConversation", dependencies: ["ParleyCore"], path: "Sources/Conversation", swiftSettings: swiftSettings),

@@ -1,4 +1,4 @@
-/// The few types the wire, the config file and the conversation machine share.
+/// The few types the wire, the config file, the history and the conversation machine share.
 ///
 /// This module has no dependencies, so the protocol (and the clients that speak it) can name
 /// a speaker or a mode without linking the state machine, and every bound a person can change

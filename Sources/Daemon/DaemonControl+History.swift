@@ -58,13 +58,18 @@ extension DaemonControl {
     }
 
     func export(_ range: HistoryRange) async throws -> HistoryExportInfo {
-        let export = try await history.export(since: range.since?.date, until: range.until?.date)
-        return HistoryExportInfo(sessions: export.sessions.map(\.info), turns: export.turns.map(\.info))
+        HistoryExportInfo(try await history.export(since: range.since?.date, until: range.until?.date))
     }
 
     func importBatch(_ batch: HistoryBatch) async throws -> ImportResult {
-        let (session, turns) = try Self.records(batch)
-        let imported = try await history.importSession(session, turns: turns)
+        let records: (session: SessionRecord, turns: [TurnRecord])
+        do {
+            records = try batch.records()
+        } catch {
+            throw FieldError(error.description)
+        }
+        let turns = records.turns
+        let imported = try await history.importSession(records.session, turns: turns)
         logger.notice("turns imported", metadata: ["imported": "\(imported)", "skipped": "\(turns.count - imported)"])
         return ImportResult(imported: imported, skipped: turns.count - imported)
     }
@@ -93,48 +98,5 @@ extension DaemonControl {
         } else if let aside = history.movedAside {
             status.historyProblem = "the history was corrupt; it was moved to \(aside) and a new one started"
         }
-    }
-}
-
-extension DaemonControl {
-    /// `history_import`'s session and turns as history records; a date or status that cannot be
-    /// read is `invalid_field`.
-    static func records(_ batch: HistoryBatch) throws -> (SessionRecord, [TurnRecord]) {
-        let session = batch.session
-        guard let started = HistoryTime.parse(session.startedAt) else {
-            throw FieldError("data.session.started_at \"\(session.startedAt)\" is not an ISO 8601 date")
-        }
-        let record = SessionRecord(
-            startedAt: started, endedAt: session.endedAt.flatMap(HistoryTime.parse), speakerA: session.speakerA, speakerB: session.speakerB)
-        let records = try batch.turns.map { turn throws -> TurnRecord in
-            guard let created = HistoryTime.parse(turn.createdAt) else {
-                throw FieldError("turn \(turn.id): created_at \"\(turn.createdAt)\" is not an ISO 8601 date")
-            }
-            guard let status = TurnRecord.Status(rawValue: turn.status) else {
-                throw FieldError("turn \(turn.id): status must be translated or untranslated, not \"\(turn.status)\"")
-            }
-            return TurnRecord(
-                sessionID: 0, speaker: turn.speaker, sourceLang: turn.sourceLang, targetLang: turn.targetLang, sourceText: turn.sourceText,
-                translatedText: turn.translatedText, ipa: turn.ipa, confidence: turn.confidence,
-                wordConfidence: turn.words.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }, status: status, error: turn.error,
-                favorite: turn.favorite, lowConfidence: turn.lowConfidence, createdAt: created, asrMs: turn.timings.asrMs,
-                mtMs: turn.timings.mtMs, ttsMs: turn.timings.ttsMs, responseMs: turn.timings.responseMs)
-        }
-        return (record, records)
-    }
-}
-
-/// Dates as the protocol writes them.
-enum HistoryDates {
-    static func format(_ date: Date) -> String {
-        TurnRecord.iso8601.string(from: date)
-    }
-}
-
-extension SessionRecord {
-    var info: SessionInfo {
-        SessionInfo(
-            id: id ?? 0, startedAt: HistoryDates.format(startedAt), endedAt: endedAt.map(HistoryDates.format), speakerA: speakerA,
-            speakerB: speakerB)
     }
 }

@@ -65,7 +65,7 @@ public enum HistoryJournal {
                 let data = FileManager.default.contents(atPath: journal)
             else { continue }
             // A line cut short (the disk filled up as it was written) is skipped; the rest is kept.
-            let turns = data.split(separator: 0x0A).compactMap { try? decoder.decode(TurnRecord.self, from: Data($0)) }
+            let turns = data.split(separator: 0x0A).compactMap { turn(fromLine: Data($0)) }
             do {
                 if let first = turns.first {
                     let a = first.speaker == "a" ? first.sourceLang : first.targetLang
@@ -89,6 +89,22 @@ public enum HistoryJournal {
             }
         }
         return results
+    }
+
+    /// One journal line as a turn; nil for a line that is not one (cut short). Lines written
+    /// before the words and the detection were typed fields hold each as a string of JSON
+    /// (`"word_confidence":"[{\"text\":...}]"`): those strings are read as the JSON they hold.
+    static func turn(fromLine line: Data) -> TurnRecord? {
+        if let turn = try? decoder.decode(TurnRecord.self, from: line) { return turn }
+        guard var object = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else { return nil }
+        var changed = false
+        for key in [TurnRecord.CodingKeys.words, .detection].map(\.rawValue) {
+            guard let text = object[key] as? String else { continue }
+            object[key] = try? JSONSerialization.jsonObject(with: Data(text.utf8))
+            changed = true
+        }
+        guard changed, let rewritten = try? JSONSerialization.data(withJSONObject: object) else { return nil }
+        return try? decoder.decode(TurnRecord.self, from: rewritten)
     }
 
     /// Writes `data` to a new file beside `path`, made 0600 from the start (what people said is

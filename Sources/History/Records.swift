@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ParleyCore
 
 /// A conversation session: the turns between two people.
 public struct SessionRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
@@ -49,8 +50,9 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var translatedText: String?
     public var ipa: String?
     public var confidence: Double?
-    /// The recognized words and each one's confidence, as JSON: `[{"text": "go", "confidence": 0.97}, ...]`.
-    public var wordConfidence: String?
+    /// The recognized words and each one's confidence (none for typed turns). Stored in the
+    /// `word_confidence` column as JSON text: `[{"confidence":0.97,"text":"go"}, ...]`.
+    public var words: [WordConfidence]?
     public var status: Status
     public var error: String?
     public var favorite: Bool
@@ -69,15 +71,15 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var endedBy: String?
     /// True when the translation and its audio were made during the pause (a speculation).
     public var speculated: Bool?
-    /// Auto mode: how the speaker was told, as JSON (decided_by, both languages' scores, the
-    /// losing language and what it heard).
-    public var detection: String?
+    /// Auto mode: how the speaker was told (decided_by, both languages' scores, the losing
+    /// language and what it heard). Stored as JSON text, as on the wire.
+    public var detection: SpeakerDetection?
 
     public init(
         id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
-        translatedText: String?, ipa: String? = nil, confidence: Double?, wordConfidence: String? = nil, status: Status, error: String? = nil,
+        translatedText: String?, ipa: String? = nil, confidence: Double?, words: [WordConfidence]? = nil, status: Status, error: String? = nil,
         favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
-        responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, speculated: Bool? = nil, detection: String? = nil
+        responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, speculated: Bool? = nil, detection: SpeakerDetection? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -88,7 +90,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.translatedText = translatedText
         self.ipa = ipa
         self.confidence = confidence
-        self.wordConfidence = wordConfidence
+        self.words = words
         self.status = status
         self.error = error
         self.favorite = favorite
@@ -113,7 +115,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         case translatedText = "translated_text"
         case createdAt = "created_at"
         case lowConfidence = "low_confidence"
-        case wordConfidence = "word_confidence"
+        case words = "word_confidence"
         case asrMs = "asr_ms"
         case mtMs = "mt_ms"
         case ttsMs = "tts_ms"

@@ -302,6 +302,18 @@ public struct HistoryTime: Sendable, Equatable, Encodable {
         day.timeZone = TimeZone(identifier: "UTC")
         return day.date(from: text)
     }
+
+    /// A moment as the protocol writes it (turns, sessions, exports): ISO 8601 in UTC, with
+    /// milliseconds (`2026-11-22T05:19:17.975Z`). `parse` reads it back.
+    public static func format(_ date: Date) -> String { formatter.string(from: date) }
+
+    // ISO8601DateFormatter is thread-safe for formatting once configured.
+    nonisolated(unsafe) private static let formatter: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter
+    }()
 }
 
 // MARK: - The request on the wire

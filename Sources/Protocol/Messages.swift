@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 /// The control protocol: JSON Lines over a Unix stream socket (see docs/protocol.md).
 ///

@@ -83,11 +83,11 @@ final class TurnRecorder: Sendable {
         let turn = TurnRecord(
             sessionID: 0, speaker: draft.speaker.rawValue, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
             sourceText: recognition.text, translatedText: draft.translation, ipa: draft.ipa, confidence: recognition.confidence,
-            wordConfidence: recognition.words.isEmpty ? nil : try? String(decoding: JSONEncoder().encode(recognition.wordConfidences), as: UTF8.self),
+            words: recognition.words.isEmpty ? nil : recognition.wordConfidences,
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
             ttsMs: draft.ttsMs, responseMs: draft.responseMs, pauseMs: draft.pauseMs, endedBy: draft.endedBy, speculated: draft.speculated,
-            detection: draft.detection.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) })
+            detection: draft.detection)
         history.enqueue(turn) { [events, logger] result in
             switch result {
             case .success(let committed):

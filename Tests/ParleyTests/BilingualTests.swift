@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import ParleyHistory
 import ParleyProtocol
 import Testing
@@ -61,7 +62,7 @@ struct BilingualTests {
         #expect(turns.map(\.speaker) == ["a", "a", "b", "b", "a", "b"])
         #expect(turns.map(\.sourceLang) == clips.map(\.0))
         for turn in turns {
-            let detection = try #require(turn.detection.flatMap { try? JSONDecoder().decode(SpeakerDetection.self, from: Data($0.utf8)) })
+            let detection = try #require(turn.detection)
             #expect(detection.decidedBy == .audio, "turn \(turn.id): \(turn.sourceText)")
             let scores = detection.scores
             #expect(scores.count == 2 && (scores[turn.sourceLang] ?? -.infinity) > (scores[turn.targetLang] ?? .infinity))

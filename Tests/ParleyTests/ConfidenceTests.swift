@@ -85,13 +85,12 @@ struct ConfidenceTests {
         let database = try AppDatabase.inMemory()
         let session = try await database.startSession(speakerA: "en", speakerB: "es")
         let words = [WordConfidence(text: "go", confidence: 0.97), WordConfidence(text: "forward", confidence: 0.31)]
-        let json = String(decoding: try JSONEncoder().encode(words), as: UTF8.self)
         _ = try await database.insert(
             TurnRecord(
                 sessionID: try #require(session.id), speaker: "a", sourceLang: "en", targetLang: "es", sourceText: "go forward",
-                translatedText: nil, confidence: 0.6, wordConfidence: json, status: .untranslated, createdAt: Date()))
+                translatedText: nil, confidence: 0.6, words: words, status: .untranslated, createdAt: Date()))
         let stored = try #require(try await database.recentTurns(limit: 1).first)
-        #expect(stored.wordConfidence == json)
+        #expect(stored.words == words)
         #expect(stored.info.words == words)
         // In the protocol the turn's words are a list of {text, confidence}.
         let encoded = String(decoding: try JSONEncoder().encode(stored.info), as: UTF8.self)
@@ -130,8 +129,7 @@ struct ConfidenceTests {
         #expect(turn.error == "low confidence (0.30 < 0.50)")
         #expect(turn.translatedText?.isEmpty == false)
         let stored = try #require(try await conversation.history.recentTurns(limit: 1).first)
-        let column = try #require(stored.wordConfidence)
-        #expect(try JSONDecoder().decode([WordConfidence].self, from: Data(column.utf8)) == expected)
+        #expect(stored.words == expected)
         _ = await conversation.finish()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ParleyCore
 import Synchronization
 import Testing
 @testable import ParleyHistory
@@ -178,6 +179,32 @@ struct HistoryJournalTests {
         // Nothing is stored twice.
         #expect(HistoryJournal.restore(into: restarted, historyPath: path, folders: [folder]).isEmpty)
         try restarted.close()
+    }
+
+    @Test func aJournalKeepsWordsAndDetectionInLinesOldAndNew() async throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/history.sqlite"
+        let words = [WordConfidence(text: "hola", confidence: 0.9)]
+        let detection = SpeakerDetection(decidedBy: .audio, scores: ["en": -6, "es": -3.5], rivalLanguage: "en", rivalText: "ola")
+        // A line as earlier versions wrote it (the words and the detection strings of JSON)...
+        let old = #"""
+            {"confidence":0.5,"created_at":1000250,"detection":"{\"scores\":{\"es\":-3.5,\"en\":-6},\"decided_by\":\"audio\",\"rival_language\":\"en\",\"rival_text\":\"ola\"}","favorite":false,"low_confidence":false,"session_id":0,"source_lang":"es","source_text":"hola","speaker":"b","status":"translated","target_lang":"en","translated_text":"«hola»","word_confidence":"[{\"text\":\"hola\",\"confidence\":0.9}]"}
+            """#
+        try Data((old + "\n").utf8).write(to: URL(fileURLWithPath: HistoryJournal.path(in: root, for: path)))
+        // ...and one written now, after it.
+        var new = turn("adiós", at: 1_001)
+        new.words = [WordConfidence(text: "adiós", confidence: 0.8)]
+        new.detection = detection
+        _ = try HistoryJournal.spill([new], historyPath: path, folders: [root])
+        let database = try AppDatabase.open(path: path)
+        #expect(HistoryJournal.restore(into: database, historyPath: path, folders: [root]).first?.stored == 2)
+        let turns = try await database.search(TurnQuery(limit: 10))
+        #expect(turns.map(\.sourceText) == ["adiós", "hola"])
+        #expect(turns.map(\.words) == [new.words, words])
+        #expect(turns.map(\.detection) == [detection, detection])
+        #expect(turns.last?.createdAt == Date(timeIntervalSince1970: 1_000.25))
+        try database.close()
     }
 
     @Test func theJournalGoesToTheNextFolderWhenOneCannotHoldIt() throws {

@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import ParleyCore
 import Testing
 @testable import ParleyHistory
 import ParleyTesting
@@ -60,6 +62,51 @@ struct HistoryTests {
         }
         let reopened = try AppDatabase.open(path: path)
         #expect(try await reopened.recentTurns(limit: 10).map(\.sourceText) == ["kept"])
+    }
+
+    private let words = [WordConfidence(text: "go", confidence: 0.998), WordConfidence(text: "forward", confidence: 0.31)]
+    private let detection = SpeakerDetection(decidedBy: .turnOrder, scores: ["en": -3.5, "es": -6.25], rivalLanguage: "es", rivalText: "go for")
+
+    @Test func wordsAndDetectionWrittenByEarlierVersionsStillRead() async throws {
+        // Given a turn stored as parleyd wrote them before they were typed fields: JSON text
+        // from a plain JSONEncoder, keys in their declared order.
+        let database = try AppDatabase.inMemory()
+        let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        let oldWords = #"[{"text":"go","confidence":0.998},{"text":"forward","confidence":0.31}]"#
+        let oldDetection = #"{"scores":{"en":-3.5,"es":-6.25},"decided_by":"turn_order","rival_language":"es","rival_text":"go for"}"#
+        try await database.writer.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO turns (session_id, speaker, source_lang, target_lang, source_text, status, created_at,
+                                       word_confidence, detection)
+                    VALUES (?, 'a', 'en', 'es', 'go forward', 'untranslated', '2026-11-22 05:19:17.975', ?, ?)
+                    """,
+                arguments: [session, oldWords, oldDetection])
+        }
+        // When it is read, then its words and detection are there.
+        let turn = try #require(try await database.recentTurns(limit: 1).first)
+        #expect(turn.words == words)
+        #expect(turn.detection == detection)
+    }
+
+    @Test func wordsAndDetectionAreStoredAsJSONText() async throws {
+        let database = try AppDatabase.inMemory()
+        let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
+        var stored = turn(session, "go forward", at: 1)
+        stored.words = words
+        stored.detection = detection
+        _ = try await database.insert(stored)
+        let row = try #require(
+            try await database.writer.read { db in
+                try Row.fetchOne(
+                    db, sql: "SELECT typeof(word_confidence) AS wt, word_confidence, typeof(detection) AS dt, detection FROM turns")
+            })
+        // Text, as earlier versions wrote and read it, so an older parleyd still reads it too.
+        #expect(row["wt"] as String? == "text" && row["dt"] as String? == "text")
+        let wordsText: String = try #require(row["word_confidence"])
+        let detectionText: String = try #require(row["detection"])
+        #expect(try JSONDecoder().decode([WordConfidence].self, from: Data(wordsText.utf8)) == words)
+        #expect(try JSONDecoder().decode(SpeakerDetection.self, from: Data(detectionText.utf8)) == detection)
     }
 }
 

@@ -305,7 +305,7 @@ struct AutoModeRuntimeTests {
         #expect(conversation.recognizers.fed("en") == conversation.recognizers.fed("es"))
         let stored = try await conversation.history.recentTurns(limit: 10)
         #expect(stored.reversed().map(\.speaker) == ["a", "a", "b", "b", "a", "b"])
-        #expect(stored.allSatisfy { $0.detection?.contains("\"decided_by\":\"audio\"") == true })
+        #expect(stored.allSatisfy { $0.detection?.decidedBy == .audio })
         _ = await conversation.finish()
     }
 
