@@ -91,7 +91,7 @@ extension DaemonControl {
                     .sorted { $0.language < $1.language },
                 from: routes.filter { $0.key.target == code }.map { .init(language: $0.key.source, backends: $0.value) }
                     .sorted { $0.language < $1.language },
-                model: hearable ? config.recognizerModel(for: code)?.info() : nil)
+                model: hearable ? config.recognizerModel(for: code)?.info() : nil, engine: interpreter.engine(for: code))
         }
         return LanguagesInfo(languages: languages, backends: backends)
     }

@@ -111,7 +111,7 @@ struct DaemonControl: ControlHandler {
             return StatusInfo.Side(
                 language: language, hearable: hearable,
                 hint: hearable ? nil : Daemon.notHearableHint(language: language),
-                model: hearable ? config.recognizerModel(for: language)?.origin() : nil)
+                model: hearable ? config.recognizerModel(for: language)?.origin() : nil, engine: interpreter.engine(for: language))
         }
         var status = StatusInfo(
             version: ParleyVersion.string, state: snapshot.state, speaker: snapshot.speaker?.rawValue,

@@ -82,12 +82,16 @@ public struct StatusInfo: Sendable, Codable, Equatable {
         public var hint: String?
         /// Where the side's speech model came from (as `languages` says), when it is hearable.
         public var model: String?
+        /// The engine whose words a turn keeps ("moonshine-tiny", "whisper-base", a server), or
+        /// "pocketsphinx" when the streaming recognizer's words are kept.
+        public var engine: String?
 
-        public init(language: String, hearable: Bool, hint: String? = nil, model: String? = nil) {
+        public init(language: String, hearable: Bool, hint: String? = nil, model: String? = nil, engine: String? = nil) {
             self.language = language
             self.hearable = hearable
             self.hint = hint
             self.model = model
+            self.engine = engine
         }
     }
 

@@ -15,14 +15,18 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
         public var from: [Route]
         /// The speech model it is heard with; nil when it cannot be heard.
         public var model: Model?
+        /// The engine whose words a turn keeps ("moonshine-tiny", "whisper-base", a server, or
+        /// "pocketsphinx"); nil when it cannot be heard.
+        public var engine: String?
 
-        public init(code: String, hearable: Bool, speakable: Bool, to: [Route], from: [Route], model: Model? = nil) {
+        public init(code: String, hearable: Bool, speakable: Bool, to: [Route], from: [Route], model: Model? = nil, engine: String? = nil) {
             self.code = code
             self.hearable = hearable
             self.speakable = speakable
             self.to = to
             self.from = from
             self.model = model
+            self.engine = engine
         }
     }
 

@@ -255,6 +255,12 @@ public final class Interpreter: Sendable {
     /// True when `language` has a recognizer model.
     public func canHear(_ language: String) -> Bool { hearing(language) }
 
+    /// The engine whose words a `language` turn keeps: the accurate engine that hears it first,
+    /// else "pocketsphinx"; nil when it cannot be heard.
+    public func engine(for language: String) -> String? {
+        accurateHearing?.name(for: language) ?? (hearing(language) ? "pocketsphinx" : nil)
+    }
+
     /// True when `language` has a voice.
     public func canSpeak(_ language: String) -> Bool { speaking(language) }
 

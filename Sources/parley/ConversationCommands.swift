@@ -15,7 +15,7 @@ struct Status: ParsableCommand {
         let status = try options.call(Request(.status), as: StatusInfo.self)
         if options.json { return try options.printJSON(status) }
         func side(_ name: String, _ side: StatusInfo.Side) -> String {
-            let hearing = side.hearable ? "can be heard\(side.model.map { " (model: \($0))" } ?? "")" : "cannot be heard: \(side.hint ?? "no speech model") (can type with `parley say`)"
+            let hearing = side.hearable ? "can be heard\(side.engine.map { " by \($0)" } ?? "")\(side.model.map { " (streaming model: \($0))" } ?? "")" : "cannot be heard: \(side.hint ?? "no speech model") (can type with `parley say`)"
             return "\(name)         \(side.language)  \(hearing)"
         }
         print("state     \(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")")

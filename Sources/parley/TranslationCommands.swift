@@ -52,8 +52,9 @@ struct Languages: ParsableCommand {
         }
         var rows = [["LANG", "HEARD", "SPOKEN", "TO", "FROM"]]
         for language in info.languages {
+            let heard = language.hearable || language.engine != nil ? language.engine ?? "yes" : "no"
             rows.append([
-                language.code, language.hearable ? "yes" : "no", language.speakable ? "yes" : "no", routes(language.to),
+                language.code, heard, language.speakable ? "yes" : "no", routes(language.to),
                 routes(language.from),
             ])
         }
