@@ -1,0 +1,166 @@
+import Foundation
+import ParleyCore
+@testable import ParleyRecognition
+import Testing
+@testable import ParleyRuntime
+
+/// The accurate pass's decisions with engines in memory: who spoke, which engine's words, and
+/// what happens when an engine fails.
+@Suite("The accurate pass, in memory")
+struct AccuratePassTests {
+    /// An engine that answers from a script, and counts what it was asked.
+    final class ScriptedEngine: UtteranceTranscriber, @unchecked Sendable {
+        let name: String
+        let languages: Set<String>
+        let detectsLanguage: Bool
+        var detected = "en"
+        var failing = false
+        var requests: [TranscriptionRequest] = []
+
+        init(name: String, languages: Set<String>, detects: Bool = false) {
+            self.name = name
+            self.languages = languages
+            self.detectsLanguage = detects
+        }
+
+        func hears(_ language: String) -> Bool { languages.contains(language) }
+
+        func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
+            requests.append(request)
+            if failing { throw RecognizerError("\(name) crashed") }
+            let language = request.language ?? detected
+            if request.language == nil, request.detectOnly.contains(language) {
+                return Transcript(text: "", language: language, languageProbabilities: [language: 0.97], decoded: false, engine: name)
+            }
+            return Transcript(text: "\(name) heard \(language)", language: language, confidence: 0.8, engine: name)
+        }
+    }
+
+    let samples = [Int16](repeating: 0, count: 16_000)
+
+    func utterance(detect: Bool = true, streaming: [(String, String)] = [("en", "streamed english"), ("es", "streamed spanish")]) -> AccuratePass.Utterance {
+        AccuratePass.Utterance(
+            samples: samples, expected: .a, sides: .init(speaker: "en", other: "es"), detect: detect,
+            streaming: streaming.map { (language: $0.0, recognition: Recognition(text: $0.1, confidence: 0.6, score: -1, frames: 300)) })
+    }
+
+    @Test func whisperTellsWhoSpokeAndMoonshineHearsTheEnglishWithoutWhisperDecodingIt() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        let heard = AccuratePass.hear(utterance(), with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
+        #expect(heard.speaker == .a && heard.language == "en" && heard.target == "es")
+        #expect(heard.recognition.text == "moonshine heard en" && heard.recognition.engine == "moonshine")
+        #expect(heard.recognition.streamingText == "streamed english")
+        #expect(heard.detection?.decidedBy == .languageID && heard.detection?.rivalLanguage == "es")
+        #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en"])])
+        #expect(moonshine.requests == [TranscriptionRequest(language: "en")])
+    }
+
+    @Test func aSpanishUtteranceIsTheOtherSpeakersAndWhisperDecodesItOnce() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        whisper.detected = "es"
+        let heard = AccuratePass.hear(utterance(), with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
+        #expect(heard.speaker == .b && heard.language == "es" && heard.target == "en")
+        #expect(heard.recognition.text == "whisper heard es")
+        #expect(whisper.requests.count == 1 && moonshine.requests.isEmpty)
+    }
+
+    @Test func aFailingEngineGivesWayToTheNextThenToTheStreamingWords() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        moonshine.failing = true
+        var reports: [String] = []
+        let heard = AccuratePass.hear(utterance(), with: AccurateHearing(engines: [moonshine, whisper])) { reports.append($0) }
+        #expect(heard.recognition.text == "whisper heard en")
+        #expect(reports.count == 1 && reports.first?.contains("moonshine could not hear the en turn") == true)
+        #expect(reports.first?.hasSuffix("whisper hears it") == true)
+
+        whisper.failing = true
+        reports = []
+        let fallen = AccuratePass.hear(utterance(), with: AccurateHearing(engines: [moonshine, whisper])) { reports.append($0) }
+        // The detection failed too: the streaming recognizers decide.
+        #expect(fallen.language == "en" && fallen.recognition.text == "streamed english" && fallen.recognition.engine == nil)
+        #expect(fallen.detection != nil && fallen.detection?.decidedBy != .languageID)
+        #expect(reports.count == 3, "\(reports)")
+        #expect(reports.last?.hasSuffix("the streaming recognizer hears it") == true)
+    }
+
+    @Test func withoutDetectionTheExpectedSpeakersLanguageIsHeard() {
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        let heard = AccuratePass.hear(utterance(detect: false, streaming: [("en", "streamed")]), with: AccurateHearing(engines: [whisper])) { _ in }
+        #expect(heard.language == "en" && heard.detection == nil)
+        #expect(whisper.requests == [TranscriptionRequest(language: "en")])
+    }
+
+    @Test func nothingHeardIsNoWords() {
+        final class Silent: UtteranceTranscriber, @unchecked Sendable {
+            let name = "silent"
+            let detectsLanguage = false
+            func hears(_ language: String) -> Bool { true }
+            func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
+                Transcript(text: "", language: request.language ?? "en", engine: name)
+            }
+        }
+        let heard = AccuratePass.hear(utterance(detect: false), with: AccurateHearing(engines: [Silent()])) { _ in }
+        #expect(heard.recognition.text.isEmpty)
+    }
+}
+
+/// The Wyoming framing and the events of one request.
+@Suite("Wyoming events")
+struct WyomingTests {
+    func reader(_ bytes: [UInt8]) -> (Int?) throws(RecognizerError) -> [UInt8] {
+        var rest = bytes[...]
+        return { (count: Int?) throws(RecognizerError) -> [UInt8] in
+            if let count {
+                guard rest.count >= count else { throw RecognizerError("short") }
+                defer { rest = rest.dropFirst(count) }
+                return Array(rest.prefix(count))
+            }
+            guard let newline = rest.firstIndex(of: UInt8(ascii: "\n")) else { throw RecognizerError("no line") }
+            defer { rest = rest[(newline + 1)...] }
+            return Array(rest[..<newline])
+        }
+    }
+
+    @Test func anEventReadsBackAsWritten() throws {
+        let event = WyomingEvent(type: "audio-chunk", data: Data(#"{"rate":16000}"#.utf8), payload: [1, 2, 3, 10])
+        let read = try WyomingEvent.read(reader(event.encoded))
+        #expect(read == event)
+    }
+
+    @Test func dataInsideTheHeaderAsOlderServersSendIt() throws {
+        let line = Array(#"{"type": "transcript", "data": {"text": "hola"}}"#.utf8) + [10]
+        let event = try WyomingEvent.read(reader(line))
+        let transcript = try WyomingRequest.transcript(from: event, TranscriptionRequest(language: "es"), engine: "server")
+        #expect(transcript.text == "hola" && transcript.language == "es" && transcript.decoded)
+    }
+
+    @Test func aRequestIsTranscribeThenTheAudioInChunks() throws {
+        let samples = (0..<40_000).map { Int16(truncatingIfNeeded: $0) }
+        let events = try WyomingRequest.events(for: samples, TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en"]))
+        #expect(events.map(\.type) == ["transcribe", "audio-start", "audio-chunk", "audio-chunk", "audio-chunk", "audio-stop"])
+        let transcribe = try JSONSerialization.jsonObject(with: events[0].data) as? [String: Any]
+        #expect(transcribe?["languages"] as? [String] == ["en", "es"])
+        #expect(transcribe?["skip_languages"] as? [String] == ["en"])
+        #expect(transcribe?["language"] == nil)
+        #expect(events[2].payload.count == 32_000 && events[4].payload.count == 16_000)
+        // Little-endian 16-bit: sample 1 is 01 00.
+        #expect(Array(events[2].payload[2..<4]) == [1, 0])
+    }
+
+    @Test func aServersErrorIsAnErrorThatSaysWhy() throws {
+        let event = WyomingEvent(type: "error", data: Data(#"{"text":"model not loaded"}"#.utf8))
+        #expect(throws: RecognizerError.self) { try WyomingRequest.transcript(from: event, TranscriptionRequest(language: "es"), engine: "s") }
+        do {
+            _ = try WyomingRequest.transcript(from: event, TranscriptionRequest(language: "es"), engine: "s")
+        } catch {
+            #expect(error.description.contains("model not loaded"))
+        }
+    }
+
+    @Test func aHeaderThatIsNotJSONIsRefused() {
+        #expect(throws: RecognizerError.self) { try WyomingEvent.read(reader(Array("not json\n".utf8))) }
+    }
+}
