@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Starts child processes one at a time.
 ///
 /// On Linux, Foundation's `Process` learns that a child exited when a socket shared only with
@@ -23,4 +27,57 @@ public enum ProcessLauncher {
         defer { lock.unlock() }
         return try body()
     }
+
+    /// Spawns `arguments` (the first is the program, looked up in PATH) with `stdin` and
+    /// `stdout` as its standard input and output, and every signal at its default and none
+    /// blocked, as from a shell: parleyd ignores SIGPIPE and its threads block signals, and a
+    /// child inherits both. `stderrToNull` sends its standard error to /dev/null, else it is
+    /// parleyd's. `group`: the process group to join (0: a new one it leads); nil stays in
+    /// parleyd's. The
+    /// caller holds the launch lock (`withLock`) while it makes the pipes and spawns. Returns
+    /// the process id, or errno's text.
+    public static func spawn(
+        _ arguments: [String], stdin: Int32, stdout: Int32, stderrToNull: Bool, group: pid_t? = nil
+    ) -> Result<pid_t, SpawnError> {
+        guard let program = arguments.first else { return .failure(SpawnError(code: EINVAL)) }
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        if stderrToNull { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        // Parleyd's other descriptors (sockets, the database) are opened close-on-exec, so none
+        // leaks into a child (Glibc's posix_spawn_file_actions_addclosefrom_np is not visible
+        // to Swift).
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
+        if let group {
+            posix_spawnattr_setpgroup(&attributes, group)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        let status = posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
+        guard status == 0 else { return .failure(SpawnError(code: status)) }
+        return .success(pid)
+    }
+}
+
+/// Why a child could not be spawned: errno's text.
+public struct SpawnError: Error, CustomStringConvertible, Sendable {
+    public let code: Int32
+    public init(code: Int32) { self.code = code }
+    public var description: String { String(cString: strerror(code)) }
 }

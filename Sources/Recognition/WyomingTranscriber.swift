@@ -145,30 +145,9 @@ final class Link {
                 return .failure(RecognizerError("cannot start \(program): no pipe (\(String(cString: strerror(errno))))"))
             }
             for end in toChild + fromChild { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            var actions = posix_spawn_file_actions_t()
-            var attributes = posix_spawnattr_t()
-            posix_spawn_file_actions_init(&actions)
-            posix_spawnattr_init(&attributes)
-            defer {
-                posix_spawn_file_actions_destroy(&actions)
-                posix_spawnattr_destroy(&attributes)
-            }
-            posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-            posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
             // Its standard error is parleyd's: a worker that cannot load says so in the journal.
-            var defaults = sigset_t()
-            sigfillset(&defaults)
-            var empty = sigset_t()
-            sigemptyset(&empty)
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            posix_spawnattr_setsigmask(&attributes, &empty)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-            var pid: pid_t = 0
-            let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-            defer { for argument in argv { free(argument) } }
-            let status = posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
-            guard status == 0 else { return .failure(RecognizerError("cannot start \(program): \(String(cString: strerror(status)))")) }
-            return .success(pid)
+            return ProcessLauncher.spawn(arguments, stdin: toChild[0], stdout: fromChild[1], stderrToNull: false)
+                .mapError { RecognizerError("cannot start \(program): \($0)") }
         }
         if toChild[0] >= 0 { Glibc.close(toChild[0]) }
         if fromChild[1] >= 0 { Glibc.close(fromChild[1]) }

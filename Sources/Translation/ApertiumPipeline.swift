@@ -99,35 +99,8 @@ final class ApertiumPipeline {
 
     deinit { stop() }
 
-    private static func spawn(_ arguments: [String], stdin: Int32, stdout: Int32, group: pid_t) -> Result<pid_t, POSIXErrorText> {
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer {
-            posix_spawn_file_actions_destroy(&actions)
-            posix_spawnattr_destroy(&attributes)
-        }
-        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        // Parleyd's other descriptors (sockets, the database) are opened close-on-exec, so none
-        // leaks into a stage (Glibc's posix_spawn_file_actions_addclosefrom_np is not visible
-        // to Swift).
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setpgroup(&attributes, group)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-        var pid: pid_t = 0
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
-        guard status == 0 else { return .failure(POSIXErrorText(status)) }
-        return .success(pid)
+    private static func spawn(_ arguments: [String], stdin: Int32, stdout: Int32, group: pid_t) -> Result<pid_t, SpawnError> {
+        ProcessLauncher.spawn(arguments, stdin: stdin, stdout: stdout, stderrToNull: true, group: group)
     }
 
     /// The first stage that has exited, if any (it is reaped).
@@ -212,9 +185,3 @@ final class ApertiumPipeline {
     }
 }
 
-/// An errno value's text, as an error.
-struct POSIXErrorText: Error, CustomStringConvertible {
-    let code: Int32
-    init(_ code: Int32) { self.code = code }
-    var description: String { String(cString: strerror(code)) }
-}
