@@ -125,12 +125,26 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
             let transcript = raw?.assumingMemoryBound(to: TranscriptC.self)
             // The transcript belongs to the transcriber (valid until its next call).
             guard let lines = transcript?.pointee.lines, let count = transcript?.pointee.lineCount else { return .success("") }
-            let texts = (0..<Int(count)).compactMap { index in lines[index].text.map { String(cString: $0) } }
-            return .success(texts.joined(separator: " "))
+            let heard = (0..<Int(count)).compactMap { index -> (text: String, duration: Float)? in
+                lines[index].text.map { (String(cString: $0), lines[index].duration) }
+            }
+            return .success(Self.words(of: heard))
         }
         let text = try result.get().split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return Transcript(text: text, language: "en", engine: name)
     }
 
     private var captureRate: Int { 16_000 }
+
+    /// The words of Moonshine's lines (its own voice detection splits an utterance into lines).
+    /// A line of one word under `spuriousLineSeconds` beside others is dropped: on a breath or
+    /// a click before or after a sentence Moonshine writes "You" or "So".
+    static func words(of lines: [(text: String, duration: Float)]) -> String {
+        let kept = lines.count < 2 ? lines : lines.filter { line in
+            line.text.split(whereSeparator: \.isWhitespace).count > 1 || line.duration >= spuriousLineSeconds
+        }
+        return kept.map(\.text).joined(separator: " ")
+    }
+
+    static let spuriousLineSeconds: Float = 0.6
 }

@@ -116,7 +116,10 @@ actor AccurateWorker {
     enum Command: Sendable {
         /// Load the engines now (start the Whisper worker), so the first turn is fast.
         case warm
-        case hear(AccuratePass.Utterance, reply: @Sendable (AccuratePass.Heard) -> Void)
+        /// Hear an utterance; `speculative`: at a pause, ahead of the end of the turn, and only
+        /// while `wanted` says so when its turn in the queue comes (speech may have resumed).
+        case hear(
+            AccuratePass.Utterance, speculative: Bool, wanted: @Sendable () -> Bool = { true }, reply: @Sendable (AccuratePass.Heard) -> Void)
         case close
     }
 
@@ -126,10 +129,17 @@ actor AccurateWorker {
     private let commands: AsyncStream<Command>
     private let hearing: AccurateHearing
     private let report: @Sendable (String) -> Void
+    private let logger: Logger
+    /// What the last speculation heard: the end of a turn on the same audio is answered from it.
+    private var lastSpeculation: (utterance: AccuratePass.Utterance, heard: AccuratePass.Heard)?
+    /// Ends of turns answered from a speculation, and passes run (for tests and the log).
+    private(set) var reused = 0
+    private(set) var passes = 0
 
-    init(hearing: AccurateHearing, report: @escaping @Sendable (String) -> Void) {
+    init(hearing: AccurateHearing, logger: Logger, report: @escaping @Sendable (String) -> Void) {
         (commands, inbox) = AsyncStream.makeStream()
         self.hearing = hearing
+        self.logger = logger
         self.report = report
     }
 
@@ -140,9 +150,28 @@ actor AccurateWorker {
                 for case let engine as WyomingTranscriber in hearing.engines {
                     do { try engine.warm() } catch { report("\(error)") }
                 }
-            case .hear(let utterance, let reply):
-                reply(AccuratePass.hear(utterance, with: hearing, report: report))
+            case .hear(let utterance, let speculative, let wanted, let reply):
+                if speculative, !wanted() { continue }
+                if !speculative, let last = lastSpeculation, last.heard.recognition.engine != nil, last.utterance.samples == utterance.samples,
+                    last.utterance.sides == utterance.sides, last.utterance.expected == utterance.expected, last.utterance.detect == utterance.detect
+                {
+                    reused += 1
+                    var heard = last.heard
+                    // The words stand; what the streaming lanes heard at the end is kept beside them.
+                    if heard.recognition.engine != nil {
+                        heard.recognition.streamingText = utterance.streaming.first { $0.language == heard.language }?.recognition.text
+                    }
+                    reply(heard)
+                    continue
+                }
+                passes += 1
+                let heard = AccuratePass.hear(utterance, with: hearing, report: report)
+                lastSpeculation = speculative ? (utterance, heard) : nil
+                reply(heard)
             case .close:
+                if passes > 0 {
+                    logger.notice("the accurate pass heard \(passes) utterances; \(reused) turn ends were answered from what it heard during the pause")
+                }
                 inbox.finish()
             }
         }

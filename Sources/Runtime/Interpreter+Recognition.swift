@@ -86,18 +86,14 @@ extension Interpreter {
                     state.draft?.pauseMs = Int(ended.pause * 1000 / SampleTime(captureSampleRate))
                 }
                 let utterance = takeUtteranceAudio(&state)
-                let detect = state.settings.mode == .auto && languages.count > 1
-                    || state.settings.mode == .auto && accurateHearing?.detector != nil
-                        && [sides.speaker, sides.other].allSatisfy { hearing($0) || accurateHearing?.name(for: $0) != nil }
+                let detect = detectsSpeaker(state, languages: languages, sides: sides)
                 let collector = Collector(expecting: languages) { [self] results in
-                    guard let accurate, let hearing = accurateHearing,
-                        hearing.name(for: sides.speaker) != nil || hearing.name(for: sides.other) != nil
-                    else { return recognized(results, expected: speaker, sides: sides) }
+                    guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides) }
                     let pass = AccuratePass.Utterance(
                         samples: utterance, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other), detect: detect,
                         streaming: results)
                     accurate.inbox.yield(
-                        .hear(pass) { [self] heard in
+                        .hear(pass, speculative: false) { [self] heard in
                             recognized(heard.recognition, speaker: heard.speaker, language: heard.language, target: heard.target, detection: heard.detection)
                         })
                 }
@@ -117,13 +113,36 @@ extension Interpreter {
     /// `keptPauseMs` of it).
     func takeUtteranceAudio(_ state: inout Shared) -> [Int16] {
         defer { state.utteranceAudio = [] }
-        let pause = Int(state.utteranceEnd?.pause ?? 0)
-        let cut = max(0, pause - Self.keptPauseMs * captureSampleRate / 1000)
-        return Array(state.utteranceAudio.dropLast(min(cut, state.utteranceAudio.count)))
+        return Self.accurateAudio(state.utteranceAudio, pause: Int(state.utteranceEnd?.pause ?? 0))
     }
 
-    /// How much of the pause that ended an utterance the accurate pass hears.
-    static let keptPauseMs = 300
+    /// `audio` whose last `pause` samples are silence, cut to `keptPauseMs` of that silence. The
+    /// same speech heard at a pause (a speculation) and at the end of the turn gives the same
+    /// samples, once both pauses are longer than that: the accurate worker then answers the end
+    /// from what it heard at the pause.
+    static func accurateAudio(_ audio: [Int16], pause: Int) -> [Int16] {
+        let cut = max(0, pause - keptPauseMs * captureSampleRate / 1000)
+        return Array(audio.dropLast(min(cut, audio.count)))
+    }
+
+    /// How much of the pause that ended an utterance the accurate pass hears (under the
+    /// shortest pause a speculation starts at, `likely_end_ms`).
+    static let keptPauseMs = 150
+
+    /// Whether the accurate pass gives the words of an utterance between `sides`.
+    func hearsAccurately(_ sides: (speaker: String, other: String)) -> Bool {
+        guard accurate != nil, let hearing = accurateHearing else { return false }
+        return hearing.name(for: sides.speaker) != nil || hearing.name(for: sides.other) != nil
+    }
+
+    /// Whether who spoke is told by what is heard: auto mode, with both languages decoded by
+    /// the streaming lanes, or a detector and both languages heard.
+    func detectsSpeaker(_ state: Shared, languages: [String], sides: (speaker: String, other: String)) -> Bool {
+        guard state.settings.mode == .auto else { return false }
+        if languages.count > 1 { return true }
+        guard accurateHearing?.detector != nil else { return false }
+        return [sides.speaker, sides.other].allSatisfy { hearing($0) || accurateHearing?.name(for: $0) != nil }
+    }
 
     /// Every lane has finished the utterance: decide who spoke, then go on with their words.
     private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: (speaker: String, other: String)) {

@@ -207,7 +207,7 @@ public final class Interpreter: Sendable {
         self.speaking = engines.canSpeak
         self.translator = engines.translator
         self.accurateHearing = engines.accurate
-        self.accurate = engines.accurate.map { AccurateWorker(hearing: $0, report: { message in logger.error("\(message)") }) }
+        self.accurate = engines.accurate.map { AccurateWorker(hearing: $0, logger: logger, report: { message in logger.error("\(message)") }) }
         let report: @Sendable (String) -> Void = { message in
             logger.error("\(message)")
             events.publish(EventType.error, ErrorEvent(message: message))
@@ -321,14 +321,19 @@ public final class Interpreter: Sendable {
             case .started(let at, let preroll)?:
                 actions += state.handle(.speechStarted(at: at))
                 audio = preroll
-                state.utteranceAudio = []
+                if accurate != nil { state.utteranceAudio = preroll }
             case .ended(let end, let reason, let pause)?:
+                if accurate != nil { state.utteranceAudio += frame }
                 state.utteranceEnd = (reason, pause)
                 actions += state.handle(.speechEnded(at: end))
             case .discarded?:
                 actions += state.handle(.speechDiscarded)
             case nil:
-                if wasInSpeech { audio = frame }
+                if wasInSpeech {
+                    audio = frame
+                    // Before a speculation below looks at it: the pause it measures ends here.
+                    if accurate != nil { state.utteranceAudio += frame }
+                }
                 // Speech resumed after a pause: what was made from the words before it is dropped.
                 if state.endpointer.isInSpeech, state.endpointer.pause == nil { dropSpeculation(&state) }
                 // A pause nearing the silence limit is speculated on (`lateSpeculationMs`).
@@ -338,9 +343,6 @@ public final class Interpreter: Sendable {
             // Queued after the utterance was opened, in the same lock. During a pause the lanes
             // judge whether the words so far end the sentence.
             state.awaitedJudgement = nil
-            if let audio, accurate != nil, state.machine.state.speaker != nil {
-                state.utteranceAudio += audio
-            }
             if let audio, let speaker = state.machine.state.speaker {
                 var judge: JudgeRequest?
                 if state.endpointer.wantsCue, let pause = state.endpointer.pause {

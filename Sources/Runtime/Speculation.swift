@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAudio
 import ParleyConversation
 import ParleyCore
 import ParleyEndpoint
@@ -20,14 +21,18 @@ import Synchronization
 ///   a translator is never interrupted mid-answer).
 struct Speculation: Sendable {
     let id: Int
-    let text: String
-    let language: String
-    let target: String
-    let translation: Task<String, any Error>
+    var text: String
+    var language: String
+    var target: String
+    /// The translation being made; nil while the accurate pass hears the words it will translate.
+    var translation: Task<String, any Error>?
+    /// For a speculation on the accurate pass: how many samples of the utterance it hears. The
+    /// same pause judged again (the same samples) starts nothing new.
+    var heardSamples: Int?
 
     /// Whether this speculation translated `text` from `language` into `target`.
     func serves(_ text: String, from language: String, to target: String) -> Bool {
-        self.text == text && self.language == language && self.target == target
+        translation != nil && self.text == text && self.language == language && self.target == target
     }
 }
 
@@ -70,24 +75,66 @@ extension Interpreter {
 
     /// Starts a speculation on the latest judgement, unless one already runs on the same words.
     /// Called under the lock, after a lane judged a pause, and at each period of a pause.
+    ///
+    /// When the accurate pass gives the words, the speculation is that pass on the audio so
+    /// far: the accurate worker hears it during the pause, and its words are translated and
+    /// spoken into memory as soon as they are known. When the turn ends on the same audio, the
+    /// worker answers from what it heard (`AccurateWorker`), and the translation and the audio
+    /// are ready.
     func speculate(_ state: inout Shared) {
-        guard let candidate = state.speculationCandidate, speaking(candidate.target) else { return }
+        guard let candidate = state.speculationCandidate else { return }
+        if let accurate, let sides = state.utteranceSides, let speaker = state.machine.state.speaker, hearsAccurately(sides) {
+            // Not before the pause is as long as the audio the pass keeps of it: the same speech
+            // then gives the same samples at every later look, and at the end of the turn.
+            let pause = Int(state.endpointer.pause ?? 0)
+            // Once the end is decided, the end's own pass follows at once.
+            guard case .hearing = state.machine.state, pause >= Self.keptPauseMs * captureSampleRate / 1000 else { return }
+            let samples = Self.accurateAudio(state.utteranceAudio, pause: pause)
+            if let running = state.speculation, running.heardSamples == samples.count { return }
+            dropSpeculation(&state)
+            state.speculations += 1
+            let id = state.speculations
+            state.speculation = Speculation(id: id, text: "", language: "", target: "", translation: nil, heardSamples: samples.count)
+            let pass = AccuratePass.Utterance(
+                samples: samples, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other),
+                detect: detectsSpeaker(state, languages: state.utteranceLanguages, sides: sides),
+                streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))])
+            accurate.inbox.yield(
+                .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.speculation?.id == id } ?? false }) { [weak self] heard in
+                    self?.shared.withLock { state in
+                        let words = heard.recognition.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                        guard let self, state.speculation?.id == id, !words.isEmpty, self.speaking(heard.target) else { return }
+                        state.speculation?.text = words
+                        state.speculation?.language = heard.language
+                        state.speculation?.target = heard.target
+                        state.speculation?.translation = self.speculativeTranslation(id: id, of: words, from: heard.language, to: heard.target)
+                    }
+                })
+            return
+        }
+        guard speaking(candidate.target) else { return }
         if let running = state.speculation, running.serves(candidate.text, from: candidate.language, to: candidate.target) { return }
         dropSpeculation(&state)
         state.speculations += 1
         let id = state.speculations
+        state.speculation = Speculation(
+            id: id, text: candidate.text, language: candidate.language, target: candidate.target,
+            translation: speculativeTranslation(id: id, of: candidate.text, from: candidate.language, to: candidate.target))
+    }
+
+    /// Translates a speculation's words on the concurrency pool, and has its audio made.
+    private func speculativeTranslation(id: Int, of text: String, from language: String, to target: String) -> Task<String, any Error> {
         let translator = self.translator
-        let translation = Task { [weak self] () throws -> String in
-            let translation = try await translator.translate(candidate.text, from: candidate.language, to: candidate.target)
+        return Task { [weak self] () throws -> String in
+            let translation = try await translator.translate(text, from: language, to: target)
             // Its audio is queued before the translation is handed on, so a turn that uses the
             // translation finds the audio made (or being made) when it speaks.
             self?.shared.withLock { state in
                 guard state.speculation?.id == id, !translation.isEmpty else { return }
-                self?.speech.prepare(.init(id: id, text: translation, language: candidate.target))
+                self?.speech.prepare(.init(id: id, text: translation, language: target))
             }
             return translation
         }
-        state.speculation = Speculation(id: id, text: candidate.text, language: candidate.language, target: candidate.target, translation: translation)
     }
 
     /// Forgets the speculation: its audio is never played.

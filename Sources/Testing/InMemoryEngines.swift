@@ -264,3 +264,42 @@ public final class EchoTranslator: Translator {
         return "[\(target)] \(text)"
     }
 }
+
+/// An accurate engine in memory: it hears the words it is told to, in any language it is given,
+/// and counts the utterances it heard (`ParleyRecognition.UtteranceTranscriber`).
+public final class ScriptedTranscriber: UtteranceTranscriber {
+    public let name: String
+    public let detectsLanguage: Bool
+    private let languages: Set<String>
+    private let state = Mutex<(words: [(from: Int, words: String)], heard: [Int])>(([], []))
+
+    public init(name: String = "scripted", languages: Set<String> = ["en", "es"], detects: Bool = false) {
+        self.name = name
+        self.languages = languages
+        self.detectsLanguage = detects
+    }
+
+    /// What it hears from now on, in an utterance of at least `samples` samples (the longest
+    /// such script wins).
+    public func willHear(_ words: String, from samples: Int = 0) {
+        state.withLock { state in
+            state.words.removeAll { $0.from == samples }
+            state.words.append((samples, words))
+            state.words.sort { $0.from < $1.from }
+        }
+    }
+
+    /// How many samples each utterance it heard had, in order.
+    public var heard: [Int] { state.withLock { $0.heard } }
+
+    public func hears(_ language: String) -> Bool { languages.contains(language) }
+
+    public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
+        let words = state.withLock { state in
+            state.heard.append(samples.count)
+            return state.words.last { $0.from <= samples.count }?.words ?? ""
+        }
+        let language = request.language ?? request.candidates.first ?? "en"
+        return Transcript(text: words, language: language, confidence: 0.9, engine: name)
+    }
+}

@@ -1,5 +1,9 @@
 import Foundation
+import ParleyConfig
 import ParleyCore
+import ParleyEndpoint
+import ParleyProtocol
+import ParleyTesting
 @testable import ParleyRecognition
 import Testing
 @testable import ParleyRuntime
@@ -162,5 +166,61 @@ struct WyomingTests {
 
     @Test func aHeaderThatIsNotJSONIsRefused() {
         #expect(throws: RecognizerError.self) { try WyomingEvent.read(reader(Array("not json\n".utf8))) }
+    }
+}
+
+/// The accurate pass in a whole in-memory conversation: its words are the turn's, it runs during
+/// the pause, and the end of the turn is answered from what it heard then.
+@Suite("The accurate pass in a conversation, in memory")
+struct AccurateConversationTests {
+    func conversation(_ accurate: ScriptedTranscriber, likelyEndMs: Int = 200) throws -> TestConversation {
+        var config = ParleyConfig()
+        config.mode = .alternate
+        config.endpoint.likelyEndMs = likelyEndMs
+        let conversation = try TestConversation(config: config, realTime: false, accurate: AccurateHearing(engines: [accurate]))
+        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.3, words: 2, text: "young man"), in: "en")
+        conversation.recognizers.willHear("young man", in: "en")
+        return conversation
+    }
+
+    @Test func theAccurateWordsAreTheTurnsAndThePauseMadeThemReady() async throws {
+        let engine = ScriptedTranscriber(name: "accurate")
+        engine.willHear("a young man")
+        let conversation = try conversation(engine)
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 2_000])
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "a young man")
+        #expect(turn.translatedText == "[es] a young man")
+        #expect(turn.timings.speculated == true, "translated and synthesized during the pause")
+        #expect(conversation.translator.requests == ["a young man"])
+        #expect(engine.heard.count == 1, "heard once, during the pause: the end was answered from it (\(engine.heard))")
+        _ = await conversation.finish()
+    }
+
+    @Test func speechAfterThePauseIsHeardAgainWhole() async throws {
+        let engine = ScriptedTranscriber(name: "accurate")
+        // 200 ms of pre-roll and 1 s of speech are 19,200 samples; more is the second stretch.
+        engine.willHear("a young man")
+        engine.willHear("a young man and his dog", from: 25_000)
+        // The pause (400 ms) is judged, but likely_end_ms (1 s) has not ended it when speech resumes.
+        let conversation = try conversation(engine, likelyEndMs: 1_000)
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 400, 600, 2_000])
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "a young man and his dog")
+        #expect(turn.translatedText == "[es] a young man and his dog")
+        let heard = engine.heard
+        #expect(heard.first.map { $0 < 25_000 } == true, "the first pause was heard: \(heard)")
+        #expect(heard.last.map { $0 >= 25_000 } == true, "the end heard the whole utterance: \(heard)")
+        _ = await conversation.finish()
+    }
+
+    @Test func moonshinesSpuriousOneWordLineBesideASentenceIsDropped() {
+        #expect(MoonshineTranscriber.words(of: [("You", 0.3), ("Two years ago I gave up civilization for this.", 2.4)])
+            == "Two years ago I gave up civilization for this.")
+        #expect(MoonshineTranscriber.words(of: [("Yes.", 0.3)]) == "Yes.")
+        #expect(MoonshineTranscriber.words(of: [("Anything is possible in football.", 1.8), ("And we can beat Celtic again.", 1.5)])
+            == "Anything is possible in football. And we can beat Celtic again.")
     }
 }
