@@ -218,6 +218,45 @@ final class ScriptedRecognizer: SpeechRecognizer {
     func cancelUtterance() { script.record(.cancel(language)) }
 }
 
+/// An accurate engine that answers what its script says, whatever audio it is given: the
+/// next words given with `willHear` for the language asked, or a failure when none are left
+/// (the accurate pass then falls back to the next engine, or to the streaming recognizer). It
+/// detects no language.
+public final class ScriptedTranscriber: UtteranceTranscriber {
+    public let name: String
+    public let detectsLanguage = false
+    private let languages: Set<String>
+    private let answers = Mutex<[String: [Transcript]]>([:])
+    private let asked = Mutex<[TranscriptionRequest]>([])
+
+    public init(name: String, languages: Set<String>) {
+        self.name = name
+        self.languages = languages
+    }
+
+    /// The next utterance in `language` is heard as `text`.
+    public func willHear(_ text: String, in language: String, confidence: Double? = nil) {
+        let transcript = Transcript(text: text, language: language, confidence: confidence, engine: name)
+        answers.withLock { $0[language, default: []].append(transcript) }
+    }
+
+    /// What it was asked to hear, in order.
+    public var requests: [TranscriptionRequest] { asked.withLock { $0 } }
+
+    public func hears(_ language: String) -> Bool { languages.contains(language) }
+
+    public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
+        asked.withLock { $0.append(request) }
+        let next = answers.withLock { answers -> Transcript? in
+            guard let language = request.language, var queue = answers[language], !queue.isEmpty else { return nil }
+            defer { answers[language] = queue }
+            return queue.removeFirst()
+        }
+        guard let next else { throw RecognizerError("\(name) has nothing scripted for \(request.language ?? "an unknown language")") }
+        return next
+    }
+}
+
 /// A translator that answers "[target] text", or fails for texts in `failing`. `hold()` makes
 /// translations wait until `release()`.
 public final class EchoTranslator: Translator {

@@ -5,6 +5,7 @@ import ParleyConfig
 import ParleyControl
 import ParleyHistory
 import ParleyProtocol
+import ParleyRecognition
 import ParleyRuntime
 import Synchronization
 
@@ -31,10 +32,12 @@ public final class TestConversation: Sendable {
     private let running: Mutex<Task<Result<Void, AudioError>, Never>?>
 
     /// `config` gives the languages, mode and endpointing (its model and device keys are not
-    /// used); `hearable` are the languages with a "model".
+    /// used); `hearable` are the languages with a "model"; `accurate` the accurate engines
+    /// (`ScriptedTranscriber`), if any.
     public init(
         config: ParleyConfig = ParleyConfig(), hearable: Set<String> = ["en", "es"], realTime: Bool = true,
-        translator: EchoTranslator = EchoTranslator(), synthesizer: sending SilentSynthesizer = SilentSynthesizer()
+        translator: EchoTranslator = EchoTranslator(), synthesizer: sending SilentSynthesizer = SilentSynthesizer(),
+        accurate: AccurateHearing? = nil
     ) throws {
         microphone = ScriptedMicrophone(isRealTime: realTime)
         speaker = RecordingSpeaker(sampleRate: synthesizer.sampleRate)
@@ -54,7 +57,7 @@ public final class TestConversation: Sendable {
             config: config,
             engines: EngineAccess(
                 recognizer: recognizers.recognizers(), canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) },
-                translator: translator),
+                translator: translator, accurate: accurate),
             synthesizer: synthesizer, playback: speaker.playback(),
             capture: microphone.source(), history: writer, events: events, logger: logger, clock: RuntimeClock(clock),
             reopenBackoff: 0.001)
