@@ -74,12 +74,20 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     /// Auto mode: how the speaker was told (decided_by, both languages' scores, the losing
     /// language and what it heard). Stored as JSON text, as on the wire.
     public var detection: SpeakerDetection?
+    /// Which engine gave the words: an accurate engine (`moonshine-tiny`, `whisper-base`, or a
+    /// server such as `whisper@host:10300`); nil for the streaming recognizer, for typed turns
+    /// and for turns stored before it was kept.
+    public var engine: String?
+    /// What the streaming recognizer heard, kept beside an accurate engine's words; nil when
+    /// the streaming recognizer gave the words (they are `sourceText`).
+    public var streamingText: String?
 
     public init(
         id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, words: [WordConfidence]? = nil, status: Status, error: String? = nil,
         favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
-        responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, speculated: Bool? = nil, detection: SpeakerDetection? = nil
+        responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, speculated: Bool? = nil, detection: SpeakerDetection? = nil,
+        engine: String? = nil, streamingText: String? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -104,6 +112,8 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.endedBy = endedBy
         self.speculated = speculated
         self.detection = detection
+        self.engine = engine
+        self.streamingText = streamingText
     }
 
     public enum CodingKeys: String, CodingKey, ColumnExpression {
@@ -124,6 +134,8 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         case endedBy = "ended_by"
         case speculated
         case detection
+        case engine
+        case streamingText = "streaming_text"
     }
 
     public typealias Columns = CodingKeys

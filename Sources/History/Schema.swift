@@ -89,6 +89,12 @@ extension AppDatabase {
                 t.add(column: "speculated", .boolean)
             }
         }
+        migrator.registerMigration("v8: which engine heard the turn") { db in
+            try db.alter(table: "turns") { t in
+                t.add(column: "engine", .text)
+                t.add(column: "streaming_text", .text)
+            }
+        }
         return migrator
     }
 }

@@ -65,10 +65,13 @@ public struct TextEvent: Codable, Sendable, Equatable {
     public var words: [WordConfidence]?
     /// `transcript` in auto mode: how the speaker was told.
     public var detection: SpeakerDetection?
+    /// `transcript`: which engine gave the words (`moonshine-tiny`, `whisper-base`,
+    /// `whisper@host:port`); absent when the streaming recognizer did.
+    public var engine: String?
 
     public init(
         speaker: String, language: String, text: String, confidence: Double? = nil, words: [WordConfidence]? = nil,
-        detection: SpeakerDetection? = nil
+        detection: SpeakerDetection? = nil, engine: String? = nil
     ) {
         self.speaker = speaker
         self.language = language
@@ -76,6 +79,7 @@ public struct TextEvent: Codable, Sendable, Equatable {
         self.confidence = confidence
         self.words = words
         self.detection = detection
+        self.engine = engine
     }
 }
 

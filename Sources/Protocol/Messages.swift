@@ -199,12 +199,17 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     public var timings: Timings
     /// Auto mode: how the speaker was told.
     public var detection: SpeakerDetection?
+    /// Which engine gave the words (`moonshine-tiny`, `whisper-base`, `whisper@host:port`);
+    /// absent for the streaming recognizer, typed turns and turns stored before it was kept.
+    public var engine: String?
+    /// What the streaming recognizer heard, when an accurate engine gave the words.
+    public var streamingText: String?
 
     public init(
         id: Int64, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, words: [WordConfidence]? = nil, favorite: Bool,
         lowConfidence: Bool = false, status: String, error: String?,
-        createdAt: String, timings: Timings, detection: SpeakerDetection? = nil
+        createdAt: String, timings: Timings, detection: SpeakerDetection? = nil, engine: String? = nil, streamingText: String? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -223,10 +228,13 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         self.createdAt = createdAt
         self.timings = timings
         self.detection = detection
+        self.engine = engine
+        self.streamingText = streamingText
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, speaker, ipa, confidence, words, favorite, status, error, timings, detection
+        case id, speaker, ipa, confidence, words, favorite, status, error, timings, detection, engine
+        case streamingText = "streaming_text"
         case sessionID = "session_id"
         case sourceLang = "source_lang"
         case targetLang = "target_lang"

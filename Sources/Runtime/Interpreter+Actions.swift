@@ -94,7 +94,7 @@ extension Interpreter {
                 EventType.transcript,
                 TextEvent(
                     speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence,
-                    words: finished.words.isEmpty ? nil : finished.wordConfidences, detection: detection))
+                    words: finished.words.isEmpty ? nil : finished.wordConfidences, detection: detection, engine: finished.engine))
         }
         perform(actions)
     }

@@ -87,7 +87,7 @@ final class TurnRecorder: Sendable {
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
             ttsMs: draft.ttsMs, responseMs: draft.responseMs, pauseMs: draft.pauseMs, endedBy: draft.endedBy, speculated: draft.speculated,
-            detection: draft.detection)
+            detection: draft.detection, engine: recognition.engine, streamingText: recognition.streamingText)
         history.enqueue(turn) { [events, logger] result in
             switch result {
             case .success(let committed):

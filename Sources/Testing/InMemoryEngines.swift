@@ -265,41 +265,58 @@ public final class EchoTranslator: Translator {
     }
 }
 
-/// An accurate engine in memory: it hears the words it is told to, in any language it is given,
-/// and counts the utterances it heard (`ParleyRecognition.UtteranceTranscriber`).
+/// An accurate engine in memory (`ParleyRecognition.UtteranceTranscriber`): it hears the words
+/// its script gives for the length of the utterance, in the language it is asked for (or the
+/// first candidate), and records what it was asked. With nothing scripted, or after `fail()`,
+/// it fails (the accurate pass then falls back to the next engine, or to the streaming
+/// recognizer). It detects no language.
 public final class ScriptedTranscriber: UtteranceTranscriber {
     public let name: String
-    public let detectsLanguage: Bool
+    public let detectsLanguage = false
     private let languages: Set<String>
-    private let state = Mutex<(words: [(from: Int, words: String)], heard: [Int])>(([], []))
+    private struct State {
+        var scripts: [(from: Int, words: String, confidence: Double?)] = []
+        var heard: [Int] = []
+        var requests: [TranscriptionRequest] = []
+        var failing = false
+    }
 
-    public init(name: String = "scripted", languages: Set<String> = ["en", "es"], detects: Bool = false) {
+    private let state = Mutex(State())
+
+    public init(name: String = "scripted", languages: Set<String> = ["en", "es"]) {
         self.name = name
         self.languages = languages
-        self.detectsLanguage = detects
     }
 
-    /// What it hears from now on, in an utterance of at least `samples` samples (the longest
-    /// such script wins).
-    public func willHear(_ words: String, from samples: Int = 0) {
+    /// What it hears from now on in an utterance of at least `samples` samples (the script
+    /// with the largest such `samples` wins), with `confidence`.
+    public func willHear(_ words: String, from samples: Int = 0, confidence: Double? = 0.9) {
         state.withLock { state in
-            state.words.removeAll { $0.from == samples }
-            state.words.append((samples, words))
-            state.words.sort { $0.from < $1.from }
+            state.scripts.removeAll { $0.from == samples }
+            state.scripts.append((samples, words, confidence))
+            state.scripts.sort { $0.from < $1.from }
         }
     }
+
+    /// Every utterance from now on fails, as an engine that crashed.
+    public func fail() { state.withLock { $0.failing = true } }
 
     /// How many samples each utterance it heard had, in order.
     public var heard: [Int] { state.withLock { $0.heard } }
 
+    /// What it was asked to hear, in order.
+    public var requests: [TranscriptionRequest] { state.withLock { $0.requests } }
+
     public func hears(_ language: String) -> Bool { languages.contains(language) }
 
     public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
-        let words = state.withLock { state in
+        let script = state.withLock { state in
             state.heard.append(samples.count)
-            return state.words.last { $0.from <= samples.count }?.words ?? ""
+            state.requests.append(request)
+            return state.failing ? nil : state.scripts.last { $0.from <= samples.count }
         }
+        guard let script else { throw RecognizerError("\(name) has nothing scripted") }
         let language = request.language ?? request.candidates.first ?? "en"
-        return Transcript(text: words, language: language, confidence: 0.9, engine: name)
+        return Transcript(text: script.words, language: language, confidence: script.confidence, engine: name)
     }
 }

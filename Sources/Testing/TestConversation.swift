@@ -32,7 +32,8 @@ public final class TestConversation: Sendable {
     private let running: Mutex<Task<Result<Void, AudioError>, Never>?>
 
     /// `config` gives the languages, mode and endpointing (its model and device keys are not
-    /// used); `hearable` are the languages with a "model".
+    /// used); `hearable` are the languages with a "model"; `accurate` the accurate engines
+    /// (`ScriptedTranscriber`), if any.
     public init(
         config: ParleyConfig = ParleyConfig(), hearable: Set<String> = ["en", "es"], realTime: Bool = true,
         translator: EchoTranslator = EchoTranslator(), synthesizer: sending SilentSynthesizer = SilentSynthesizer(),

@@ -258,10 +258,12 @@ struct SessionCommand: ParsableCommand {
 }
 
 extension TurnInfo {
-    /// Three lines: id, time (local, or UTC with `utc`), languages; what was said; its translation.
+    /// Three lines: id, time (local, or UTC with `utc`), languages and the engine that heard
+    /// it (when an accurate engine did); what was said; its translation.
     func show(utc: Bool) {
         let other = speaker == "a" ? "b" : "a"
-        print("#\(id)\(favorite ? " ★" : "")  \(LocalTime.display(createdAt, utc: utc))  \(speaker) \(sourceLang) -> \(targetLang)")
+        let heard = engine.map { "  heard by \($0)" } ?? ""
+        print("#\(id)\(favorite ? " ★" : "")  \(LocalTime.display(createdAt, utc: utc))  \(speaker) \(sourceLang) -> \(targetLang)\(heard)")
         print("  \(speaker): \(sourceText)")
         print("  \(other): \(translatedText ?? "(untranslated: \(error ?? "error"))")")
     }
@@ -272,6 +274,7 @@ enum CSV {
     static let header = [
         "id", "session_id", "created_at", "speaker", "source_lang", "target_lang", "source_text", "translated_text", "ipa",
         "confidence", "status", "error", "favorite", "low_confidence", "asr_ms", "mt_ms", "tts_ms", "response_ms",
+        "pause_ms", "ended_by", "speculated", "engine", "streaming_text",
     ]
 
     static func render(_ turns: [TurnInfo]) -> String {
@@ -282,6 +285,8 @@ enum CSV {
                 turn.translatedText, turn.ipa, turn.confidence.map { String($0) }, turn.status, turn.error, String(turn.favorite),
                 String(turn.lowConfidence), turn.timings.asrMs.map(String.init), turn.timings.mtMs.map(String.init),
                 turn.timings.ttsMs.map(String.init), turn.timings.responseMs.map(String.init),
+                turn.timings.pauseMs.map(String.init), turn.timings.endedBy, turn.timings.speculated.map(String.init), turn.engine,
+                turn.streamingText,
             ]
             lines.append(fields.map { quote($0 ?? "") }.joined(separator: ","))
         }

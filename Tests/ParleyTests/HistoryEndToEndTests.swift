@@ -98,8 +98,12 @@ struct HistoryEndToEndTests {
         #expect(try daemon.parley(["history", "clear"]).status == 2)
         #expect(try daemon.parley(["history", "clear", "--yes"]).status == 0)
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).isEmpty)
+        // One turn as an accurate engine would have heard it (typed turns name none).
+        var heard = export
+        heard.turns[0].engine = "moonshine-tiny"
+        heard.turns[0].streamingText = "can gee shalom"
         let file = dir.appendingPathComponent("export.json")
-        try exported.stdout.write(to: file, atomically: true, encoding: .utf8)
+        try JSONEncoder().encode(heard).write(to: file)
         let imported = try daemon.parley(["history", "import", file.path])
         #expect(imported.status == 0 && imported.stdout.contains("imported 2 turns"), "\(imported.stdout) \(imported.stderr)")
         #expect(try daemon.parley(["history", "import", file.path]).stdout.contains("imported 0 turns"))
@@ -107,6 +111,13 @@ struct HistoryEndToEndTests {
         #expect(back.map(\.sourceText) == ["el café está caliente", unicode])
         #expect(back.map(\.translatedText) == [spanish.translatedText, said.translatedText])
         #expect(back.map(\.createdAt) == [spanish.createdAt, said.createdAt])
+        #expect(back.map(\.engine) == [nil, "moonshine-tiny"] && back.map(\.streamingText) == [nil, "can gee shalom"])
+        // The list names the engine that heard a turn; CSV has it in a column of its own.
+        let listed = try daemon.parley(["history"])
+        #expect(listed.stdout.components(separatedBy: "\n").filter { $0.hasSuffix("heard by moonshine-tiny") }.count == 1, "\(listed.stdout)")
+        let csvBack = try daemon.parley(["history", "export", "--format", "csv"]).stdout.components(separatedBy: "\r\n")
+        #expect(csvBack.first?.hasSuffix(",pause_ms,ended_by,speculated,engine,streaming_text") == true)
+        #expect(csvBack.filter { $0.hasSuffix(",moonshine-tiny,can gee shalom") }.count == 1, "\(csvBack)")
 
         // Replay speaks again without storing; delete-last removes the last turn (the old name
         // `undo`, which restored nothing, is refused and deletes nothing); a new session.

@@ -89,6 +89,43 @@ struct HistoryTests {
         #expect(turn.detection == detection)
     }
 
+    @Test func aHistoryFromBeforeTheEngineWasKeptOpensAndItsTurnsHaveNone() async throws {
+        // Given a history file as parleyd left it before v8: a turn of v7's columns
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-history-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("history.sqlite").path
+        do {
+            let old = try DatabaseQueue(path: path)
+            try AppDatabase.migrator.migrate(old, upTo: "v7: speculation")
+            try await old.write { db in
+                #expect(try !db.columns(in: "turns").contains { $0.name == "engine" })
+                try db.execute(sql: "INSERT INTO sessions (started_at, speaker_a, speaker_b) VALUES ('2026-11-22 05:19:00.000', 'en', 'es')")
+                try db.execute(
+                    sql: """
+                        INSERT INTO turns (session_id, speaker, source_lang, target_lang, source_text, status, created_at,
+                                           pause_ms, ended_by, speculated)
+                        VALUES (1, 'a', 'en', 'es', 'go forward', 'untranslated', '2026-11-22 05:19:17.975', 260, 'silence', 0)
+                        """)
+            }
+            try old.close()
+        }
+        // When parleyd opens it, then it is brought up to date and the old turn reads, with no
+        // engine nor streaming words
+        let database = try AppDatabase.open(path: path)
+        let turn = try #require(try await database.recentTurns(limit: 1).first)
+        #expect(turn.sourceText == "go forward" && turn.endedBy == "silence" && turn.speculated == false)
+        #expect(turn.engine == nil && turn.streamingText == nil)
+        // And a new turn keeps both
+        var heard = self.turn(turn.sessionID, "go forward ten meters", at: 2_000_000_000)
+        heard.engine = "moonshine-tiny"
+        heard.streamingText = "go for word ten meters"
+        _ = try await database.insert(heard)
+        let newest = try #require(try await database.recentTurns(limit: 1).first)
+        #expect(newest.engine == "moonshine-tiny" && newest.streamingText == "go for word ten meters")
+        try database.close()
+    }
+
     @Test func wordsAndDetectionAreStoredAsJSONText() async throws {
         let database = try AppDatabase.inMemory()
         let session = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)

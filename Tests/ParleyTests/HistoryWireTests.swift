@@ -33,16 +33,18 @@ struct HistoryWireTests {
             status: .translated, error: "low confidence (0.42 < 0.50)", favorite: true, lowConfidence: true,
             createdAt: Date(timeIntervalSince1970: 1_001.25), asrMs: 12, mtMs: 3, ttsMs: 4, responseMs: 16, pauseMs: 260,
             endedBy: "language_model", speculated: true,
-            detection: SpeakerDetection(decidedBy: .audio, scores: ["en": -3.25, "es": -5.5], rivalLanguage: "es", rivalText: "go fue")))
+            detection: SpeakerDetection(decidedBy: .audio, scores: ["en": -3.25, "es": -5.5], rivalLanguage: "es", rivalText: "go fue"),
+            engine: "moonshine-tiny", streamingText: "go for word ten meters"))
         _ = try await database.insert(TurnRecord(
             sessionID: first, speaker: "b", sourceLang: "es", targetLang: "en", sourceText: "sí", translatedText: "yes",
             confidence: 0.9, words: [WordConfidence(text: "sí", confidence: 0.9)], status: .translated,
             createdAt: Date(timeIntervalSince1970: 1_002), asrMs: 0, mtMs: 1, ttsMs: 2, responseMs: 5, pauseMs: 900, endedBy: "silence",
             speculated: false,
-            detection: SpeakerDetection(decidedBy: .turnOrder, scores: ["en": -4.5, "es": -4.25], rivalLanguage: "en", rivalText: "see")))
+            detection: SpeakerDetection(decidedBy: .turnOrder, scores: ["en": -4.5, "es": -4.25], rivalLanguage: "en", rivalText: "see"),
+            engine: "whisper@asr.example:10300", streamingText: "si"))
         try await database.endSession(id: first, at: Date(timeIntervalSince1970: 1_010.125))
         let second = try #require(try await database.startSession(speakerA: "en", speakerB: "fr", at: Date(timeIntervalSince1970: 2_000)).id)
-        // A typed turn: no words, timings nor detection; its empty fields must stay empty.
+        // A typed turn: no words, timings, detection nor engine; its empty fields must stay empty.
         _ = try await database.insert(TurnRecord(
             sessionID: second, speaker: "b", sourceLang: "fr", targetLang: "en", sourceText: "« bonjour »", translatedText: nil,
             confidence: nil, status: .untranslated, error: "no translator for fr-en", createdAt: Date(timeIntervalSince1970: 2_000.5)))
@@ -104,6 +106,29 @@ struct HistoryWireTests {
         var unreadable = session
         unreadable.startedAt = "2026-13-45"
         #expect(throws: HistoryWireError.self) { try HistoryBatch(session: unreadable, turns: []).records() }
+    }
+
+    @Test func aTurnWithoutEngineLeavesItOutAndOneFromBeforeItWasKeptStillReads() throws {
+        // A turn as `history`, the `turn` event and exports carried it before the engine was
+        // kept (the example of docs/protocol.md, less some fields)...
+        let old = #"""
+            {"id":1,"session_id":1,"speaker":"a","source_lang":"en","target_lang":"es","source_text":"go forward ten meters",
+             "translated_text":"Va de frente diez metros","confidence":0.87,"low_confidence":false,"favorite":false,
+             "status":"translated","created_at":"2026-11-22T05:19:17.975Z","timings":{"asr_ms":12,"pause_ms":260,"ended_by":"silence"}}
+            """#
+        let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(old.utf8))
+        // ...reads with no engine, and is written back without the keys (an older client, or
+        // an older parleyd importing it, sees what it always saw).
+        #expect(turn.engine == nil && turn.streamingText == nil)
+        let written = try json(turn)
+        #expect(!written.contains("\"engine\"") && !written.contains("\"streaming_text\""))
+        #expect(try TurnRecord(turn).engine == nil)
+        // A turn with both has them under their wire names.
+        var heard = turn
+        heard.engine = "whisper-base"
+        heard.streamingText = "go for word ten meters"
+        let keys = try JSONSerialization.jsonObject(with: JSONEncoder().encode(heard)) as? [String: Any]
+        #expect(keys?["engine"] as? String == "whisper-base" && keys?["streaming_text"] as? String == "go for word ten meters")
     }
 
     /// `export` with each session's id and each turn's id replaced by its position (from 1),
