@@ -31,6 +31,11 @@ public final class WyomingTranscriber: UtteranceTranscriber {
     private let startTimeoutMs: Int
     private let logger: Logger
     private let state = Mutex<Link?>(nil)
+    /// After a start that failed, the worker is not started again before this (uptime
+    /// nanoseconds): utterances fall back at once instead of each waiting for a broken start.
+    private let downUntil = Atomic<UInt64>(0)
+    /// How long a worker that would not start is left alone.
+    static let restDuration: UInt64 = 30_000_000_000
     /// How many times the worker was started (the first start included).
     private let startsMade = Atomic<Int>(0)
 
@@ -73,24 +78,33 @@ public final class WyomingTranscriber: UtteranceTranscriber {
         let events = try WyomingRequest.events(for: samples, request)
         return try state.withLock { (link: inout Link?) throws(RecognizerError) -> Transcript in
             var lastError: RecognizerError?
-            // A second try on a fresh worker when the first one died or hung mid-utterance.
+            // A second try on a fresh worker when the first one died or hung mid-utterance (a
+            // worker that does not start is not tried twice).
             for attempt in 0..<2 {
+                let open: Link
+                if let existing = link {
+                    open = existing
+                } else {
+                    open = try connect()
+                    link = open
+                }
+                let answer: WyomingEvent
                 do throws(RecognizerError) {
-                    if link == nil { link = try connect() }
-                    guard let open = link else { continue }
-                    let answer = try open.exchange(events, timeoutMs: timeoutMs)
-                    if case .tcp = endpoint {
-                        open.close()
-                        link = nil
-                    }
-                    return try WyomingRequest.transcript(from: answer, request, engine: name)
+                    answer = try open.exchange(events, timeoutMs: timeoutMs)
                 } catch {
-                    link?.close()
+                    open.close()
                     link = nil
                     lastError = error
                     if case .tcp = endpoint { break }
                     if attempt == 0 { logger.warning("\(name): \(error); starting it again and asking once more") }
+                    continue
                 }
+                if case .tcp = endpoint {
+                    open.close()
+                    link = nil
+                }
+                // An `error` answer fails this utterance; the worker itself is well.
+                return try WyomingRequest.transcript(from: answer, request, engine: name)
             }
             throw lastError ?? RecognizerError("\(name) did not answer")
         }
@@ -98,6 +112,20 @@ public final class WyomingTranscriber: UtteranceTranscriber {
 
     /// Starts the worker or connects to the server, and waits for its `info` answer.
     private func connect() throws(RecognizerError) -> Link {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let rest = downUntil.load(ordering: .relaxed)
+        guard now >= rest else {
+            throw RecognizerError("\(name) could not start a moment ago; it is tried again in \((rest - now) / 1_000_000_000 + 1) s")
+        }
+        do {
+            return try open()
+        } catch {
+            downUntil.store(DispatchTime.now().uptimeNanoseconds + Self.restDuration, ordering: .relaxed)
+            throw error
+        }
+    }
+
+    private func open() throws(RecognizerError) -> Link {
         let link: Link
         switch endpoint {
         case .child(let arguments):

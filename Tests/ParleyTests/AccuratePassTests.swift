@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ParleyConfig
 import ParleyCore
 import ParleyEndpoint
@@ -222,5 +223,26 @@ struct AccurateConversationTests {
         #expect(MoonshineTranscriber.words(of: [("Yes.", 0.3)]) == "Yes.")
         #expect(MoonshineTranscriber.words(of: [("Anything is possible in football.", 1.8), ("And we can beat Celtic again.", 1.5)])
             == "Anything is possible in football. And we can beat Celtic again.")
+    }
+}
+
+/// A Whisper worker that cannot start: the utterance fails at once, and the next ones do not
+/// wait for another broken start.
+@Suite("A worker that cannot start")
+struct BrokenWorkerTests {
+    @Test func aWorkerThatDiesAtStartIsLeftAloneForAWhile() throws {
+        // A "worker" that exits at once, as parley-whisper does when its model is missing.
+        let worker = WyomingTranscriber(
+            name: "whisper-base", endpoint: .child(["/bin/sh", "-c", "exit 2"]), languages: ["es"], timeoutMs: 5_000, startTimeoutMs: 5_000,
+            logger: Logger(label: "test"))
+        let samples = [Int16](repeating: 0, count: 16_000)
+        var first: RecognizerError?
+        do { _ = try worker.transcribe(samples, TranscriptionRequest(language: "es")) } catch { first = error }
+        #expect(first?.description.contains("did not start") == true, "\(String(describing: first))")
+        #expect(worker.starts == 1, "one start, and no second try on a worker that never started")
+        var second: RecognizerError?
+        do { _ = try worker.transcribe(samples, TranscriptionRequest(language: "es")) } catch { second = error }
+        #expect(second?.description.contains("tried again in") == true, "\(String(describing: second))")
+        #expect(worker.starts == 1)
     }
 }
