@@ -3,6 +3,7 @@ import Logging
 import ParleyCore
 import ParleyProtocol
 import ParleyRecognition
+import Synchronization
 
 /// The accurate pass: once an utterance has ended, an accurate engine hears it whole, and its
 /// words are the turn's (translated, spoken, stored, shown as final).
@@ -44,7 +45,14 @@ enum AccuratePass {
         var language: String?
         var detection: SpeakerDetection?
         var detected: Transcript?
+        // While the detector tells the language, the engine that hears the expected speaker's
+        // language (when it is not the detector: Moonshine) already hears it, on another core:
+        // most turns are the expected speaker's, and their words are then ready with the language.
+        var early: Ahead?
         if utterance.detect, let request = hearing.detection(between: [sides.speaker, sides.other]), let detector = hearing.detector {
+            if let first = hearing.engines(for: sides.speaker).first, first !== detector {
+                early = Ahead(first, utterance.samples, language: sides.speaker)
+            }
             do {
                 let transcript = try detector.transcribe(utterance.samples, request)
                 if transcript.language == sides.speaker || transcript.language == sides.other {
@@ -76,7 +84,14 @@ enum AccuratePass {
         if let detected, hearing.engines(for: chosen).first === hearing.detector {
             recognition = Recognition(detected, streaming: streamed)
         }
-        for engine in hearing.engines(for: chosen) where recognition == nil {
+        if recognition == nil, let early, early.language == chosen {
+            switch early.result() {
+            case .success(let transcript): recognition = Recognition(transcript, streaming: streamed)
+            case .failure(let error):
+                report("\(early.engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: early.engine, for: chosen, in: hearing)) hears it")
+            }
+        }
+        for engine in hearing.engines(for: chosen) where recognition == nil && !(early?.language == chosen && engine === early?.engine) {
             do {
                 recognition = Recognition(try engine.transcribe(utterance.samples, TranscriptionRequest(language: chosen)), streaming: streamed)
             } catch {
@@ -86,6 +101,35 @@ enum AccuratePass {
         return Heard(
             speaker: speaker, language: chosen, target: target,
             recognition: recognition ?? streamed ?? Recognition(text: "", confidence: nil), detection: detection)
+    }
+
+    /// An engine hearing an utterance on a thread of its own, while the detector runs.
+    final class Ahead: Sendable {
+        let engine: any UtteranceTranscriber
+        let language: String
+        private let done = DispatchSemaphore(value: 0)
+        private let outcome = Mutex<Result<Transcript, RecognizerError>?>(nil)
+
+        init(_ engine: any UtteranceTranscriber, _ samples: [Int16], language: String) {
+            self.engine = engine
+            self.language = language
+            // A thread of its own, not the dispatch pool: the accurate worker waits for it, and
+            // a pool whose threads are all blocked (decoders, the sound card) would never run it.
+            let thread = Thread { [self] in
+                let result = Result { () throws(RecognizerError) in try engine.transcribe(samples, TranscriptionRequest(language: language)) }
+                outcome.withLock { $0 = result }
+                done.signal()
+            }
+            thread.name = "parley-ahead"
+            thread.start()
+        }
+
+        /// Waits for the words.
+        func result() -> Result<Transcript, RecognizerError> {
+            done.wait()
+            done.signal()
+            return outcome.withLock { $0 } ?? .failure(RecognizerError("\(engine.name) gave no answer"))
+        }
     }
 
     /// Who hears a language once `engine` has failed: the next engine, else the streaming recognizer.

@@ -127,7 +127,7 @@ extension Interpreter {
 
     /// How much of the pause that ended an utterance the accurate pass hears (under the
     /// shortest pause a speculation starts at, `likely_end_ms`).
-    static let keptPauseMs = 150
+    static let keptPauseMs = 80
 
     /// Whether the accurate pass gives the words of an utterance between `sides`.
     func hearsAccurately(_ sides: (speaker: String, other: String)) -> Bool {

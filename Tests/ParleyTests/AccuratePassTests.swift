@@ -68,7 +68,8 @@ struct AccuratePassTests {
         let heard = AccuratePass.hear(utterance(), with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
         #expect(heard.speaker == .b && heard.language == "es" && heard.target == "en")
         #expect(heard.recognition.text == "whisper heard es")
-        #expect(whisper.requests.count == 1 && moonshine.requests.isEmpty)
+        // Whisper detected and decoded in one request (Moonshine heard the English ahead, unused).
+        #expect(whisper.requests.count == 1)
     }
 
     @Test func aFailingEngineGivesWayToTheNextThenToTheStreamingWords() {
