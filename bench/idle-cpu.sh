@@ -20,12 +20,14 @@ for run in 1 2 3; do
 done
 sleep 2  # let start-up settle
 ticks=$(getconf CLK_TCK)
-cpu() { awk '{print $14 + $15}' "/proc/$daemon/stat"; }
+# parleyd and its children (the Whisper worker).
+family() { echo "$daemon" $(pgrep -P "$daemon" || true) $(for child in $(pgrep -P "$daemon" || true); do pgrep -P "$child" || true; done); }
+cpu() { for pid in $(family); do awk '{print $14 + $15}' "/proc/$pid/stat"; done | awk '{s += $1} END {print s}'; }
 before=$(cpu); start=$(date +%s.%N)
 sleep "$seconds"
 after=$(cpu); end=$(date +%s.%N)
-rss=$(awk '/VmRSS/ {print $2}' "/proc/$daemon/status")
+rss=$(for pid in $(family); do awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup"; done | awk '{s += $1} END {print s}')
 state=$("$bin/parley" status --json --socket "$work/control.sock" | awk -F'"' '/"state"/ {print $4}')
 awk -v b="$before" -v a="$after" -v s="$start" -v e="$end" -v t="$ticks" -v r="$rss" -v st="$state" 'BEGIN {
-  printf "idle CPU while %s to silence: %.2f%% of one core over %.0f s; resident memory %.1f MiB\n", st, 100 * (a - b) / t / (e - s), e - s, r / 1024
+  printf "idle CPU while %s to silence: %.2f%% of one core over %.0f s; memory %.1f MiB (PSS of parleyd, the Whisper worker and the Apertium stages)\n", st, 100 * (a - b) / t / (e - s), e - s, r / 1024
 }'

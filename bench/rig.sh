@@ -29,6 +29,10 @@ level = "warning"
 acoustic_model = "$root/models/es/acoustic"
 language_model = "$root/models/es/es.lm.bin"
 dictionary = "$root/models/es/es.dict"
+# The accurate pass as \`make engines\` installed it (PARLEY_ACCURATE=0: PocketSphinx alone).
+[transcriber]
+enabled = $([ "${PARLEY_ACCURATE:-1}" != 0 ] && [ -e "$root/.build/engines/.complete" ] && echo true || echo false)
+engines = "$root/.build/engines"
 TOML
 }
 
