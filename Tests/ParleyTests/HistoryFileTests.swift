@@ -287,19 +287,29 @@ struct HistoryWALIndexTests {
     }
 
     /// The case of the report: an immutable `-shm` (needs root and a file system with `chattr`).
-    @Test func anImmutableSharedMemoryFileIsNeverTouched() async throws {
+    @Test(.enabled(if: Self.canChattr, "needs root and a file system with chattr"))
+    func anImmutableSharedMemoryFileIsNeverTouched() async throws {
         let root = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let path = root + "/history.sqlite"
         #expect(FileManager.default.createFile(atPath: path + "-shm", contents: Data()))
-        guard chattr("+i", path + "-shm") else { return }
-        defer { _ = chattr("-i", path + "-shm") }
+        try #require(Self.chattr("+i", path + "-shm"), "chattr worked a moment ago")
+        defer { _ = Self.chattr("-i", path + "-shm") }
         #expect(try await storeAndRead(path, count: 400) == 400)
         // And reopened: the WAL of the last run is read without the file either.
         #expect(try await storeAndRead(path, count: 10) == 410)
     }
 
-    private func chattr(_ flag: String, _ path: String) -> Bool {
+    /// Whether a file here can be made immutable (root, and a file system with chattr).
+    static let canChattr: Bool = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-chattr-\(UUID().uuidString)").path
+        guard FileManager.default.createFile(atPath: path, contents: Data()) else { return false }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard chattr("+i", path) else { return false }
+        return chattr("-i", path)
+    }()
+
+    private static func chattr(_ flag: String, _ path: String) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
         process.arguments = [flag, path]
