@@ -140,9 +140,12 @@ extension Interpreter {
         where !translator.supports(pair) {
             throw ConversationRefusal("no installed translation for \(pair): \(TranslationHints.missingPair(source: pair.source, target: pair.target))")
         }
-        guard (50...10_000).contains(settings.silenceMs) else { throw ConversationRefusal("silence_ms must be from 50 to 10000") }
-        guard (0...10_000).contains(settings.echoTailMs) else { throw ConversationRefusal("echo_tail_ms must be from 0 to 10000") }
-        guard (0...1).contains(settings.minConfidence) else { throw ConversationRefusal("min_confidence must be from 0 to 1") }
+        func refusal<T: Comparable>(_ key: String, _ range: ClosedRange<T>) -> ConversationRefusal {
+            ConversationRefusal("\(key) must be from \(range.lowerBound) to \(range.upperBound)")
+        }
+        guard SettingBounds.silenceMs.contains(settings.silenceMs) else { throw refusal("silence_ms", SettingBounds.silenceMs) }
+        guard SettingBounds.echoTailMs.contains(settings.echoTailMs) else { throw refusal("echo_tail_ms", SettingBounds.echoTailMs) }
+        guard SettingBounds.minConfidence.contains(settings.minConfidence) else { throw refusal("min_confidence", SettingBounds.minConfidence) }
     }
 
     private func commit(_ settings: RuntimeSettings) -> RuntimeSettings {
