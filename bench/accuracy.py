@@ -81,6 +81,7 @@ def main():
     extras = {}   # engine -> [(recording, words)]
     langid = {}   # lang -> [right, total]
     auto = {"turns": 0, "right": 0, "none": 0, "recordings": 0, "by": {}}
+    confidence = []  # (avg_logprob, no_speech_prob, compression ratio) of Whisper beam 5 on clean speech
 
     def score(engine, lang, source, wav, reference, hypothesis):
         for key in ((engine, lang, source), (engine, lang, None)):
@@ -101,6 +102,8 @@ def main():
         for beam, engine in ((5, "whisper beam 5"), (1, "whisper greedy")):
             result = whisper.transcribe(samples, language=lang, beam_size=beam)
             score(engine, lang, source, wav, reference, result["text"])
+            if beam == 5:
+                confidence.append((result["avg_logprob"], result["no_speech_prob"], ears.compression_ratio(result["text"])))
         other = "es" if lang == "en" else lang
         result = whisper.transcribe(samples, languages=["en", other], skip=["en", other])
         tally = langid.setdefault(lang, [0, 0])
@@ -234,6 +237,10 @@ def main():
             print(f"parleyd auto mode, one run, {lang}: {run[3]}/{run[4]} turns given the right speaker and language")
         elif run:
             print(f"parleyd auto mode, one run: {run[1]} turns for {run[2]} recordings, so turns could not be matched to recordings")
+    for index, name in enumerate(("avg_logprob", "no_speech_prob", "compression ratio of the text")):
+        values = sorted(c[index] for c in confidence)
+        print(f"{'Whisper beam 5 on clean speech (every language): ' if index == 0 else ''}{name} "
+              f"min {values[0]:.2f}, median {values[len(values) // 2]:.2f}, max {values[-1]:.2f}", end="; " if index < 2 else "\n")
     print("\nRecordings whose words start with words not said (1-2 leading insertions):")
     for engine in sorted(extras):
         found = extras[engine]

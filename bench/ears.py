@@ -5,9 +5,10 @@ ctypes, parleyd runs in file mode, and /proc readings. Standard library only.
 Normalization before WER (both sides): lowercase (NFC), curly quotes made straight, hyphens made
 spaces, every character that is not a letter, digit, space or apostrophe dropped, then the
 apostrophes (so "I'm" and "Im", "l'espace" and "l’espace" agree), numbers 0-9999 written as words
-in the recording's language (cardinals only, as a table and a few rules: "1950" is "one thousand
-nine hundred fifty", never "nineteen fifty"; "20th" is "twenty th"), and spaces collapsed. No
-other rewriting (no spelling variants, no contractions expanded).
+in the recording's language (cardinals, as a table and a few rules; in English 1100-1999 are read
+as years, "1813" is "eighteen thirteen", and ordinals are spelled, "20th" is "twentieth"; no
+other language's ordinals or years: "1950" in Spanish is "mil novecientos cincuenta"), and spaces
+collapsed. No other rewriting (no spelling variants, no contractions expanded).
 """
 import ctypes
 import glob
@@ -19,6 +20,7 @@ import sqlite3
 import subprocess
 import time
 import unicodedata
+import zlib
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
@@ -88,6 +90,9 @@ def spell(n, lang):
     if lang == "en":
         def below_100(k):
             return EN[k] if k < 20 else EN_TENS[k // 10] + ("" if k % 10 == 0 else " " + EN[k % 10])
+        if 1100 <= n <= 1999:  # read as a year: "eighteen thirteen", "nineteen hundred", "nineteen oh five"
+            rest = n % 100
+            return below_100(n // 100) + (" hundred" if rest == 0 else " oh " + EN[rest] if rest < 10 else " " + below_100(rest))
         parts = []
         if n >= 1000:
             parts.append(EN[n // 1000] + " thousand")
@@ -153,12 +158,25 @@ def spell(n, lang):
     return str(n)
 
 
+ORDINALS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth",
+            "twelve": "twelfth"}
+
+
+def ordinal(n):
+    """An English ordinal ("20th": "twentieth")."""
+    *head, last = spell(n, "en").split()
+    last = ORDINALS.get(last) or (last[:-1] + "ieth" if last.endswith("y") else last + "th")
+    return " ".join([*head, last])
+
+
 def words(text, lang):
     """Normalized words (see the module's docstring)."""
     text = unicodedata.normalize("NFC", text).lower().replace("’", "'").replace("‘", "'").replace("`", "'")
     text = re.sub(r"[-‐–—]", " ", text)
     text = "".join(c if c.isalnum() or c.isspace() or c == "'" else " " if c in "/" else "" for c in text)
     text = text.replace("'", "")
+    if lang == "en":
+        text = re.sub(r"\b(\d+)(st|nd|rd|th)\b", lambda m: " " + ordinal(int(m.group(1))) + " ", text)
     text = re.sub(r"\d+", lambda m: " " + spell(int(m.group()), lang) + " ", text)
     return text.split()
 
@@ -171,6 +189,13 @@ def edits(reference, hypothesis):
         for j, h in enumerate(hypothesis, 1):
             prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (r != h))
     return d[len(hypothesis)], len(reference)
+
+
+def compression_ratio(text):
+    """Bytes of the text over bytes of it compressed (zlib), as Whisper's own transcribe checks
+    (it retries above 2.4): a text that loops compresses well."""
+    data = text.encode()
+    return len(data) / len(zlib.compress(data)) if data else 0.0
 
 
 class Tally:
