@@ -16,8 +16,9 @@ Engines spoken to directly:
 parleyd's file mode (release build), two ways:
 - "fresh": one run per recording (0.5 s of silence before, 2 s after): every turn is the
   first of a run;
-- "one run": the recordings of a set joined, 0.5 s of silence before each and 6 s after (Parley
-  does not listen while it speaks the translation), one run, as a daemon hears a conversation.
+- "one run": the recordings of a set joined, 0.5 s of silence before each and 12 s after (Parley
+  does not listen while it speaks the translation, and the English of a long FLEURS sentence
+  takes more than 6 s to say), one run, as a daemon hears a conversation.
   WER over all turns' words joined against all references joined.
 Configurations:
 - PocketSphinx: `[transcriber] enabled = false`, one-way, speaker A the recording's language
@@ -58,12 +59,15 @@ def leading_extra(reference, hypothesis, lang):
     return None
 
 
+GAP = "12"  # seconds of silence after each recording of a one run
+
+
 def joined(work, recordings, name):
-    """The recordings joined, 0.5 s of silence before each and 6 s after."""
+    """The recordings joined, 0.5 s of silence before each and GAP after."""
     out = f"{work}/{name}.raw"
     with open(out, "wb") as f:
         for _, _, wav, _ in recordings:
-            f.write(ears.pcm(wav, "pad", "0.5", "6"))
+            f.write(ears.pcm(wav, "pad", "0.5", GAP))
     return out
 
 
@@ -104,6 +108,8 @@ def main():
             score(engine, lang, source, wav, reference, result["text"])
             if beam == 5:
                 confidence.append((result["avg_logprob"], result["no_speech_prob"], ears.compression_ratio(result["text"])))
+                print(f"{'whisper beam 5':22} {os.path.basename(wav)[:34]:34} avg_logprob {result['avg_logprob']:.2f} "
+                      f"no_speech_prob {result['no_speech_prob']:.2f}", file=sys.stderr)
         other = "es" if lang == "en" else lang
         result = whisper.transcribe(samples, languages=["en", other], skip=["en", other])
         tally = langid.setdefault(lang, [0, 0])
@@ -200,7 +206,7 @@ def main():
             cells = [str(tallies.get((e, lang, source), "-"))
                      for e in ("whisper beam 5", "whisper greedy", "moonshine kept", "moonshine fresh")]
             print(f"| {name_of(lang, source)} ({reference.recordings}, {reference.words}) | " + " | ".join(cells) + " |")
-    print("\nWER through parleyd (file mode); fresh: one run per recording; one run: the set joined, 6 s apart:\n")
+    print(f"\nWER through parleyd (file mode); fresh: one run per recording; one run: the set joined, {GAP} s apart:\n")
     print("| language (recordings, words) | PocketSphinx, fresh | PocketSphinx, one run | Moonshine, fresh | Moonshine, one run "
           "| auto en+es, fresh | auto en+es, one run |")
     print("|---|---|---|---|---|---|---|")
@@ -241,6 +247,8 @@ def main():
         values = sorted(c[index] for c in confidence)
         print(f"{'Whisper beam 5 on clean speech (every language): ' if index == 0 else ''}{name} "
               f"min {values[0]:.2f}, median {values[len(values) // 2]:.2f}, max {values[-1]:.2f}", end="; " if index < 2 else "\n")
+    for limit in (-0.7, -1.0):
+        print(f"recordings with avg_logprob under {limit}: {sum(c[0] < limit for c in confidence)}/{len(confidence)}")
     print("\nRecordings whose words start with words not said (1-2 leading insertions):")
     for engine in sorted(extras):
         found = extras[engine]
