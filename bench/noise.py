@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""The accurate pass in noise (issue 25): English WER with background noise, and turns made of
+noise alone.
+
+Speech: the 25 English recordings of /work/shared/speech/en. Noise: /work/shared/noise (an
+eight-talker babble mixed from LibriSpeech, and Google Speech Commands' doing_the_dishes,
+exercise_bike and running_tap, recorded in real rooms).
+
+Mixing: each recording gets 0.5 s of silence before and 2 s after; the noise covers that whole
+segment, taken from the noise file at a fixed offset (10 s), scaled so that the recording's RMS
+(over the whole recording as given, its own short silences included) is 20 or 10 dB above the
+noise's RMS over the same stretch. The 25 segments of a condition are joined with 6 s of silence
+between them (Parley is half-duplex: it does not listen while it speaks the translation) and go
+through parleyd's file mode once per engine, one-way English:
+- PocketSphinx: `[transcriber] enabled = false`;
+- Moonshine tiny: the accurate pass on, an engines folder holding Moonshine only;
+- Whisper base: the accurate pass on, no Moonshine, so Whisper hears English (beam 5, one
+  `parley-whisper --uri tcp://127.0.0.1:PORT` that parleyd connects to).
+WER is that of all turns' words joined against all references joined (a recording cut in two
+turns, or a turn of noise alone, counts as it would in a conversation).
+
+Noise alone: each noise at three offsets (20, 35, 50 s), 4 s long, with 0.5 s of silence before
+and 2 s after, at the level it had in the 20 dB and 10 dB mixtures of the median-level recording:
+24 clips, each through parleyd as a fresh start (per engine), and through the Whisper worker
+directly (beam 5, language en), whose avg_logprob and no_speech_prob are reported. A clip
+"made a turn" when parleyd stored a turn with words.
+
+The noise-alone clips also go through parleyd in auto mode as shipped (English and Spanish;
+Whisper tells who spoke, Moonshine hears English, Whisper Spanish).
+
+Usage: bench/noise.py BIN_DIR [ENGINES] [--only wer|alone]
+BENCH_LIMIT=N takes the first N English recordings only (a quicker look).
+"""
+import glob
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # no __pycache__ in bench/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ears  # noqa: E402
+
+OFFSET = 10.0
+SNRS = [20, 10]
+ALONE_OFFSETS = [20.0, 35.0, 50.0]
+ALONE_SECONDS = 4.0
+BEFORE, AFTER, GAP = 0.5, 2.0, 6.0
+ENGINES = ["pocketsphinx", "moonshine", "whisper"]
+ALONE = [*ENGINES, "auto"]
+
+
+def samples(path):
+    return np.frombuffer(ears.pcm(path), dtype="<i2").astype(np.float64)
+
+
+def rms(x):
+    return float(np.sqrt(np.mean(x * x))) or 1.0
+
+
+def as_int16(x):
+    return np.clip(np.round(x), -32768, 32767).astype("<i2")
+
+
+def noise_name(path):
+    return os.path.basename(path)[:-4].replace("speechcommands-", "").replace("-8talker-librispeech", "")
+
+
+def main():
+    arguments = sys.argv[1:]
+    only = None
+    if "--only" in arguments:
+        index = arguments.index("--only")
+        only = arguments[index + 1] if index + 1 < len(arguments) else None
+        del arguments[index:index + 2]
+    if len(arguments) not in (1, 2) or only not in (None, "wer", "alone"):
+        sys.exit(__doc__)
+    bin_dir = os.path.abspath(arguments[0])
+    engines = os.path.abspath(arguments[1]) if len(arguments) == 2 else ears.engines_folder()
+    started = time.monotonic()
+    speech = [(wav, reference, samples(wav)) for _, _, wav, reference in ears.recordings("en")]
+    noises = {noise_name(p): samples(p) for p in sorted(glob.glob(f"{ears.NOISE}/*.wav"))}
+    rate = ears.RATE
+    references = " ".join(reference for _, reference, _ in speech)
+    wer = {}
+    server = ears.WhisperServer(engines, threads=2)
+    try:
+        with tempfile.TemporaryDirectory(prefix="parley-noise-") as work:
+            configs = {"pocketsphinx": None, "moonshine": (ears.engines_variant(work, engines, "moonshine"), ""),
+                       "whisper": (ears.engines_variant(work, engines, "none"), server.uri)}
+            for engine, transcriber in configs.items():
+                ears.write_config(f"{work}/{engine}.toml", work, transcriber=transcriber)
+            ears.write_config(f"{work}/auto.toml", work, mode="auto", transcriber=(configs["moonshine"][0], server.uri))
+
+            conditions = [("clean", None, None)] + [(name, name, snr) for name in noises for snr in SNRS]
+            if only == "alone":
+                conditions = []
+            for label, name, snr in conditions:
+                parts = []
+                for wav, _, x in speech:
+                    segment = np.concatenate([np.zeros(int(BEFORE * rate)), x, np.zeros(int(AFTER * rate))])
+                    if name:
+                        start = int(OFFSET * rate)
+                        n = noises[name][start:start + len(segment)]
+                        gain = rms(x) / rms(n[int(BEFORE * rate):int(BEFORE * rate) + len(x)]) / 10 ** (snr / 20)
+                        segment = segment + gain * n
+                    parts += [segment, np.zeros(int(GAP * rate))]
+                audio = f"{work}/condition.raw"
+                as_int16(np.concatenate(parts)).tofile(audio)
+                for engine in ENGINES:
+                    turns, _ = ears.run_parleyd(bin_dir, f"{work}/{engine}.toml", work, audio)
+                    text = " ".join(t["text"] for t in turns)
+                    tally = ears.Tally()
+                    tally.add(references, text, "en")
+                    wer[(label, snr, engine)] = (tally, len(turns))
+                    print(f"{engine:12} {label:16} {snr or '':>2} dB: {tally} WER, {len(turns)} turns: {text}", file=sys.stderr)
+
+            # Noise alone.
+            levels = sorted(rms(x) for _, _, x in speech)
+            median = levels[len(levels) // 2]
+            alone = {engine: [] for engine in [*ALONE, "whisper direct"]}
+            stats = []
+            if only != "wer":
+                whisper = ears.Whisper(engines, threads=2)
+                for name, n in noises.items():
+                    for snr in SNRS:
+                        for offset in ALONE_OFFSETS:
+                            clip = n[int(offset * rate):int((offset + ALONE_SECONDS) * rate)]
+                            clip = clip * (median / 10 ** (snr / 20) / rms(clip))
+                            clip = np.concatenate([np.zeros(int(BEFORE * rate)), clip, np.zeros(int(AFTER * rate))])
+                            audio = f"{work}/alone.raw"
+                            as_int16(clip).tofile(audio)
+                            label = f"{name} @{offset:.0f}s, level of {snr} dB SNR"
+                            for engine in ALONE:
+                                turns, _ = ears.run_parleyd(bin_dir, f"{work}/{engine}.toml", work, audio)
+                                said = [(f"[{t['lang']}] " if engine == "auto" else "") + t["text"] for t in turns if t["text"].strip()]
+                                alone[engine].append((label, said))
+                            result = whisper.transcribe(as_int16(clip).tobytes(), language="en")
+                            said = [result["text"]] if result["text"].strip() else []
+                            alone["whisper direct"].append((label, said))
+                            stats.append((label, result.get("avg_logprob"), result.get("no_speech_prob"), result["text"]))
+                whisper.close()
+    finally:
+        server.close()
+    elapsed = time.monotonic() - started
+    print(f"bench/noise.py took {elapsed:.0f} s\n")
+    if wer:
+        print(f"English WER in noise: {len(speech)} recordings ({sum(ears.seconds(w) for w, _, _ in speech):.0f} s, "
+              f"{len(ears.words(references, 'en'))} words), parleyd file mode, one-way\n")
+        print("| noise | SNR | PocketSphinx | Moonshine tiny | Whisper base (beam 5) |")
+        print("|---|---|---|---|---|")
+        for label, name, snr in conditions:
+            cells = [f"{wer[(label, snr, e)][0]} ({wer[(label, snr, e)][1]} turns)" for e in ENGINES]
+            print(f"| {label} | {f'{snr} dB' if snr else '-'} | " + " | ".join(cells) + " |")
+    if not stats:
+        return
+    clips = len(alone["whisper direct"])
+    print(f"\nNoise alone: {clips} clips ({len(noises)} noises x 3 offsets x 2 levels), 4 s each; clips that made a turn with words:\n")
+    print("| engine | " + " | ".join(f"{name}" for name in noises) + " | all |")
+    print("|---|" + "---|" * (len(noises) + 1))
+    for engine, results in alone.items():
+        cells = []
+        for name in noises:
+            mine = [said for label, said in results if label.startswith(name + " ")]
+            cells.append(f"{sum(bool(s) for s in mine)}/{len(mine)}")
+        print(f"| {engine} | " + " | ".join(cells) + f" | {sum(bool(s) for _, s in results)}/{len(results)} |")
+    print("\nWhat was heard in noise alone:")
+    for engine, results in alone.items():
+        for label, said in results:
+            if said:
+                print(f"- {engine}, {label}: {' / '.join(said)!r}")
+    logprobs = [s[1] for s in stats if s[1] is not None]
+    no_speech = [s[2] for s in stats if s[2] is not None]
+    print(f"\nWhisper (direct) on noise alone: avg_logprob median {statistics.median(logprobs):.2f} "
+          f"(range {min(logprobs):.2f} to {max(logprobs):.2f}), no_speech_prob median {statistics.median(no_speech):.2f} "
+          f"(range {min(no_speech):.2f} to {max(no_speech):.2f}); the worker drops words when no_speech_prob > 0.6 and "
+          f"avg_logprob < -1.0")
+    for label, logprob, nsp, text in stats:
+        print(f"  {label:45} avg_logprob {logprob:6.2f} no_speech_prob {nsp:.2f} "
+              f"compression {ears.compression_ratio(text):4.2f} {text!r}")
+
+if __name__ == "__main__":
+    main()
