@@ -137,14 +137,18 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     private var captureRate: Int { 16_000 }
 
     /// The words of Moonshine's lines (its own voice detection splits an utterance into lines).
-    /// A line of one word under `spuriousLineSeconds` beside others is dropped: on a breath or
-    /// a click before or after a sentence Moonshine writes "You" or "So".
+    /// Beside other lines, a line under `spuriousLineSeconds` is dropped, and a line of one word
+    /// under `spuriousWordSeconds`: from its second call on, a transcriber often starts with a
+    /// line of 0.16-0.19 s that says "You", "Thank you" or "?" (docs/benchmarks.md), and on a
+    /// breath or a click beside a sentence it writes "You" or "So".
     static func words(of lines: [(text: String, duration: Float)]) -> String {
         let kept = lines.count < 2 ? lines : lines.filter { line in
-            line.text.split(whereSeparator: \.isWhitespace).count > 1 || line.duration >= spuriousLineSeconds
+            line.duration >= spuriousLineSeconds
+                && (line.text.split(whereSeparator: \.isWhitespace).count > 1 || line.duration >= spuriousWordSeconds)
         }
         return kept.map(\.text).joined(separator: " ")
     }
 
-    static let spuriousLineSeconds: Float = 0.6
+    static let spuriousLineSeconds: Float = 0.3
+    static let spuriousWordSeconds: Float = 0.6
 }

@@ -221,6 +221,7 @@ struct AccurateConversationTests {
     @Test func moonshinesSpuriousOneWordLineBesideASentenceIsDropped() {
         #expect(MoonshineTranscriber.words(of: [("You", 0.3), ("Two years ago I gave up civilization for this.", 2.4)])
             == "Two years ago I gave up civilization for this.")
+        #expect(MoonshineTranscriber.words(of: [("Thank you", 0.17), ("The ship should be in within a week.", 2.1)]) == "The ship should be in within a week.")
         #expect(MoonshineTranscriber.words(of: [("Yes.", 0.3)]) == "Yes.")
         #expect(MoonshineTranscriber.words(of: [("Anything is possible in football.", 1.8), ("And we can beat Celtic again.", 1.5)])
             == "Anything is possible in football. And we can beat Celtic again.")
