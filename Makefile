@@ -142,6 +142,9 @@ bench: release
 	bench/language-id.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/turn-end.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/confidence.py $$($(SWIFT) build -c release --show-bin-path) $(SPANISH_SPEECH)
+	bench/accuracy.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/noise.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/engine-cost.py $$($(SWIFT) build -c release --show-bin-path)
 
 ## units: the systemd units with this install's paths, in out/systemd
 units:
