@@ -98,7 +98,7 @@ demo: release
 ## time (live audio, a sound server, a browser, late servers) in one, the rest in the other
 ## (378 tests: 92-97 s, against 178 s in one process the same hour, on two cores)
 test: EXTRA_DEBS = $(TEST_DEBS)
-test: deps
+test: deps engines
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory system-checks
 	Tests/run/run-tests.sh $$($(SWIFT) build --show-bin-path)
