@@ -73,7 +73,8 @@ struct ConversationService: Service {
                 }
                 // Before the socket closes: clients waiting for a stored turn get their answer.
                 await Daemon.flushHistory(history, journal: journal, logger: logger)
-            } onGracefulShutdown: { [notifier] in
+            } onGracefulShutdown: { [notifier, logger] in
+                logger.notice("stopping: asked to stop (SIGTERM or SIGINT); the turn in flight is finished and stored first")
                 notifier.stopping()
                 interpreter.stop()
             }

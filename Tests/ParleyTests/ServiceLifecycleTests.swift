@@ -91,6 +91,8 @@ struct ServiceLifecycleTests {
         // Every log line carries a journal priority.
         let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("<6>ready") })
+        // It says why it stopped (issue 28).
+        #expect(lines.contains { $0.hasPrefix("<5>stopping: asked to stop (SIGTERM or SIGINT)") }, "\(lines)")
         #expect(lines.allSatisfy { $0.range(of: #"^<[3-7]>"#, options: .regularExpression) != nil }, "\(lines.filter { !$0.hasPrefix("<") })")
     }
 
