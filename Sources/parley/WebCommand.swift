@@ -32,15 +32,16 @@ struct Web: ParsableCommand {
     func run() throws {
         let info = try options.call(Request(.web), as: WebInfo.self)
         if options.json { return try options.printJSON(info) }
+        // Not available: exit 1, as for any request the daemon cannot do (parley(1), EXIT STATUS).
         guard info.enabled else {
-            print("the caption page is off: set [web] enabled = true in the config (and listen = \"0.0.0.0\" for phones), then restart parleyd")
-            return
+            printError("parley: the caption page is off: set [web] enabled = true in the config (and listen = \"0.0.0.0\" for phones), then restart parleyd")
+            throw ExitCode(1)
         }
         let found = PageHosts.hosts(listen: info.listen, interfaces: InterfaceAddress.current())
         let hosts = found.isEmpty ? [ProcessInfo.processInfo.hostName] : found
         guard let host = hosts.first, let plain = info.url(host: host, withCode: false) else {
-            print("the caption page is not listening yet (the daemon is starting, or its port was taken: see the log)")
-            return
+            printError("parley: the caption page is not listening yet (the daemon is starting, or its port was taken: see the log)")
+            throw ExitCode(1)
         }
         print("address: \(plain)")
         let paired = info.code.flatMap { _ in info.url(host: host, withCode: true) }

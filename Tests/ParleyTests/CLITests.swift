@@ -45,6 +45,9 @@ struct CLITests {
         // Before the subcommand they are still checked, and a wrong socket is still a wrong socket.
         #expect(try run(["--timeout", "-1", "--socket", daemon.socket, "status"]).status == 2)
         #expect(try run(["--socket", dir.appendingPathComponent("nothing.sock").path, "status"]).status == 3)
+        // What is not available is an error (exit 1) that says what to do, not a success (issue 28).
+        let web = try run(["--socket", daemon.socket, "web"])
+        #expect(web.status == 1 && web.stderr.contains("the caption page is off: set [web] enabled = true"), "\(web.status) \(web.stderr)")
     }
 
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
