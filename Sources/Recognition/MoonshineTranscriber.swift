@@ -119,7 +119,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         let result: Result<String, RecognizerError> = busy.withLock { _ in
             var raw: UnsafeMutableRawPointer?
             let code = audio.withUnsafeBufferPointer { buffer in
-                api.transcribe(handle, buffer.baseAddress, UInt64(buffer.count), Int32(captureRate), 0, &raw)
+                api.transcribe(handle, buffer.baseAddress, UInt64(buffer.count), Self.sampleRate, 0, &raw)
             }
             guard code == 0 else { return .failure(RecognizerError("Moonshine failed: \(api.describe(code))")) }
             let transcript = raw?.assumingMemoryBound(to: TranscriptC.self)
@@ -134,7 +134,8 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         return Transcript(text: text, language: "en", engine: name)
     }
 
-    private var captureRate: Int { 16_000 }
+    /// Parley's capture rate, which the library is told.
+    static let sampleRate: Int32 = 16_000
 
     /// The words of Moonshine's lines (its own voice detection splits an utterance into lines).
     /// Beside other lines, a line under `spuriousLineSeconds` is dropped, and a line of one word

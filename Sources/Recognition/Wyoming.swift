@@ -73,7 +73,9 @@ public struct WyomingEvent: Sendable, Equatable {
                 inline = try JSONSerialization.data(withJSONObject: data)
             }
         } catch {
-            throw RecognizerError("the Wyoming server sent a header Parley cannot read: \(String(decoding: line.prefix(120), as: UTF8.self))")
+            // Not the line itself: an inline transcript carries what a person said, and this
+            // error reaches the log.
+            throw RecognizerError("the Wyoming server sent a header line of \(line.count) bytes that Parley cannot read as a JSON event")
         }
         guard (header.dataLength ?? 0) <= limit, (header.payloadLength ?? 0) <= limit * 64 else {
             throw RecognizerError("the Wyoming server sent an event too large to be a transcript")

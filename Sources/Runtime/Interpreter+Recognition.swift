@@ -121,8 +121,12 @@ extension Interpreter {
     /// samples, once both pauses are longer than that: the accurate worker then answers the end
     /// from what it heard at the pause.
     static func accurateAudio(_ audio: [Int16], pause: Int) -> [Int16] {
-        let cut = max(0, pause - keptPauseMs * captureSampleRate / 1000)
-        return Array(audio.dropLast(min(cut, audio.count)))
+        Array(audio.prefix(accurateLength(of: audio.count, pause: pause)))
+    }
+
+    /// How many samples `accurateAudio` keeps of `count` whose last `pause` are silence.
+    static func accurateLength(of count: Int, pause: Int) -> Int {
+        max(0, count - max(0, pause - keptPauseMs * captureSampleRate / 1000))
     }
 
     /// How much of the pause that ended an utterance the accurate pass hears (under the

@@ -207,11 +207,12 @@ public final class Interpreter: Sendable {
         self.speaking = engines.canSpeak
         self.translator = engines.translator
         self.accurateHearing = engines.accurate
-        self.accurate = engines.accurate.map { AccurateWorker(hearing: $0, logger: logger, report: { message in logger.error("\(message)") }) }
         let report: @Sendable (String) -> Void = { message in
             logger.error("\(message)")
             events.publish(EventType.error, ErrorEvent(message: message))
         }
+        // An engine that fails is told to subscribers too, as any other failure of a turn.
+        self.accurate = engines.accurate.map { AccurateWorker(hearing: $0, logger: logger, report: report) }
         self.recognizers = engines.recognizer
         self.laneKey = engines.lane
         self.report = report

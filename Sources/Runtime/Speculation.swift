@@ -89,8 +89,11 @@ extension Interpreter {
             let pause = Int(state.endpointer.pause ?? 0)
             // Once the end is decided, the end's own pass follows at once.
             guard case .hearing = state.machine.state, pause >= Self.keptPauseMs * captureSampleRate / 1000 else { return }
-            let samples = Self.accurateAudio(state.utteranceAudio, pause: pause)
-            if let running = state.speculation, running.heardSamples == samples.count { return }
+            // Called at every period of a pause, under the capture loop's lock: the audio is
+            // copied only when a new pass starts.
+            let length = Self.accurateLength(of: state.utteranceAudio.count, pause: pause)
+            if let running = state.speculation, running.heardSamples == length { return }
+            let samples = Array(state.utteranceAudio.prefix(length))
             dropSpeculation(&state)
             state.speculations += 1
             let id = state.speculations
