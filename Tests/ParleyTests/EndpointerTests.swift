@@ -144,23 +144,114 @@ struct EndpointerTests {
 
 @Suite("Endpointing when the background changes")
 struct EndpointerBackgroundTests {
-    @Test func aBackgroundThatGetsLouderIsLearnedAfterOneCut() {
-        var settings = EndpointSettings()
-        settings.maxSpeechMs = 2000
-        // A quiet room, then a fan switched on for 10 s, then a real utterance over the fan.
+    @Test func aBackgroundThatComesOnIsLearnedAndMakesNoUtterance() {
+        // A quiet room, then a fan switched on for 10 s: it looks like speech until the floor
+        // has learned it (`floorRiseMs`), and is then discarded, not made a turn.
         let signal = Signals.noise(ms: 1000, amplitude: 0.002) + Signals.noise(ms: 10_000, amplitude: 0.05, seed: 9)
-        var endpointer = Endpointer(settings: settings, sampleRate: Signals.rate)
+        var endpointer = Endpointer(sampleRate: Signals.rate)
         var position: Int64 = 0
-        var cuts = 0
+        var events: [EndpointEvent] = []
         for period in Signals.periods(signal) {
-            if case .ended(_, .maxLength, _)? = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB) {
-                cuts += 1
+            if let event = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB) { events.append(event) }
+            position += Int64(period.count)
+        }
+        #expect(!events.contains { if case .ended = $0 { true } else { false } })
+        #expect(events.contains { if case .discarded = $0 { true } else { false } })
+        #expect(!endpointer.isInSpeech)
+        // Uniform noise of amplitude 0.05: about -30.8 dBFS.
+        #expect(abs((endpointer.noiseFloorDB ?? 0) - -30.8) < 1.5)
+    }
+
+    @Test func speechOverABackgroundThatCameOnIsHeardOnceTheFloorKnowsIt() throws {
+        // The fan comes on, then after 5 s someone speaks over it, 20 dB louder, and stops.
+        let fan = Signals.noise(ms: 5000, amplitude: 0.02, seed: 9)
+        let signal = Signals.noise(ms: 1000, amplitude: 0.002) + fan + mix(Signals.tone(ms: 1500, amplitude: 0.3), Signals.noise(ms: 1500, amplitude: 0.02, seed: 3))
+            + Signals.noise(ms: 2500, amplitude: 0.02, seed: 4)
+        let events = endpoints(signal)
+        let ended = events.compactMap { if case .ended(let end, let reason, _) = $0 { (end, reason) } else { nil } }
+        #expect(ended.count == 1)
+        let end = try #require(ended.first)
+        #expect(end.1 == .silence)
+        #expect(end.0 > ms(7500) && end.0 < ms(9100))
+    }
+}
+
+@Suite("Endpointing with a voice-activity detector")
+struct EndpointerVoiceActivityTests {
+    /// Runs `signal` with `speech(periodStartMs)` as the detector's probability of each period.
+    private func run(_ signal: [Int16], speech: (Int) -> Float) -> [EndpointEvent] {
+        var endpointer = Endpointer(sampleRate: Signals.rate)
+        var position: Int64 = 0
+        var events: [EndpointEvent] = []
+        for period in Signals.periods(signal) {
+            let probability = speech(Int(position / 16))
+            if let event = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB, speech: probability) {
+                events.append(event)
             }
             position += Int64(period.count)
         }
-        #expect(cuts == 1)
-        #expect(!endpointer.isInSpeech)
+        return events
     }
+
+    let quiet = Signals.noise(ms: 1000, amplitude: 0.002)
+
+    @Test func aLoudSoundTheDetectorCallsNoVoiceIsNotSpeech() {
+        // A clatter 40 dB above the room, 800 ms long, that the detector hears as no voice.
+        let events = run(quiet + Signals.noise(ms: 800, amplitude: 0.3, seed: 2) + quiet) { _ in 0.05 }
+        #expect(events.isEmpty)
+    }
+
+    @Test func aVoiceTheDetectorHearsIsSpeech() throws {
+        let events = run(quiet + Signals.tone(ms: 1000, amplitude: 0.3) + Signals.noise(ms: 2000, amplitude: 0.002, seed: 5)) { at in
+            (1000..<2000).contains(at) ? 0.95 : 0.02
+        }
+        #expect(events.count == 2)
+        guard case .started(let start, _)? = events.first, case .ended(let end, .silence, _)? = events.last else {
+            Issue.record("expected one utterance, got \(events)")
+            return
+        }
+        #expect(start >= ms(400) && start <= ms(1100))
+        #expect(end >= ms(3500) && end <= ms(3540))
+    }
+
+    @Test func voicesAtTheLevelOfTheBackgroundAreNotSpeech() {
+        // Babble: the detector hears voices all along, but they are the room, not a person
+        // speaking to Parley.
+        let events = run(Signals.noise(ms: 6000, amplitude: 0.02, seed: 8)) { _ in 0.9 }
+        #expect(events.isEmpty)
+    }
+
+    @Test func aPauseOverBabbleIsAPause() throws {
+        // A person 20 dB over babble stops speaking; the detector still hears the babble's
+        // voices, and the level says the person has stopped.
+        let babble = { (ms: Int, seed: UInt64) in Signals.noise(ms: ms, amplitude: 0.02, seed: seed) }
+        let signal = babble(4000, 1) + mix(Signals.tone(ms: 1500, amplitude: 0.3), babble(1500, 2)) + babble(3000, 3)
+        let events = run(signal) { _ in 0.9 }
+        let ended = events.compactMap { if case .ended(let end, _, _) = $0 { end } else { nil } }
+        #expect(ended.count == 1)
+        let end = try #require(ended.first)
+        #expect(end >= ms(7000) && end <= ms(7040))
+    }
+
+    @Test func aSoftSyllableBetweenTheThresholdsKeepsSpeechGoing() {
+        // In speech, a probability between speech_end_threshold (0.35) and speech_threshold
+        // (0.5) is still speech: no pause opens, so the silence limit counts from the end.
+        let signal = quiet + Signals.tone(ms: 2000, amplitude: 0.3) + Signals.noise(ms: 2000, amplitude: 0.002, seed: 5)
+        let events = run(signal) { at in
+            switch at {
+            case 1000..<1500: 0.9
+            case 1500..<3000: 0.4
+            default: 0.02
+            }
+        }
+        let ends = events.compactMap { if case .ended(let end, _, _) = $0 { end } else { nil } }
+        #expect(ends == [ms(4500)])
+    }
+}
+
+/// Two signals added sample by sample (the length of the shorter).
+private func mix(_ a: [Int16], _ b: [Int16]) -> [Int16] {
+    zip(a, b).map { Int16(clamping: Int($0) + Int($1)) }
 }
 
 @Suite("Endpointing with the recognizer's view of the words")
