@@ -296,7 +296,7 @@ extension ParleyConfig {
         if let section = try file.section("endpoint") {
             try section.allowOnly([
                 "silence_ms", "likely_end_ms", "end_probability", "preroll_ms", "min_speech_ms", "max_speech_ms", "onset_ms", "margin_db",
-                "floor_min_db",
+                "floor_min_db", "floor_rise_ms", "voice_detector", "speech_threshold", "speech_end_threshold",
             ])
             var endpoint = config.endpoint
             endpoint.silenceMs = try section.int("silence_ms", in: SettingBounds.silenceMs) ?? endpoint.silenceMs
@@ -308,6 +308,18 @@ extension ParleyConfig {
             endpoint.onsetMs = try section.int("onset_ms", in: 0...2_000) ?? endpoint.onsetMs
             endpoint.marginDB = try section.float("margin_db", in: 0...60) ?? endpoint.marginDB
             endpoint.floorMinDB = try section.float("floor_min_db", in: -96...0) ?? endpoint.floorMinDB
+            endpoint.floorRiseMs = try section.int("floor_rise_ms", in: 100...60_000) ?? endpoint.floorRiseMs
+            if let detector = try section.string("voice_detector") {
+                guard let choice = VoiceDetectorChoice(rawValue: detector) else {
+                    throw section.error("voice_detector", "is \(quoted(detector)); use \"silero\" (a trained detector beside the level) or \"level\" (the level alone)")
+                }
+                endpoint.voiceDetector = choice
+            }
+            endpoint.speechThreshold = try section.float("speech_threshold", in: 0...1) ?? endpoint.speechThreshold
+            endpoint.speechEndThreshold = try section.float("speech_end_threshold", in: 0...1) ?? endpoint.speechEndThreshold
+            guard endpoint.speechEndThreshold <= endpoint.speechThreshold else {
+                throw section.error("speech_end_threshold", "is above speech_threshold (\(endpoint.speechThreshold)); speech must start at least as surely as it goes on")
+            }
             config.endpoint = endpoint
         }
         if let section = try file.section("recognizer") {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ParleyConfig
 import ParleyCore
+import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
@@ -169,6 +170,24 @@ extension Daemon {
 }
 
 extension Daemon {
+    /// The voice-activity detector `[endpoint] voice_detector` asks for: Silero, which comes
+    /// with Moonshine's library. Missing or broken: one log line, and the level alone finds speech.
+    static func makeVoiceActivity(_ config: ParleyConfig, logger: Logger) -> (any VoiceActivityDetector)? {
+        guard config.endpoint.voiceDetector == .silero else { return nil }
+        guard let folder = config.transcriber.enginesFolder else {
+            let places = TranscriberConfig.searchPath.joined(separator: " or ")
+            logger.warning(
+                "the Silero voice detector is not installed (no \(places)): run `make engines` (or install the parley package); speech is found by its level alone, and turns may not end in a noisy room")
+            return nil
+        }
+        do {
+            return try SileroDetector(library: folder + "/moonshine/moonshine_voice/libmoonshine.so")
+        } catch {
+            logger.error("the Silero voice detector cannot run: \(error); speech is found by its level alone, and turns may not end in a noisy room")
+            return nil
+        }
+    }
+
     /// The accurate engines `[transcriber]` asks for, as far as they are installed. Each one
     /// that is missing or broken is one log line that says what to do; the languages it would
     /// have heard are heard by the next engine, or by PocketSphinx.

@@ -127,7 +127,8 @@ public enum Daemon {
             config: config,
             engines: EngineAccess(
                 recognizer: recognizers.recognizer(for:), lane: recognizers.lane(for:), canHear: recognizers.canHear,
-                canSpeak: { voices.contains($0) }, translator: translator, accurate: makeAccurateHearing(config, logger: logger)),
+                canSpeak: { voices.contains($0) }, translator: translator, accurate: makeAccurateHearing(config, logger: logger),
+                voiceActivity: makeVoiceActivity(config, logger: logger)),
             synthesizer: synthesizer, playback: playback, capture: source, history: writer,
             events: events, logger: logger,
             observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))

@@ -43,6 +43,8 @@ struct CaptureLoop: Sendable {
         var position: SampleTime = 0
         var backoff = self.backoff
         var pendingLevel: Levels?
+        // Fed every period, whatever the conversation does, so its memory of the audio is whole.
+        var detector = interpreter.voiceActivity
         defer {
             finishInput(at: position)
             capture?.close()
@@ -61,6 +63,7 @@ struct CaptureLoop: Sendable {
             guard let current = capture else {
                 do {
                     capture = try source.open()
+                    detector?.reset()
                     deviceRestored()
                 } catch {
                     deviceLost(error)
@@ -88,11 +91,24 @@ struct CaptureLoop: Sendable {
             position += SampleTime(frame.count)
             let level = Levels(measuring: frame)
             publishLevel(level, pending: &pendingLevel)
-            interpreter.process(frame, at: start, level: level, now: position)
+            interpreter.process(frame, at: start, level: level, speech: judge(frame, with: &detector), now: position)
             if !isRealTime {
                 waitForJudgement()
                 waitWhileBusy(until: .distantFuture, unlessStopping: true)
             }
+        }
+    }
+
+    /// The voice-activity detector's probability for `frame`. A detector that fails is said once
+    /// and dropped: the level alone finds speech from then on.
+    private func judge(_ frame: [Int16], with detector: inout (any VoiceActivityDetector)?) -> Float? {
+        guard let current = detector else { return nil }
+        do {
+            return try current.speechProbability(after: frame)
+        } catch {
+            detector = nil
+            interpreter.report("the voice detector \(current.name) failed: \(error); speech is found by its level alone from now on")
+            return nil
         }
     }
 

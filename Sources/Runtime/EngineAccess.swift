@@ -1,3 +1,4 @@
+import ParleyEndpoint
 import ParleyRecognition
 import ParleyTranslation
 
@@ -20,13 +21,16 @@ public struct EngineAccess: Sendable {
     public var translator: any Translator
     /// The accurate engines, whose words a turn keeps (nil: the streaming recognizer's words).
     public var accurate: AccurateHearing?
+    /// The trained voice-activity detector beside the level (nil: the level alone finds speech).
+    public var voiceActivity: (any VoiceActivityDetector)?
 
     public init(
         recognizer: @escaping @Sendable (String) -> (any SpeechRecognizer)?, lane: @escaping @Sendable (String) -> String = { $0 },
         canHear: @escaping @Sendable (String) -> Bool, canSpeak: @escaping @Sendable (String) -> Bool, translator: any Translator,
-        accurate: AccurateHearing? = nil
+        accurate: AccurateHearing? = nil, voiceActivity: (any VoiceActivityDetector)? = nil
     ) {
         self.accurate = accurate
+        self.voiceActivity = voiceActivity
         self.recognizer = recognizer
         self.lane = lane
         self.canHear = canHear

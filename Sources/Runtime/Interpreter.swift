@@ -47,6 +47,8 @@ public final class Interpreter: Sendable {
     let accurate: AccurateWorker?
     /// The engines behind it (for `status` and `languages`).
     public let accurateHearing: AccurateHearing?
+    /// The trained voice-activity detector the capture loop feeds (nil: the level alone).
+    public let voiceActivity: (any VoiceActivityDetector)?
 
     let shared: Mutex<Shared>
     /// The capture device, until `run` hands it to the capture loop.
@@ -207,6 +209,7 @@ public final class Interpreter: Sendable {
         self.speaking = engines.canSpeak
         self.translator = engines.translator
         self.accurateHearing = engines.accurate
+        self.voiceActivity = engines.voiceActivity
         let report: @Sendable (String) -> Void = { message in
             logger.error("\(message)")
             events.publish(EventType.error, ErrorEvent(message: message))
@@ -299,6 +302,12 @@ public final class Interpreter: Sendable {
         try result.get()
     }
 
+    /// A position on the capture timeline, for the log ("12.34 s").
+    static func seconds(_ samples: SampleTime) -> String {
+        let hundredths = samples * 100 / 16_000
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
+    }
+
     /// Asks the capture loop to end after the period it is reading.
     public func stop() {
         stopping.store(true, ordering: .relaxed)
@@ -307,9 +316,10 @@ public final class Interpreter: Sendable {
 
     // MARK: - Audio
 
-    /// One captured period: the machine's clock moves to `now`, the endpointer judges the audio,
-    /// and audio of an utterance goes to the recognizer. Called by the capture loop.
-    func process(_ frame: [Int16], at start: SampleTime, level: Levels, now: SampleTime) {
+    /// One captured period: the machine's clock moves to `now`, the endpointer judges the audio
+    /// (its level, and `speech`, the voice-activity detector's probability when one runs), and
+    /// audio of an utterance goes to the recognizer. Called by the capture loop.
+    func process(_ frame: [Int16], at start: SampleTime, level: Levels, speech: Float? = nil, now: SampleTime) {
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
             var actions = state.handle(.clock(now: now))
             guard state.machine.acceptsAudio else {
@@ -318,16 +328,19 @@ public final class Interpreter: Sendable {
             }
             let wasInSpeech = state.endpointer.isInSpeech
             var audio: [Int16]?
-            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB, cue: state.endCue) {
+            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB, speech: speech, cue: state.endCue) {
             case .started(let at, let preroll)?:
+                logger.debug("speech started at \(Self.seconds(at))")
                 actions += state.handle(.speechStarted(at: at))
                 audio = preroll
                 if accurate != nil { state.utteranceAudio = preroll }
             case .ended(let end, let reason, let pause)?:
+                logger.debug("speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause)")
                 if accurate != nil { state.utteranceAudio += frame }
                 state.utteranceEnd = (reason, pause)
                 actions += state.handle(.speechEnded(at: end))
-            case .discarded?:
+            case .discarded(let end)?:
+                logger.debug("sound discarded at \(Self.seconds(end)): too short, or no louder than the background")
                 actions += state.handle(.speechDiscarded)
             case nil:
                 if wasInSpeech {

@@ -1,0 +1,112 @@
+import Foundation
+import ParleyAudio
+import ParleyEndpoint
+import ParleyHistory
+import Testing
+
+/// Rooms that never fall silent, with the real engines: Silero VAD (which comes with Moonshine's
+/// library), Moonshine and Whisper. The noise beds are real: eight-talker babble and a kitchen
+/// (Tests/data/SPEECH-NOTICE.md). Skipped, visibly, when the engines are not installed.
+@Suite("A noisy room, real engines", .enabled(if: AccurateEngines.installed, "run `make engines` first"))
+struct NoisyRoomTests {
+    let english = EndToEnd.repository + "/Tests/data/en"
+    let noise = EndToEnd.repository + "/Tests/data/noise"
+    static let library = AccurateEngines.folder + "/moonshine/moonshine_voice/libmoonshine.so"
+
+    /// The share of 20 ms periods Silero calls speech (probability ≥ 0.5).
+    func speechShare(_ samples: [Int16], _ detector: SileroDetector) throws -> Double {
+        var speech = 0
+        var judged = 0
+        for start in stride(from: 0, to: samples.count - 320, by: 320) {
+            guard let probability = try detector.speechProbability(after: Array(samples[start..<(start + 320)])) else { continue }
+            judged += 1
+            speech += probability >= 0.5 ? 1 : 0
+        }
+        return judged == 0 ? 0 : Double(speech) / Double(judged)
+    }
+
+    @Test func sileroHearsVoicesAndNotAKitchen() throws {
+        let detector = try SileroDetector(library: Self.library)
+        let (speech, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: "\(english)/cathy-a0122.wav"))
+        let (kitchen, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: "\(noise)/dishes.wav"))
+        let spoken = try speechShare(speech, detector)
+        detector.reset()
+        let clatter = try speechShare(kitchen, detector)
+        #expect(spoken > 0.5, "speech judged speech in \(Int(spoken * 100)) % of periods")
+        #expect(clatter < 0.05, "the kitchen judged speech in \(Int(clatter * 100)) % of periods")
+    }
+
+    @Test func aMissingLibraryIsAClearError() {
+        #expect(throws: VoiceActivityError.self) { try SileroDetector(library: "/nowhere/libmoonshine.so") }
+        do {
+            _ = try SileroDetector(library: "/nowhere/libmoonshine.so")
+        } catch {
+            #expect(error.description.contains("make engines"))
+        }
+    }
+
+    /// A room: quiet for 1 s, then `bed` comes on and never stops; 3 s of it alone, then each
+    /// clip (brought to one level, about -26 dBFS) followed by `gap` seconds of the bed alone
+    /// (the next person waits for Parley's spoken translation), then `tail` seconds more; the
+    /// bed `snr` dB below the speech.
+    func room(_ clips: [String], bed: String, snr: Double, gap: Double = 10, tail: Double = 0, in dir: URL) throws -> URL {
+        let rate = 16_000.0
+        let level = 0.05 * 32_768
+        func rms(_ x: [Double]) -> Double { (x.reduce(0) { $0 + $1 * $1 } / Double(max(1, x.count))).squareRoot() }
+        var speech = [Double](repeating: 0, count: Int(4 * rate))
+        for clip in clips {
+            let samples = try EndToEnd.wavSamples(URL(fileURLWithPath: clip)).samples.map(Double.init)
+            let gain = level / max(1, rms(samples))
+            speech += samples.map { $0 * gain } + [Double](repeating: 0, count: Int(gap * rate))
+        }
+        speech += [Double](repeating: 0, count: Int(tail * rate))
+        let noise = try EndToEnd.wavSamples(URL(fileURLWithPath: bed)).samples.map(Double.init)
+        let gain = level / pow(10, snr / 20) / max(1, rms(noise))
+        let mixed = speech.enumerated().map { index, sample in
+            Int16(clamping: Int((sample + (index < Int(rate) ? 0 : noise[index % noise.count] * gain)).rounded()))
+        }
+        let url = dir.appendingPathComponent("room.raw")
+        try WAV.encodeSamples(mixed).write(to: url)
+        return url
+    }
+
+    func reference(_ path: String) throws -> String {
+        try String(contentsOfFile: (path as NSString).deletingPathExtension + ".txt", encoding: .utf8)
+    }
+
+    @Test(arguments: ["babble", "dishes"])
+    func everySentenceIsOneTurnAndTheNoiseAloneNone(_ bed: String) async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let clips = ["vctk-p238_165", "cathy-a0122", "vctk-p301_102"].map { "\(english)/\($0).wav" }
+        let input = try room(clips, bed: "\(noise)/\(bed).wav", snr: 15, in: dir)
+        let config = try EndToEnd.writeConfig(
+            in: dir, extra: "[conversation]\nmode = \"one-way\"\n" + AccurateEngines.table + "\n[log]\nlevel = \"debug\"")
+        let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(!result.stderr.contains("voice detector"), "stderr: \(result.stderr)")
+        let said = result.stderr.split(separator: "\n").filter { $0.contains("speech ") || $0.contains("sound discarded") }
+        let turns = Array(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 20).reversed())
+        try #require(turns.count == clips.count, "turns: \(turns.map(\.sourceText)); endpoints: \(said)")
+        for (turn, clip) in zip(turns, clips) {
+            let recall = EndToEnd.wordRecall(turn.sourceText, reference: try reference(clip))
+            #expect(recall >= 0.6, "\(clip): heard \"\(turn.sourceText)\" (\(Int(recall * 100)) % of the words)")
+            #expect(turn.status == .translated)
+        }
+    }
+
+    @Test(arguments: ["babble", "dishes"])
+    func noiseThatComesOnAndStaysMakesNoTurn(_ bed: String) async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Only the bed, as loud as in the room above: 1 s quiet, then 23 s of it.
+        let input = try room([], bed: "\(noise)/\(bed).wav", snr: 15, tail: 20, in: dir)
+        let config = try EndToEnd.writeConfig(
+            in: dir, extra: "[conversation]\nmode = \"one-way\"\n" + AccurateEngines.table + "\n[log]\nlevel = \"debug\"")
+        let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 20)
+        let said = result.stderr.split(separator: "\n").filter { $0.contains("speech ") || $0.contains("sound discarded") }
+        #expect(turns.isEmpty, "turns: \(turns.map(\.sourceText)); endpoints: \(said)")
+    }
+}
