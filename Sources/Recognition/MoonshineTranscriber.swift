@@ -131,6 +131,11 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
             return .success(Self.words(of: heard))
         }
         let text = try result.get().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        // A small decoder can fall into a loop on noise ("2002, 2002, 2002, 200"): those are
+        // not words anybody said, and the next engine hears the utterance instead.
+        if Self.repeatsItself(text) {
+            throw RecognizerError("Moonshine repeated itself (\"\(text.prefix(60))\")")
+        }
         return Transcript(text: text, language: "en", engine: name)
     }
 
@@ -148,6 +153,25 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
                 && (line.text.split(whereSeparator: \.isWhitespace).count > 1 || line.duration >= spuriousWordSeconds)
         }
         return kept.map(\.text).joined(separator: " ")
+    }
+
+    /// Whether some run of one to four words comes three times or more in a row (case and
+    /// punctuation aside): a decoder's loop, not speech ("no, no, no" is three words, and kept).
+    static func repeatsItself(_ text: String) -> Bool {
+        let words = text.lowercased().split { !$0.isLetter && !$0.isNumber && $0 != "'" }.map(String.init)
+        for length in 1...4 {
+            var index = 0
+            while index + 3 * length <= words.count {
+                let run = words[index..<(index + length)]
+                if words[(index + length)..<(index + 2 * length)] == run && words[(index + 2 * length)..<(index + 3 * length)] == run
+                    && (length > 1 || words.count > 3)
+                {
+                    return true
+                }
+                index += 1
+            }
+        }
+        return false
     }
 
     static let spuriousLineSeconds: Float = 0.3

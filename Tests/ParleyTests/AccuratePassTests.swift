@@ -226,6 +226,14 @@ struct AccurateConversationTests {
         #expect(MoonshineTranscriber.words(of: [("Anything is possible in football.", 1.8), ("And we can beat Celtic again.", 1.5)])
             == "Anything is possible in football. And we can beat Celtic again.")
     }
+
+    @Test func moonshineCaughtInALoopIsNotTakenForWords() {
+        #expect(MoonshineTranscriber.repeatsItself("2002, 2002, 2002, 200"))
+        #expect(MoonshineTranscriber.repeatsItself("I think that I think that I think that it is"))
+        #expect(!MoonshineTranscriber.repeatsItself("No, no, no."))
+        #expect(!MoonshineTranscriber.repeatsItself("Two years ago I gave up civilization for this."))
+        #expect(!MoonshineTranscriber.repeatsItself("It is what it is, and that is that."))
+    }
 }
 
 /// A Whisper worker that cannot start: the utterance fails at once, and the next ones do not
