@@ -1,14 +1,19 @@
 /// Endpointing on the capture timeline: a trained voice-activity detector and the level say where
 /// speech starts and pauses, the words say whether a pause ends the turn.
 ///
-/// The endpointer tracks the background level (the noise floor: the quietest 100 ms of the last
-/// `floorRiseMs`, so a background that gets louder is learned in that time, even during speech),
-/// decides where speech starts and ends, and keeps a pre-roll so the first syllable is not
-/// clipped. A period is voiced when it is `marginDB` above the floor and, when a voice-activity
-/// detector runs (`speech` in `process`), that detector says it is speech: the level keeps a
-/// background of voices (babble, a TV across the room) out of the turn, the detector keeps
-/// clatter, water and fans out. Speech that turns out to be no louder than the background it
-/// came to be (noise that began after a quiet moment) is discarded when it ends. A pause ends the
+/// A period is voiced when it is `marginDB` above the background level (the noise floor) and,
+/// when a voice-activity detector runs (`speech` in `process`), that detector says it is a voice:
+/// the level keeps a background of voices (babble, a TV across the room) out of the turn, the
+/// detector keeps clatter, water and fans out.
+///
+/// The floor, with a detector, is the quietest period of the last `floorRiseMs` plus
+/// `floorBiasDB` (minimum statistics), tracked during speech too: a background that comes on is
+/// learned in that time, and speech that turns out to be no louder than it is discarded when it
+/// ends. With the level alone, nothing tells a voice from a steady sound, so the floor follows
+/// the background only outside speech (quieter at once, louder slowly), and a background loud
+/// from the start of an utterance is learned when `maxSpeechMs` cuts it.
+///
+/// The endpointer keeps a pre-roll so the first syllable is not clipped. A pause ends the
 /// utterance early (`likelyEndMs`) when the recognizer's language model says the words so far
 /// are likely a whole sentence (an `EndCue`); otherwise only `silenceMs` of silence does, so a
 /// thinking pause after "and" or "to" does not cut the sentence in two. Everything is counted in
@@ -42,8 +47,9 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
     public var marginDB: Float = 12
     /// The lowest the noise floor may go; keeps digital silence from making noise look like speech.
     public var floorMinDB: Float = -66
-    /// How long a louder background must last to become the floor: the floor is the quietest
-    /// 100 ms block of this window.
+    /// How long a louder background must last to become the floor: with a voice-activity
+    /// detector, the floor is the quietest period of this window (plus `Endpointer.floorBiasDB`);
+    /// with the level alone, the time constant with which it rises outside speech.
     public var floorRiseMs: Int = 3_000
     /// Which voice-activity detector runs beside the level.
     public var voiceDetector: VoiceDetectorChoice = .silero
@@ -119,10 +125,13 @@ public struct Endpointer: Sendable {
     /// The levels of the current utterance's periods and their lengths, to judge it again against
     /// the floor when it ends.
     private var utteranceLevels: [(rmsDB: Float, samples: Int32)] = []
-    /// The floor's window: the levels of the last 100 ms blocks, and the block being measured.
-    private var blocks: [Float] = []
-    private var blockPower: Double = 0
-    private var blockSamples = 0
+    /// The floor's window: the levels of the periods of the last `floorRiseMs` (from
+    /// `recentStart` on) and how many samples they hold.
+    private var recent: [(rmsDB: Float, samples: Int32)] = []
+    /// With the level alone: the quietest period of the utterance so far.
+    private var quietestInSpeechDB: Float = 0
+    private var recentStart = 0
+    private var recentSamples = 0
 
     public init(settings: EndpointSettings = EndpointSettings(), sampleRate: Int) {
         self.settings = settings
@@ -148,6 +157,23 @@ public struct Endpointer: Sendable {
     /// How long the voice-activity detector must have heard no voice for a short pause to end the
     /// sentence (it lags the level by a few tens of milliseconds when a voice stops).
     public static let voiceQuietMs = 100
+
+    /// How far the voiced periods of the utterance in progress stand above the floor, in dB (their
+    /// mean power over the floor): about the room's signal-to-noise ratio. nil before speech.
+    public var speechAboveFloorDB: Float? {
+        let threshold = thresholdDB
+        var power = 0.0
+        var samples = 0.0
+        for level in utteranceLevels where level.rmsDB > threshold {
+            power += pow(10, Double(level.rmsDB) / 10) * Double(level.samples)
+            samples += Double(level.samples)
+        }
+        guard samples > 0, let floor = noiseFloorDB else { return nil }
+        return Float(10 * log10(power / samples)) - floor
+    }
+
+    /// `speechAboveFloorDB` of the utterance that ended last, as it was when it ended.
+    public private(set) var lastSpeechAboveFloorDB: Float?
 
     /// The silence so far in the utterance (nil outside speech, or while voiced).
     public var pause: SampleTime? {
@@ -180,14 +206,17 @@ public struct Endpointer: Sendable {
             // The first period is taken as the background: a floor must exist before speech can.
             remember(frame, end: end)
             noiseFloorDB = max(rmsDB, settings.floorMinDB)
+            if speech != nil { trackFloor(rmsDB, samples: frame.count) }
             return nil
         }
         var voiced = rmsDB > thresholdDB
         if let speech {
             voiced = voiced && speech >= (phase == .speech ? settings.speechEndThreshold : settings.speechThreshold)
         }
-        if let speech, speech >= settings.speechEndThreshold { lastVoiceHeardEnd = end }
-        trackFloor(rmsDB, samples: frame.count)
+        if let speech {
+            if speech >= settings.speechEndThreshold { lastVoiceHeardEnd = end }
+            trackFloor(rmsDB, samples: frame.count)
+        }
         if phase != .silence { utteranceLevels.append((rmsDB, Int32(frame.count))) }
         switch phase {
         case .silence, .onset:
@@ -196,6 +225,7 @@ public struct Endpointer: Sendable {
                 phase = .silence
                 onsetVoiced = 0
                 utteranceLevels.removeAll(keepingCapacity: true)
+                if speech == nil { adaptFloor(to: rmsDB, frameSamples: frame.count) }
                 return nil
             }
             if phase == .silence { utteranceLevels.append((rmsDB, Int32(frame.count))) }
@@ -212,22 +242,27 @@ public struct Endpointer: Sendable {
             lastVoicedEnd = end
             processedEnd = end
             voicedSamples = onsetVoiced
+            quietestInSpeechDB = rmsDB
             let audio = history
             history.removeAll(keepingCapacity: true)
             return .started(start: speechStart, audio: audio)
         case .speech:
+            quietestInSpeechDB = min(quietestInSpeechDB, rmsDB)
             processedEnd = end
             if voiced {
                 lastVoicedEnd = end
                 voicedSamples += SampleTime(frame.count)
             }
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
-                return finish(at: end, reason: .maxLength)
+                // With the level alone: speech has pauses, a background that got louder does
+                // not. If even the quietest period was above the floor, that is the background.
+                if speech == nil { noiseFloorDB = max(noiseFloorDB ?? settings.floorMinDB, quietestInSpeechDB) }
+                return finish(at: end, reason: .maxLength, judgedAgain: speech != nil)
             }
             guard !voiced else { return nil }
             let pause = end - lastVoicedEnd
             if pause >= count(ms: settings.silenceMs) {
-                return finish(at: end, reason: .silence)
+                return finish(at: end, reason: .silence, judgedAgain: speech != nil)
             }
             // The short pause needs the detector's word too, when one runs: a dip in the level
             // that it still hears as a voice, or stopped hearing only just now, is a breath
@@ -236,7 +271,7 @@ public struct Endpointer: Sendable {
                 let cue, cue.through >= cueFrom, cue.probability >= settings.endProbability,
                 speech == nil || end - lastVoiceHeardEnd >= count(ms: Self.voiceQuietMs)
             {
-                return finish(at: end, reason: .languageModel)
+                return finish(at: end, reason: .languageModel, judgedAgain: speech != nil)
             }
             return nil
         }
@@ -260,13 +295,16 @@ public struct Endpointer: Sendable {
         utteranceLevels.removeAll(keepingCapacity: true)
     }
 
-    private mutating func finish(at end: SampleTime, reason: EndpointEvent.EndReason) -> EndpointEvent {
+    /// Ends the utterance. `judgedAgain`: against the floor as it is now (with a detector, the
+    /// floor learns during speech): noise that began after a quiet moment looked like speech
+    /// until the floor learned it, and is no louder than the floor now.
+    private mutating func finish(at end: SampleTime, reason: EndpointEvent.EndReason, judgedAgain: Bool = false) -> EndpointEvent {
         let voiced = voicedSamples
         let pause = max(0, end - lastVoicedEnd)
-        // Judged again against the floor as it is now: noise that began after a quiet moment
-        // looked like speech until the floor learned it, and is no louder than the floor now.
         let threshold = thresholdDB
-        let aboveFloor = utteranceLevels.reduce(SampleTime(0)) { $0 + ($1.rmsDB > threshold ? SampleTime($1.samples) : 0) }
+        let aboveFloor =
+            judgedAgain ? utteranceLevels.reduce(SampleTime(0)) { $0 + ($1.rmsDB > threshold ? SampleTime($1.samples) : 0) } : voiced
+        lastSpeechAboveFloorDB = speechAboveFloorDB
         reset()
         if (voiced < count(ms: settings.minSpeechMs) || aboveFloor < count(ms: settings.minSpeechMs)) && reason != .forced {
             return .discarded(end: end)
@@ -284,22 +322,43 @@ public struct Endpointer: Sendable {
         }
     }
 
-    /// The length of the blocks whose quietest sets the floor.
-    static let floorBlockMs = 100
+    /// With the level alone: a quieter background is believed at once (halfway each period), a
+    /// louder one slowly (time constant `floorRiseMs`), and only outside speech.
+    private mutating func adaptFloor(to level: Float, frameSamples: Int) {
+        let level = max(level, settings.floorMinDB)
+        guard let floor = noiseFloorDB else {
+            noiseFloorDB = level
+            return
+        }
+        if level < floor {
+            noiseFloorDB = floor + (level - floor) * 0.5
+        } else {
+            let alpha = Float(frameSamples) / Float(max(1, count(ms: settings.floorRiseMs)))
+            noiseFloorDB = floor + (level - floor) * min(1, alpha)
+        }
+    }
 
-    /// Minimum statistics: a quieter background is believed after one block, a louder one once
-    /// it has lasted the whole window (`floorRiseMs`); pauses in speech keep the floor at the
-    /// background, whatever is said.
+    /// How far above the quietest period of the window the floor sits: a background's periods
+    /// spread around its level (babble by several dB), and the quietest is below it.
+    public static let floorBiasDB: Float = 3
+
+    /// With a detector, minimum statistics over 20 ms periods: a quieter background is believed at once, a louder
+    /// one once it has lasted the whole window (`floorRiseMs`). The gaps between words, however
+    /// short, keep the floor at the background whatever is said; 100 ms blocks did not (a
+    /// reader with no 100 ms gap for 3 s raised the floor 10 dB into the speech).
     private mutating func trackFloor(_ rmsDB: Float, samples: Int) {
-        blockPower += Double(samples) * pow(10, Double(rmsDB) / 10)
-        blockSamples += samples
-        guard blockSamples >= Int(count(ms: Self.floorBlockMs)) else { return }
-        let level = Float(10 * log10(max(blockPower / Double(blockSamples), 1e-12)))
-        blockPower = 0
-        blockSamples = 0
-        blocks.append(level)
-        let window = max(1, settings.floorRiseMs / Self.floorBlockMs)
-        if blocks.count > window { blocks.removeFirst(blocks.count - window) }
-        noiseFloorDB = max(settings.floorMinDB, blocks.min() ?? level)
+        recent.append((rmsDB, Int32(samples)))
+        recentSamples += samples
+        let window = Int(count(ms: settings.floorRiseMs))
+        while recentSamples - Int(recent[recentStart].samples) >= window {
+            recentSamples -= Int(recent[recentStart].samples)
+            recentStart += 1
+        }
+        if recentStart > 256 {
+            recent.removeFirst(recentStart)
+            recentStart = 0
+        }
+        let quietest = recent[recentStart...].lazy.map(\.rmsDB).min() ?? rmsDB
+        noiseFloorDB = max(settings.floorMinDB, quietest + Self.floorBiasDB)
     }
 }

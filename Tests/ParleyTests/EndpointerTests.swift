@@ -6,7 +6,7 @@ import Testing
 /// `judge` plays the recognizer: given the position the audio reached, it returns its view of
 /// the words so far, asked only while the endpointer wants one.
 private func endpoints(
-    _ signal: [Int16], settings: EndpointSettings = EndpointSettings(), judge: ((Int64) -> EndCue?)? = nil
+    _ signal: [Int16], settings: EndpointSettings = EndpointSettings(), speech: Float? = nil, judge: ((Int64) -> EndCue?)? = nil
 ) -> [EndpointEvent] {
     var endpointer = Endpointer(settings: settings, sampleRate: Signals.rate)
     var position: Int64 = 0
@@ -14,7 +14,7 @@ private func endpoints(
     var cue: EndCue?
     for period in Signals.periods(signal) {
         let level = Levels(measuring: period)
-        let event = endpointer.process(period, at: position, rmsDB: level.rmsDB, cue: cue)
+        let event = endpointer.process(period, at: position, rmsDB: level.rmsDB, speech: speech, cue: cue)
         // The recognizer judges the period just processed; the endpointer sees it next period,
         // as in the runtime.
         // A judgement stays until the next one, however old, as in the runtime.
@@ -144,30 +144,52 @@ struct EndpointerTests {
 
 @Suite("Endpointing when the background changes")
 struct EndpointerBackgroundTests {
+    @Test func aBackgroundThatGetsLouderIsLearnedAfterOneCut() {
+        var settings = EndpointSettings()
+        settings.maxSpeechMs = 2000
+        // A quiet room, then a fan switched on for 10 s, then a real utterance over the fan.
+        let signal = Signals.noise(ms: 1000, amplitude: 0.002) + Signals.noise(ms: 10_000, amplitude: 0.05, seed: 9)
+        var endpointer = Endpointer(settings: settings, sampleRate: Signals.rate)
+        var position: Int64 = 0
+        var cuts = 0
+        for period in Signals.periods(signal) {
+            if case .ended(_, .maxLength, _)? = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB) {
+                cuts += 1
+            }
+            position += Int64(period.count)
+        }
+        #expect(cuts == 1)
+        #expect(!endpointer.isInSpeech)
+    }
+}
+
+@Suite("Endpointing when the background changes, with a voice-activity detector")
+struct EndpointerLearnedBackgroundTests {
     @Test func aBackgroundThatComesOnIsLearnedAndMakesNoUtterance() {
-        // A quiet room, then a fan switched on for 10 s: it looks like speech until the floor
-        // has learned it (`floorRiseMs`), and is then discarded, not made a turn.
+        // A quiet room, then a room of voices for 10 s (the detector hears voices all along): it
+        // looks like speech until the floor has learned it (`floorRiseMs`), and is then
+        // discarded, not made a turn.
         let signal = Signals.noise(ms: 1000, amplitude: 0.002) + Signals.noise(ms: 10_000, amplitude: 0.05, seed: 9)
         var endpointer = Endpointer(sampleRate: Signals.rate)
         var position: Int64 = 0
         var events: [EndpointEvent] = []
         for period in Signals.periods(signal) {
-            if let event = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB) { events.append(event) }
+            if let event = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB, speech: 0.9) { events.append(event) }
             position += Int64(period.count)
         }
         #expect(!events.contains { if case .ended = $0 { true } else { false } })
         #expect(events.contains { if case .discarded = $0 { true } else { false } })
         #expect(!endpointer.isInSpeech)
-        // Uniform noise of amplitude 0.05: about -30.8 dBFS.
-        #expect(abs((endpointer.noiseFloorDB ?? 0) - -30.8) < 1.5)
+        // Uniform noise of amplitude 0.05: about -30.8 dBFS (and the bias above its quietest).
+        #expect(abs((endpointer.noiseFloorDB ?? 0) - (-30.8 + Endpointer.floorBiasDB)) < 1.5)
     }
 
     @Test func speechOverABackgroundThatCameOnIsHeardOnceTheFloorKnowsIt() throws {
-        // The fan comes on, then after 5 s someone speaks over it, 20 dB louder, and stops.
+        // Voices come on, then after 5 s someone speaks over them, 20 dB louder, and stops.
         let fan = Signals.noise(ms: 5000, amplitude: 0.02, seed: 9)
         let signal = Signals.noise(ms: 1000, amplitude: 0.002) + fan + mix(Signals.tone(ms: 1500, amplitude: 0.3), Signals.noise(ms: 1500, amplitude: 0.02, seed: 3))
             + Signals.noise(ms: 2500, amplitude: 0.02, seed: 4)
-        let events = endpoints(signal)
+        let events = endpoints(signal, speech: 0.9)
         let ended = events.compactMap { if case .ended(let end, let reason, _) = $0 { (end, reason) } else { nil } }
         #expect(ended.count == 1)
         let end = try #require(ended.first)
