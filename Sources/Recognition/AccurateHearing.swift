@@ -10,9 +10,12 @@ public final class AccurateHearing: Sendable {
         self.engines = engines
     }
 
-    /// The engines that hear `language`, best first.
-    public func engines(for language: String) -> [any UtteranceTranscriber] {
-        engines.filter { $0.hears(language) }
+    /// The engines that hear `language`, best first; in a `noisy` room, those that hold up in
+    /// noise come first (Whisper: in babble and kitchen noise it gets about half the words
+    /// Moonshine tiny gets wrong, docs/benchmarks.md).
+    public func engines(for language: String, noisy: Bool = false) -> [any UtteranceTranscriber] {
+        let hearing = engines.filter { $0.hears(language) }
+        return noisy ? hearing.filter(\.holdsUpInNoise) + hearing.filter { !$0.holdsUpInNoise } : hearing
     }
 
     /// The engine that detects the language of an utterance, if any.
@@ -21,16 +24,16 @@ public final class AccurateHearing: Sendable {
     }
 
     /// The name of the engine that hears `language` first (nil: only the streaming recognizer).
-    public func name(for language: String) -> String? {
+    public func name(for language: String) -> String? {  // in a quiet room
         engines(for: language).first?.name
     }
 
     /// The detection to ask for between `candidates`: it stops at the language when another
     /// engine hears that language first (Moonshine for English), so no time goes on words that
     /// are not used.
-    public func detection(between candidates: [String]) -> TranscriptionRequest? {
+    public func detection(between candidates: [String], noisy: Bool = false) -> TranscriptionRequest? {
         guard let detector else { return nil }
-        let elsewhere = candidates.filter { language in engines(for: language).first.map { $0 !== detector } ?? true }
+        let elsewhere = candidates.filter { language in engines(for: language, noisy: noisy).first.map { $0 !== detector } ?? true }
         return TranscriptionRequest(language: nil, candidates: candidates, detectOnly: Set(elsewhere))
     }
 }

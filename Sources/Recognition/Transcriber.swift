@@ -59,4 +59,10 @@ public protocol UtteranceTranscriber: AnyObject, Sendable {
     var detectsLanguage: Bool { get }
     /// Hears 16 kHz mono samples.
     func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript
+    /// Whether it keeps most words right in a noisy room, so such a room is heard by it first.
+    var holdsUpInNoise: Bool { get }
+}
+
+extension UtteranceTranscriber {
+    public var holdsUpInNoise: Bool { false }
 }

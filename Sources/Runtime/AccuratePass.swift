@@ -23,7 +23,16 @@ enum AccuratePass {
         /// Whether the speaker is told by what is heard (auto mode, both languages heard).
         var detect: Bool
         var streaming: [(language: String, recognition: Recognition)]
+        /// How far the voice stood above the room's floor (dB; nil: unknown).
+        var aboveFloorDB: Float? = nil
+
+        /// A room this noisy is heard by the engines that hold up in noise first (Whisper): the
+        /// voice less than `noisyBelowDB` above the floor.
+        var noisy: Bool { (aboveFloorDB ?? .infinity) < AccuratePass.noisyBelowDB }
     }
+
+    /// Where a room counts as noisy (docs/benchmarks.md, "Rooms that never fall silent").
+    static let noisyBelowDB: Float = 20
 
     struct Sides: Sendable, Equatable {
         var speaker: String
@@ -49,8 +58,9 @@ enum AccuratePass {
         // language (when it is not the detector: Moonshine) already hears it, on another core:
         // most turns are the expected speaker's, and their words are then ready with the language.
         var early: Ahead?
-        if utterance.detect, let request = hearing.detection(between: [sides.speaker, sides.other]), let detector = hearing.detector {
-            if let first = hearing.engines(for: sides.speaker).first, first !== detector {
+        let noisy = utterance.noisy
+        if utterance.detect, let request = hearing.detection(between: [sides.speaker, sides.other], noisy: noisy), let detector = hearing.detector {
+            if let first = hearing.engines(for: sides.speaker, noisy: noisy).first, first !== detector {
                 early = Ahead(first, utterance.samples, language: sides.speaker)
             }
             do {
@@ -81,7 +91,7 @@ enum AccuratePass {
         let target = chosen == sides.speaker ? sides.other : sides.speaker
         let streamed = utterance.streaming.first { $0.language == chosen }?.recognition
         var recognition: Recognition?
-        if let detected, hearing.engines(for: chosen).first === hearing.detector {
+        if let detected, hearing.engines(for: chosen, noisy: noisy).first === hearing.detector {
             recognition = Recognition(detected, streaming: streamed)
         }
         if recognition == nil, let early, early.language == chosen {
@@ -91,7 +101,7 @@ enum AccuratePass {
                 report("\(early.engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: early.engine, for: chosen, in: hearing)) hears it")
             }
         }
-        for engine in hearing.engines(for: chosen) where recognition == nil && !(early?.language == chosen && engine === early?.engine) {
+        for engine in hearing.engines(for: chosen, noisy: noisy) where recognition == nil && !(early?.language == chosen && engine === early?.engine) {
             do {
                 recognition = Recognition(try engine.transcribe(utterance.samples, TranscriptionRequest(language: chosen)), streaming: streamed)
             } catch {
@@ -197,7 +207,7 @@ actor AccurateWorker {
             case .hear(let utterance, let speculative, let wanted, let reply):
                 if speculative, !wanted() { continue }
                 if !speculative, let last = lastSpeculation, last.heard.recognition.engine != nil, last.utterance.samples == utterance.samples,
-                    last.utterance.sides == utterance.sides, last.utterance.expected == utterance.expected, last.utterance.detect == utterance.detect
+                    last.utterance.sides == utterance.sides, last.utterance.expected == utterance.expected, last.utterance.detect == utterance.detect, last.utterance.noisy == utterance.noisy
                 {
                     reused += 1
                     var heard = last.heard

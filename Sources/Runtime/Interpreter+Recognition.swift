@@ -87,11 +87,12 @@ extension Interpreter {
                 }
                 let utterance = takeUtteranceAudio(&state)
                 let detect = detectsSpeaker(state, languages: languages, sides: sides)
+                let aboveFloor = state.utteranceAboveFloorDB
                 let collector = Collector(expecting: languages) { [self] results in
                     guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides) }
                     let pass = AccuratePass.Utterance(
                         samples: utterance, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other), detect: detect,
-                        streaming: results)
+                        streaming: results, aboveFloorDB: aboveFloor)
                     accurate.inbox.yield(
                         .hear(pass, speculative: false) { [self] heard in
                             recognized(heard.recognition, speaker: heard.speaker, language: heard.language, target: heard.target, detection: heard.detection)

@@ -98,6 +98,9 @@ public final class Interpreter: Sendable {
         var awaitedJudgement: SampleTime?
         /// How the utterance heard last ended: what decided it and after how much silence.
         var utteranceEnd: (reason: EndpointEvent.EndReason, pause: SampleTime)?
+        /// How far that utterance's voice stood above the room's floor (dB): a noisy room is
+        /// heard by the engine that holds up in noise.
+        var utteranceAboveFloorDB: Float?
         /// The audio of the utterance being heard (from its pre-roll), for the accurate pass.
         var utteranceAudio: [Int16] = []
         /// The translation and audio being made from the words before the current pause.
@@ -335,7 +338,9 @@ public final class Interpreter: Sendable {
                 audio = preroll
                 if accurate != nil { state.utteranceAudio = preroll }
             case .ended(let end, let reason, let pause)?:
-                logger.debug("speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause)")
+                state.utteranceAboveFloorDB = state.endpointer.lastSpeechAboveFloorDB
+                logger.debug(
+                    "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(state.utteranceAboveFloorDB ?? 0)) dB above the floor)")
                 if accurate != nil { state.utteranceAudio += frame }
                 state.utteranceEnd = (reason, pause)
                 actions += state.handle(.speechEnded(at: end))

@@ -101,7 +101,8 @@ extension Interpreter {
             let pass = AccuratePass.Utterance(
                 samples: samples, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other),
                 detect: detectsSpeaker(state, languages: state.utteranceLanguages, sides: sides),
-                streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))])
+                streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))],
+                aboveFloorDB: state.endpointer.speechAboveFloorDB)
             accurate.inbox.yield(
                 .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.speculation?.id == id } ?? false }) { [weak self] heard in
                     self?.shared.withLock { state in

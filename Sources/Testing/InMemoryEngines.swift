@@ -273,6 +273,7 @@ public final class EchoTranslator: Translator {
 public final class ScriptedTranscriber: UtteranceTranscriber {
     public let name: String
     public let detectsLanguage = false
+    public let holdsUpInNoise: Bool
     private let languages: Set<String>
     private struct State {
         var scripts: [(from: Int, words: String, confidence: Double?)] = []
@@ -283,9 +284,10 @@ public final class ScriptedTranscriber: UtteranceTranscriber {
 
     private let state = Mutex(State())
 
-    public init(name: String = "scripted", languages: Set<String> = ["en", "es"]) {
+    public init(name: String = "scripted", languages: Set<String> = ["en", "es"], holdsUpInNoise: Bool = false) {
         self.name = name
         self.languages = languages
+        self.holdsUpInNoise = holdsUpInNoise
     }
 
     /// What it hears from now on in an utterance of at least `samples` samples (the script

@@ -21,11 +21,13 @@ struct AccuratePassTests {
         var detected = "en"
         var failing = false
         var requests: [TranscriptionRequest] = []
+        let holdsUpInNoise: Bool
 
         init(name: String, languages: Set<String>, detects: Bool = false) {
             self.name = name
             self.languages = languages
             self.detectsLanguage = detects
+            self.holdsUpInNoise = detects
         }
 
         func hears(_ language: String) -> Bool { languages.contains(language) }
@@ -59,6 +61,22 @@ struct AccuratePassTests {
         #expect(heard.detection?.decidedBy == .languageID && heard.detection?.rivalLanguage == "es")
         #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en"])])
         #expect(moonshine.requests == [TranscriptionRequest(language: "en")])
+    }
+
+    @Test func inANoisyRoomWhisperHearsTheEnglishToo() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        var noisy = utterance()
+        noisy.aboveFloorDB = 14
+        let heard = AccuratePass.hear(noisy, with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
+        #expect(heard.recognition.text == "whisper heard en" && heard.recognition.engine == "whisper")
+        // Detected and decoded in one request; Moonshine was not asked.
+        #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: [])])
+        #expect(moonshine.requests.isEmpty)
+        // A quiet room (30 dB above the floor) is Moonshine's again.
+        var quiet = utterance()
+        quiet.aboveFloorDB = 30
+        #expect(AccuratePass.hear(quiet, with: AccurateHearing(engines: [moonshine, whisper])) { _ in }.recognition.engine == "moonshine")
     }
 
     @Test func aSpanishUtteranceIsTheOtherSpeakersAndWhisperDecodesItOnce() {
