@@ -75,7 +75,7 @@ struct AccuratePassTests {
         #expect(moonshine.requests.isEmpty)
         // A quiet room (30 dB above the floor) is Moonshine's again.
         var quiet = utterance()
-        quiet.aboveFloorDB = 30
+        quiet.aboveFloorDB = 35
         #expect(AccuratePass.hear(quiet, with: AccurateHearing(engines: [moonshine, whisper])) { _ in }.recognition.engine == "moonshine")
     }
 
