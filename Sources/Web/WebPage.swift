@@ -247,6 +247,8 @@ enum WebPage {
                 state.paired = data.paired;
                 state.pairing = data.pairing;
                 state.turns = data.turns || [];
+                // After a reload the top shows the last turn until the next one comes.
+                if (state.turns.length > 0 && !$("heard").textContent) showTurn(state.turns[0]);
                 languages(data.status.a.language, data.status.b.language);
                 who({ state: data.status.state, speaker: data.status.speaker });
                 showPairing();

@@ -11,8 +11,8 @@ import Testing
 @testable import ParleyWeb
 
 /// The caption page in a headless Chromium against the page server on in-memory engines
-/// (WebTests' server): it speaks its reader's language, names what Parley does in words and
-/// says in which language to type.
+/// (WebTests' server): it speaks its reader's language, names what Parley does in words, shows
+/// the last turn after a reload and says in which language to type.
 extension WebBrowserTests {
     /// What the page says on its own (not the words people said, nor the language buttons, which
     /// name each language in itself): texts, placeholders, labels and titles, hidden ones too.
@@ -136,6 +136,45 @@ extension WebBrowserTests {
                 }
             }
             try await outbound.close(.normalClosure, reason: nil)
+        }
+    }
+
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: WebBrowserTests.chromium),
+            "Debian's chromium is not installed (make deps installs it): the page is not tested in a browser"))
+    func aReloadShowsTheLastTurnAtTheTop() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let browser = try HeadlessChromium(in: dir)
+        defer { browser.stop() }
+        let page = try await browser.page()
+        try await WebTests().withServer { port, conversation in
+            // Paused, typed turns need no audio to pass (as in WebTests).
+            #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "listening" })
+            conversation.interpreter.pause()
+            #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "paused" })
+            try await WebSocketClient.connect(
+                url: page, configuration: .init(maxFrameSize: 1 << 24), logger: Logger(label: "parley.test.devtools")
+            ) { inbound, outbound, _ in
+                var tab = DevTools(iterator: inbound.messages(maxSize: 1 << 24).makeAsyncIterator(), outbound: outbound)
+                _ = try await tab.send("Emulation.setFocusEmulationEnabled", ["enabled": .bool(true)])
+                try await tab.speak("es")
+                try await tab.open("http://127.0.0.1:\(port)/#code=\(WebTests.code)")
+                try await tab.waitFor("the page paired") { $0.connected && !$0.replyHidden }
+                #expect(try await tab.evaluate(#"document.getElementById("text").placeholder"#) == "Escribe aquí en español")
+                try await tab.type("buenos días", into: "text")
+                try await tab.click("#send")
+                let shown = try await tab.waitFor("the typed turn at the top") { $0.turns.count == 1 && !$0.said.isEmpty }
+                #expect(shown.heard == "buenos días" && shown.said == "[en] buenos días", "\(shown)")
+
+                try await tab.open("about:blank")
+                try await tab.open("http://127.0.0.1:\(port)/")
+                let reloaded = try await tab.waitFor("the page again") { $0.connected && $0.turns.count == 1 }
+                #expect(reloaded.heard == "buenos días" && reloaded.said == "[en] buenos días", "the last turn at the top: \(reloaded)")
+                try await outbound.close(.normalClosure, reason: nil)
+            }
+            conversation.interpreter.resume()
         }
     }
 }
