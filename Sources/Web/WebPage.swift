@@ -2,7 +2,9 @@
 /// serves it with nothing beside it and no internet (no build step, no CDN).
 ///
 /// The page connects to `/ws`, shows what the `hello` message and the events say, and
-/// reconnects by itself (docs/protocol.md, "The caption page").
+/// reconnects by itself (docs/protocol.md, "The caption page"). Its words come from
+/// `PageText`, in the language of its view; the English in the HTML is only what shows before
+/// the script runs.
 enum WebPage {
     static let html = ##"""
         <!doctype html>
@@ -16,10 +18,10 @@ enum WebPage {
         </head>
         <body>
         <header>
-          <span id="link" class="dot" title="connection"></span>
-          <span id="who">connecting...</span>
-          <meter id="level" min="-60" max="0" low="-45" high="-12" optimum="-20" value="-60" title="microphone level"></meter>
-          <span id="langs" role="group" aria-label="show the page in"></span>
+          <span id="link" class="dot" title="Connection"></span>
+          <span id="who">Connecting…</span>
+          <meter id="level" min="-60" max="0" low="-45" high="-12" optimum="-20" value="-60" title="Microphone level"></meter>
+          <span id="langs" role="group" aria-label="Show the page in"></span>
         </header>
         <main>
           <section id="live" aria-live="polite">
@@ -34,11 +36,11 @@ enum WebPage {
         <footer>
           <p id="notice" role="status"></p>
           <form id="pair" hidden>
-            <input id="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6" pattern="[0-9]{6}" placeholder="pairing code" aria-label="pairing code">
-            <button type="submit">Pair</button>
+            <input id="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6" pattern="[0-9]{6}" placeholder="Pairing code" aria-label="Pairing code">
+            <button type="submit" id="pair-button">Pair</button>
           </form>
           <form id="reply" hidden>
-            <textarea id="text" rows="2" maxlength="1000" aria-label="typed reply"></textarea>
+            <textarea id="text" rows="2" maxlength="1000" aria-label="Your reply"></textarea>
             <div class="actions">
               <button type="submit" id="send">Say</button>
               <button type="button" id="repeat">Repeat</button>
@@ -84,13 +86,15 @@ enum WebPage {
         #send { background: var(--accent); color: #000; }
         """##
 
+    /// app.js: the page's logic, with `PageText`'s table in it.
     static let script = ##"""
         "use strict";
         (function () {
           const $ = (id) => document.getElementById(id);
-          const names = { en: "English", es: "Español", fr: "Français", de: "Deutsch", it: "Italiano", pt: "Português", ca: "Català" };
-          const state = { a: "", b: "", shown: localStorage.getItem("parley.lang") || "", minimum: 0.5, paired: false,
-            pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, current: null };
+          // Every word the page shows, by language (PageText.swift).
+          const text = \##(PageText.json);
+          const state = { a: "", b: "", shown: localStorage.getItem("parley.lang") || "", ui: "en", minimum: 0.5, paired: false,
+            pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, who: null, connected: false };
           // A code in the address pairs (`#code=`, as `parley web` and its QR code give it; the
           // fragment is never sent to a server): it is kept for this browser and taken out of the address bar.
           function takeCode() {
@@ -101,40 +105,81 @@ enum WebPage {
             return given;
           }
           takeCode();
-          function nameOf(code) { return names[code] || code.toUpperCase(); }
-          function notice(text) { $("notice").textContent = text || ""; }
+
+          // The browser's languages, most wanted first, as bare codes ("es-MX" is "es").
+          function wanted() {
+            const list = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || ""];
+            return list.map((tag) => String(tag).toLowerCase().split("-")[0]);
+          }
+          // A word of the page in the view's language (English where the table has none).
+          function t(key, values) {
+            const table = text[state.ui] || text.en;
+            let phrase = table[key] !== undefined ? table[key] : (text.en[key] !== undefined ? text.en[key] : key);
+            Object.keys(values || {}).forEach((name) => { phrase = phrase.split("{" + name + "}").join(values[name]); });
+            return phrase;
+          }
+          // A language inside a sentence of the view's language ("inglés"); on its own button, its own name ("English").
+          function languageName(code) { return t("lang_" + code, {}) !== "lang_" + code ? t("lang_" + code) : code.toUpperCase(); }
+          function ownName(code) { return (text[code] && text[code].name) || code.toUpperCase(); }
+          function notice(key) { $("notice").textContent = key ? t(key) : ""; }
           function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+          // The page's own words, in the view's language.
+          function localize() {
+            state.ui = text[state.shown] ? state.shown : "en";
+            document.documentElement.lang = state.shown || state.ui;
+            $("link").title = t("connection");
+            $("level").title = t("level");
+            $("langs").setAttribute("aria-label", t("show_in"));
+            $("turns-title").textContent = t("last_turns");
+            $("code").placeholder = t("pairing_code");
+            $("code").setAttribute("aria-label", t("pairing_code"));
+            $("pair-button").textContent = t("pair");
+            $("text").setAttribute("aria-label", t("typed_reply"));
+            $("repeat").textContent = t("repeat");
+            $("swap").textContent = t("swap");
+            if (state.shown) {
+              $("send").textContent = t("say_in", { language: languageName(state.shown) });
+              $("text").placeholder = t("reply_hint", { language: languageName(state.shown) });
+            }
+            showWho();
+          }
+          // Before the daemon names the two languages: the choice made here before, or the browser's language.
+          if (!text[state.shown]) state.shown = wanted().find((code) => text[code]) || "";
+          localize();
+
           // Words less sure than min_confidence are marked.
-          function words(node, text, list) {
+          function words(node, said, list) {
             clear(node);
-            const split = (text || "").split(" ");
+            const split = (said || "").split(" ");
             const usable = Array.isArray(list) && list.length === split.length && list.every((w, i) => w.text === split[i]);
-            if (!usable) { node.textContent = text || ""; return; }
+            if (!usable) { node.textContent = said || ""; return; }
             list.forEach((w, i) => {
               if (i > 0) node.appendChild(document.createTextNode(" "));
               const span = document.createElement("span");
               span.textContent = w.text;
-              if (w.confidence < state.minimum) { span.className = "doubtful"; span.title = "not sure (" + Math.round(w.confidence * 100) + "%)"; }
+              if (w.confidence < state.minimum) { span.className = "doubtful"; span.title = t("not_sure", { percent: Math.round(w.confidence * 100) }); }
               node.appendChild(span);
             });
           }
 
+          // The view: the side chosen on this page before, else the browser's language if it is one
+          // of the two, else the second side's (the person who is not at the device).
           function languages(a, b) {
             state.a = a; state.b = b;
-            if (state.shown !== a && state.shown !== b) state.shown = b;
+            if (state.shown !== a && state.shown !== b) state.shown = wanted().find((code) => code === a || code === b) || b;
             const box = $("langs");
             clear(box);
             [a, b].forEach((code) => {
               const button = document.createElement("button");
               button.type = "button";
-              button.textContent = nameOf(code);
+              button.lang = code;
+              button.textContent = ownName(code);
               button.setAttribute("aria-pressed", String(code === state.shown));
               button.onclick = () => { state.shown = code; localStorage.setItem("parley.lang", code); languages(state.a, state.b); };
               box.appendChild(button);
             });
-            document.documentElement.lang = state.shown;
-            $("send").textContent = "Say in " + nameOf(state.shown);
+            localize();
             renderTurns();
           }
 
@@ -150,12 +195,12 @@ enum WebPage {
               second.className = "second";
               const tag = document.createElement("span");
               tag.className = "tag";
-              tag.textContent = turn.speaker.toUpperCase();
+              tag.textContent = turn.source_lang;
               first.appendChild(tag);
               const source = document.createElement("span");
               words(source, turn.source_text, turn.words);
               const target = document.createElement("span");
-              target.textContent = turn.translated_text || "(not translated)";
+              target.textContent = turn.translated_text || t("not_translated");
               target.className = "translation";
               if (mine) { first.appendChild(source); second.appendChild(target); } else { first.appendChild(target); second.appendChild(source); }
               item.appendChild(first); item.appendChild(second);
@@ -163,11 +208,23 @@ enum WebPage {
             });
           }
 
-          function who(data) {
-            const speaker = data.speaker ? " " + data.speaker.toUpperCase() + " (" + nameOf(data.speaker === "a" ? state.a : state.b) + ")" : "";
-            const labels = { listening: "Listening", hearing: "Hearing", thinking: "Translating", speaking: "Speaking", paused: "Paused", idle: "Idle" };
-            $("who").textContent = (labels[data.state] || String(data.state).replace(/_/g, " ")) + speaker;
+          // A turn in the big area at the top: its words and their translation.
+          function showTurn(turn) {
+            $("heard").className = "big";
+            words($("heard"), turn.source_text, turn.words);
+            $("said").textContent = turn.translated_text || "";
           }
+
+          // What Parley is doing, in words: "echo_guard" is the end of speaking for the reader.
+          function showWho() {
+            if (!state.connected) { $("who").textContent = t(state.who ? "reconnecting" : "connecting"); return; }
+            if (!state.who || !state.who.state) return;
+            const code = state.who.speaker === "a" ? state.a : state.who.speaker === "b" ? state.b : "";
+            const name = state.who.state === "echo_guard" ? "speaking" : state.who.state;
+            const known = ["listening", "hearing", "recognizing", "translating", "speaking", "paused", "idle", "device_lost"];
+            $("who").textContent = t(known.includes(name) ? "state_" + name : "state_other", { language: code ? languageName(code) : "…" });
+          }
+          function who(data) { state.who = { state: data.state, speaker: data.speaker }; showWho(); }
 
           function showPairing() {
             const acting = state.pairing === "code";
@@ -176,7 +233,7 @@ enum WebPage {
           }
 
           function send(type, data) {
-            if (!state.socket || state.socket.readyState !== WebSocket.OPEN) { notice("not connected; trying again..."); return; }
+            if (!state.socket || state.socket.readyState !== WebSocket.OPEN) { notice("not_connected"); return; }
             state.socket.send(JSON.stringify({ type: type, id: state.nextId++, data: data || {} }));
           }
 
@@ -190,6 +247,8 @@ enum WebPage {
                 state.paired = data.paired;
                 state.pairing = data.pairing;
                 state.turns = data.turns || [];
+                // After a reload the top shows the last turn until the next one comes.
+                if (state.turns.length > 0 && !$("heard").textContent) showTurn(state.turns[0]);
                 languages(data.status.a.language, data.status.b.language);
                 who({ state: data.status.state, speaker: data.status.speaker });
                 showPairing();
@@ -202,15 +261,15 @@ enum WebPage {
               case "translation": $("said").textContent = data.text; break;
               case "turn":
                 state.turns = [data].concat(state.turns.filter((t) => t.id !== data.id)).slice(0, 6);
-                if (data.source_text) { $("heard").className = "big"; words($("heard"), data.source_text, data.words); }
-                $("said").textContent = data.translated_text || "";
+                if (data.source_text) showTurn(data); else $("said").textContent = data.translated_text || "";
                 renderTurns();
                 break;
               case "error":
                 if (data.code === "wrong_code" || data.code === "pairing_required") {
                   localStorage.removeItem("parley.code"); state.paired = false; showPairing();
                 }
-                notice(data.message);
+                // The reader's language, not the daemon's English message (which is for the CLI and logs).
+                notice(text.en["error_" + data.code] !== undefined ? "error_" + data.code : "error_other");
                 if (data.code === "too_many_clients") state.retry = 10000;
                 break;
               case "result":
@@ -226,11 +285,13 @@ enum WebPage {
             const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" + (code ? "?code=" + encodeURIComponent(code) : "");
             const socket = new WebSocket(url);
             state.socket = socket;
-            socket.onopen = () => { $("link").className = "dot on"; state.retry = 500; notice(""); };
+            socket.onopen = () => { $("link").className = "dot on"; state.connected = true; state.retry = 500; notice(""); showWho(); };
             socket.onmessage = onMessage;
             socket.onclose = () => {
               $("link").className = "dot";
-              $("who").textContent = "Reconnecting...";
+              state.connected = false;
+              state.who = state.who || { state: "", speaker: null };
+              showWho();
               setTimeout(connect, state.retry);
               state.retry = Math.min(state.retry * 2, 10000);
             };

@@ -21,6 +21,38 @@ enum ScreenText {
         }
     }
 
+    /// Columns `text` takes on a terminal: SGR escapes (colour, bold) take none.
+    static func visibleColumns(_ text: String) -> Int {
+        var columns = 0
+        var escape = false
+        for character in text {
+            if escape {
+                if character.isLetter { escape = false }
+            } else if character == "\u{1B}" {
+                escape = true
+            } else {
+                columns += Self.columns(character)
+            }
+        }
+        return columns
+    }
+
+    /// `value` with `places` decimals, as `%.Nf` writes it (`-42.0`).
+    static func decimal(_ value: Double, places: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        let scale = (0..<places).reduce(1) { total, _ in total * 10 }
+        let scaled = Int((abs(value) * Double(scale)).rounded())
+        let fraction = String(scaled % scale)
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        guard places > 0 else { return sign + String(scaled) }
+        return sign + String(scaled / scale) + "." + String(repeating: "0", count: places - fraction.count) + fraction
+    }
+
+    /// A level in dB with one decimal (`-42.0`).
+    static func decibels(_ value: Float) -> String {
+        decimal(Double(value), places: 1)
+    }
+
     /// `line` cut into lines of at most `width` columns between words; continuation lines are
     /// indented like the first (or by `hanging` columns), and a word wider than a line is cut.
     /// SGR escapes (colour, bold) take no columns and carry over to the continuation lines.
@@ -95,6 +127,18 @@ enum ScreenText {
         flushWord()
         lines.append(current)
         return lines
+    }
+}
+
+extension String {
+    /// Spaces before the text up to `width` characters (`%6s`); a longer text is kept whole.
+    func leftPadded(to width: Int) -> String {
+        String(repeating: " ", count: max(0, width - count)) + self
+    }
+
+    /// Spaces after the text up to `width` characters (`%-6s`); a longer text is kept whole.
+    func rightPadded(to width: Int) -> String {
+        self + String(repeating: " ", count: max(0, width - count))
     }
 }
 

@@ -132,7 +132,7 @@ final class LiveView {
             state = event.state
             speaker = event.speaker
             if event.state == "listening" { partial = "" }
-            return "state \(event.state)\(event.speaker.map { " (\($0))" } ?? "")"
+            return "state: \(describe(state: event.state, speaker: event.speaker))"
         case EventType.partial:
             guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
             partial = event.text
@@ -173,27 +173,80 @@ final class LiveView {
         }
     }
 
+    /// What Parley is doing, in words a person reads: the protocol's state names (`echo_guard`,
+    /// `device_lost`) stay in `--json`. A side is named with its language: `b (es)`.
+    func describe(state: String, speaker: String?) -> String {
+        let side = speaker.map { "\($0) (\(languages[$0] ?? "?"))" }
+        let other = speaker.map { $0 == "a" ? "b" : "a" }.map { "\($0) (\(languages[$0] ?? "?"))" }
+        switch state {
+        case "listening": return side.map { "listening to \($0)" } ?? "listening"
+        case "hearing": return side.map { "hearing \($0)" } ?? "hearing"
+        case "recognizing": return side.map { "recognizing \($0)" } ?? "recognizing"
+        case "translating": return side.map { "translating \($0)" } ?? "translating"
+        case "speaking": return other.map { "speaking to \($0)" } ?? "speaking"
+        // Parley has just spoken and lets its voice die away before it listens again.
+        case "echo_guard": return side.map { "speaking, then listening to \($0)" } ?? "speaking"
+        case "paused": return "paused (microphone released)"
+        case "idle": return "waiting for parley listen"
+        case "device_lost": return "microphone lost; waiting for it to come back"
+        default: return state.replacingOccurrences(of: "_", with: " ")
+        }
+    }
+
+    /// Below this level the meter shows no bar and says "silent" (the caption page's meter ends there too).
+    static let silentBelow: Float = -60
+
+    /// The level meter line: the last level (or "silent") and a bar per level event, in a field
+    /// as wide as the rest of the line (dots where it was silent or before any level came).
+    func meter(width: Int) -> String {
+        let bars: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+        let empty: Character = "·"
+        let label = "mic level " + (lastLevel > Self.silentBelow ? ScreenText.decibels(lastLevel).leftPadded(to: 6) + " dB " : "   silent ")
+        let field = max(0, width - label.count)
+        let recent = levels.suffix(field)
+        let wave = String(repeating: empty, count: field - recent.count) + String(recent.map { level -> Character in
+            guard level > Self.silentBelow else { return empty }
+            return bars[min(bars.count - 1, Int((level - Self.silentBelow) / -Self.silentBelow * Float(bars.count)))]
+        })
+        return label + wave
+    }
+
+    /// The first line: what Parley is doing, and "q quits" at the right end when it fits (or
+    /// after it, kept in one piece when the line wraps).
+    func header(width: Int) -> String {
+        let title = "\u{1B}[1mParley\u{1B}[0m  "
+        let quits = "q\u{00A0}quits"
+        if let away { return title + "\u{1B}[7m\(away)\u{1B}[0m" }
+        // A side stays whole when the line wraps: "b (es)", not "b" then "(es)".
+        let status = describe(state: state, speaker: speaker).replacingOccurrences(of: " (", with: "\u{00A0}(")
+        let used = ScreenText.visibleColumns(title + status)
+        if used + 4 + quits.count <= width {
+            return title + status + String(repeating: " ", count: width - used - quits.count) + quits
+        }
+        return title + status + "  " + quits
+    }
+
     /// The screen's lines, each at most `width` columns (long text is wrapped between words),
     /// at most `height` of them.
     func render(width: Int, height: Int) -> [String] {
-        let bars: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
-        let meterLabel = "mic level " + String(format: "%6.1f dB ", lastLevel)
-        let wave = String(levels.suffix(max(0, width - meterLabel.count - 1)).map { level -> Character in
-            guard level > -60 else { return " " }
-            return bars[min(bars.count - 1, Int((level + 60) / 60 * Float(bars.count)))]
-        })
-        let who = speaker.map { "speaker \($0) (\(languages[$0] ?? "?"))" } ?? "nobody"
-        let header = away.map { "\u{1B}[1mParley\u{1B}[0m  \u{1B}[7m\($0)\u{1B}[0m" }
-            ?? "\u{1B}[1mParley\u{1B}[0m  \(state.replacingOccurrences(of: "_", with: " ")): \(who)    q quits"
-        var logical = [header, meterLabel + wave, "", partial.isEmpty ? "" : "  \u{1B}[1m\(partial)\u{1B}[0m", ""]
+        var logical: [(text: String, hanging: Int?)] = [
+            (header(width: width), nil), (meter(width: width), nil), ("", nil),
+            (partial.isEmpty ? "" : "  \u{1B}[1m\(partial)\u{1B}[0m", nil), ("", nil),
+        ]
+        // "#9   a en:  ..." over "     b es:  ...": both texts start in one column, whatever the
+        // turns' ids, and a text's continuation lines start there too.
+        let tagWidth = turns.map { "#\($0.id)".count }.max() ?? 0
         for turn in turns {
             let other = turn.speaker == "a" ? "b" : "a"
-            logical.append("#\(turn.id)  \(turn.speaker) \(turn.sourceLang):  \u{1B}[1m\(marked(turn.sourceText, words: turn.words))\u{1B}[0m")
-            logical.append("     \(other) \(turn.targetLang):  \u{1B}[1m\(turn.translatedText ?? "(untranslated)")\u{1B}[0m")
-            logical.append("")
+            let labels = ["\(turn.speaker) \(turn.sourceLang):", "\(other) \(turn.targetLang):"]
+            let labelWidth = labels.map(\.count).max() ?? 0
+            let first = "#\(turn.id)".rightPadded(to: tagWidth) + "  " + labels[0].rightPadded(to: labelWidth) + "  "
+            let second = "".rightPadded(to: tagWidth) + "  " + labels[1].rightPadded(to: labelWidth) + "  "
+            logical.append((first + "\u{1B}[1m\(marked(turn.sourceText, words: turn.words))\u{1B}[0m", first.count))
+            logical.append((second + "\u{1B}[1m\(turn.translatedText ?? "(untranslated)")\u{1B}[0m", second.count))
+            logical.append(("", nil))
         }
-        // Turn lines ("#12  a en:  ...") continue under their text.
-        let wrapped = logical.flatMap { ScreenText.wrap($0, width: width, hanging: $0.hasPrefix("#") ? 5 : nil) }
+        let wrapped = logical.flatMap { ScreenText.wrap($0.text, width: width, hanging: $0.hanging) }
         return Array(wrapped.prefix(max(1, height)))
     }
 
@@ -230,7 +283,7 @@ final class LiveView {
                         for line in lines { _ = view.apply(event: line) }
                     } else {
                         client = nil
-                        view.away = "parleyd went away at \(LiveView.clock(utc: utc)); waiting for it to come back (q quits)"
+                        view.away = "parleyd went away at \(LiveView.clock(utc: utc)); waiting for it to come back (q\u{00A0}quits)"
                         view.partial = ""
                         lastAttempt = .now
                     }

@@ -79,6 +79,8 @@ struct WebBrowserTests {
             var tab = DevTools(iterator: inbound.messages(maxSize: 1 << 24).makeAsyncIterator(), outbound: outbound)
             // The tab behaves as if it had the focus, as a phone's one tab does.
             _ = try await tab.send("Emulation.setFocusEmulationEnabled", ["enabled": .bool(true)])
+            // A phone set to Spanish: the page opens in the Spanish side's view.
+            try await tab.speak("es")
 
             // c. The address alone: the page reads, and a wrong code is refused.
             try await tab.open(address)
@@ -86,7 +88,7 @@ struct WebBrowserTests {
             let wrong = code == "000000" ? "111111" : "000000"
             try await tab.type(wrong, into: "code")
             try await tab.click("#pair button")
-            let refused = try await tab.waitFor("the refusal shown") { $0.notice.contains("wrong pairing code") }
+            let refused = try await tab.waitFor("the refusal shown") { $0.notice == Self.expected("es", "error_wrong_code") }
             #expect(refused.replyHidden && !refused.pairHidden, "no reply box without the right code")
             #expect(try cli.turns().isEmpty, "nothing is stored")
 
@@ -123,7 +125,7 @@ struct WebBrowserTests {
             try await tab.open(scanned)
             let paired = try await tab.waitFor("the page paired by its address") { $0.connected && !$0.replyHidden && $0.pairHidden }
             #expect(!paired.location.contains(code), "the code is taken out of the address bar")
-            #expect(paired.send == "Say in Español")
+            #expect(paired.send == "Decir en español")
             let reply = "buenos días"
             try await tab.type(reply, into: "text")
             try await tab.click("#send")
@@ -260,6 +262,8 @@ struct DevTools {
     var iterator: WebSocketInboundMessageStream.AsyncIterator
     let outbound: WebSocketOutboundWriter
     var nextID = 1
+    /// The script that sets the browser's languages (`speak`), if any.
+    var languageScript: JSONValue?
 
     /// What the page shows, read in one go.
     struct PageState: Decodable {

@@ -25,13 +25,16 @@ import FoundationNetworking
 @Suite(.serialized) struct WebTests {
     static let code = "424242"
 
-    /// A server for one test; `body` gets its port. The server stops when `body` returns.
+    /// A server for one test, between `languages`; `body` gets its port. The server stops when `body` returns.
     func withServer(
-        code: String? = WebTests.code, maxConnections: Int = 16, _ body: (Int, TestConversation) async throws -> Void
+        code: String? = WebTests.code, maxConnections: Int = 16, languages: (a: String, b: String) = ("en", "es"),
+        _ body: (Int, TestConversation) async throws -> Void
     ) async throws {
         var config = ParleyConfig(environment: [:])
         config.mode = .alternate
-        let conversation = try TestConversation(config: config)
+        config.speakerA = languages.a
+        config.speakerB = languages.b
+        let conversation = try TestConversation(config: config, hearable: [languages.a, languages.b])
         conversation.start()
         var logger = Logger(label: "parley.test.web")
         logger.logLevel = .critical
