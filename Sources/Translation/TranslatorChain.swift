@@ -243,15 +243,18 @@ public final class TranslatorChain: Translator {
     }
 
     /// Asks every backend a fixed word, all at once, each in the first of `pairs` it offers,
-    /// within the deadline. A backend that does not answer has its circuit broken now, so no
-    /// turn waits for it; it is probed in the background until it answers. Returns a line for
-    /// each such backend, for the log.
+    /// within the deadline, once the backend has prepared the pair (a local pipeline starting
+    /// cold, or the two of a pivot, is given its own cold-start allowance: that is not a
+    /// failure). A backend that does not answer has its circuit broken now, so no turn waits
+    /// for it; it is probed in the background until it answers. Returns a line for each such
+    /// backend, for the log.
     public func checkBackends(_ pairs: [LanguagePair]) async -> [String] {
         let timing = self.timing
         return await withTaskGroup(of: String?.self) { group in
             for backend in backends {
                 guard let pair = pairs.first(where: { backend.translator.supports($0) }) else { continue }
                 group.addTask { [circuits] in
+                    try? await backend.translator.prepare(pair)
                     guard let problem = await Circuits.problem(of: backend.translator, pair: pair, timing: timing) else { return nil }
                     circuits.open(backend, pair: pair, reason: problem)
                     return "translation backend \(backend.name) does not answer (\(problem)); turns skip it until it does, "
