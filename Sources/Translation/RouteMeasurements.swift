@@ -1,8 +1,8 @@
-/// chrF (sacrebleu, FLORES-101 devtest, 1,012 sentences) of each route between Parley's offline
-/// languages with Debian bookworm's Apertium pairs: what `RoutePlanner` chooses from. Made by
-/// `bench/routes.py --swift` (docs/benchmarks.md, "Translation routes"); measure again and
+/// What `RoutePlanner` chooses from, measured with Debian bookworm's Apertium pairs between
+/// Parley's offline languages (docs/benchmarks.md, "Translation routes"); measure again and
 /// paste when the pairs change.
 public enum RouteMeasurements {
+    /// chrF (sacrebleu) of each route on FLORES-101 devtest (1,012 sentences): `bench/routes.py --swift`.
     public static let chrF: [TranslationRoute: Double] = [
         .init("en", "es", via: nil): 44.1,
         .init("en", "es", via: "ca"): 44.3,
@@ -76,5 +76,32 @@ public enum RouteMeasurements {
         .init("gl", "pt", via: "es"): 53.9,
         .init("gl", "it", via: "es"): 47.6,
         .init("gl", "ca", via: "es"): 58.9,
+    ]
+
+    /// MiB (PSS) of one warm pipeline of each direction, all its stages, after one sentence:
+    /// `bench/pair-memory.sh`. A route keeps its legs' pipelines warm.
+    public static let pipelineMiB: [LanguagePair: Double] = [
+        LanguagePair("ca", "en"): 108.5,
+        LanguagePair("ca", "es"): 126.4,
+        LanguagePair("ca", "fr"): 626.3,
+        LanguagePair("ca", "it"): 197.1,
+        LanguagePair("ca", "pt"): 238.1,
+        LanguagePair("en", "ca"): 154.1,
+        LanguagePair("en", "es"): 111.5,
+        LanguagePair("en", "gl"): 145.0,
+        LanguagePair("es", "ca"): 167.0,
+        LanguagePair("es", "en"): 104.4,
+        LanguagePair("es", "fr"): 90.5,
+        LanguagePair("es", "gl"): 255.4,
+        LanguagePair("es", "it"): 62.6,
+        LanguagePair("es", "pt"): 50.3,
+        LanguagePair("fr", "ca"): 322.6,
+        LanguagePair("fr", "es"): 87.1,
+        LanguagePair("gl", "en"): 135.9,
+        LanguagePair("gl", "es"): 253.2,
+        LanguagePair("it", "ca"): 280.7,
+        LanguagePair("it", "es"): 102.3,
+        LanguagePair("pt", "ca"): 323.0,
+        LanguagePair("pt", "es"): 52.4,
     ]
 }

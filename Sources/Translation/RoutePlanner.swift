@@ -26,37 +26,48 @@ public struct TranslationRoute: Sendable, Hashable, CustomStringConvertible {
     public var description: String { via.map { "via \($0)" } ?? "direct" }
 }
 
-/// Chooses each direction's route from the pairs installed and measured quality. Pure: what is
-/// installed is a question it is given, so tests use an in-memory list.
+/// Chooses each direction's route from the pairs installed, measured quality and measured
+/// memory. Pure: what is installed is a question it is given, so tests use an in-memory list.
 ///
-/// - A direction with its own pair is translated directly, unless a pivot's measured chrF
-///   beats the direct pair's by more than `pivotMargin` (a pivot costs a second warm pipeline
-///   and a second translation per turn, so it must be clearly better).
-/// - A direction without one goes through the pivot whose two legs are installed and that
-///   measured best; unmeasured pivots are taken in `LanguageTable.pivots` order (Spanish, then
-///   Catalan).
+/// A route's value is its chrF on FLORES less the memory its legs keep warm, at one chrF point
+/// per `mibPerPoint` MiB (a pivot through Catalan can cost 5 to 9 times the memory of a direct
+/// pair: `ca-fr` alone is 626 MiB; Parley runs on small boards).
+/// - A direction with its own pair is translated directly, unless a pivot's value beats the
+///   direct pair's by more than `pivotMargin` (a pivot also costs a second translation per turn).
+/// - A direction without one goes through the pivot of best value whose two legs are installed;
+///   unmeasured pivots are taken after measured ones, in `LanguageTable.pivots` order (Spanish,
+///   then Catalan).
 /// - Only one pivot: two legs at most.
 public struct RoutePlanner: Sendable {
     public var installed: @Sendable (LanguagePair) -> Bool
     public var pivots: [String]
     /// chrF on FLORES devtest by route (`RouteMeasurements.chrF`, made by bench/routes.py).
     public var scores: [TranslationRoute: Double]
+    /// MiB of one warm pipeline by direction (`RouteMeasurements.pipelineMiB`); a leg not
+    /// listed costs nothing.
+    public var memory: [LanguagePair: Double]
 
-    /// chrF points a pivot must gain over the direct pair to be chosen instead.
+    /// chrF points a pivot must gain over the direct pair (memory counted) to be chosen instead.
     public static let pivotMargin = 1.0
+    /// Warm memory worth one chrF point.
+    public static let mibPerPoint = 100.0
 
     public init(
         installed: @escaping @Sendable (LanguagePair) -> Bool, pivots: [String] = LanguageTable.pivots,
-        scores: [TranslationRoute: Double] = RouteMeasurements.chrF
+        scores: [TranslationRoute: Double] = RouteMeasurements.chrF, memory: [LanguagePair: Double] = RouteMeasurements.pipelineMiB
     ) {
         self.installed = installed
         self.pivots = pivots
         self.scores = scores
+        self.memory = memory
     }
 
     /// A planner over a fixed list of installed pairs.
-    public init(installedPairs: Set<LanguagePair>, pivots: [String] = LanguageTable.pivots, scores: [TranslationRoute: Double] = RouteMeasurements.chrF) {
-        self.init(installed: { installedPairs.contains($0) }, pivots: pivots, scores: scores)
+    public init(
+        installedPairs: Set<LanguagePair>, pivots: [String] = LanguageTable.pivots, scores: [TranslationRoute: Double] = RouteMeasurements.chrF,
+        memory: [LanguagePair: Double] = RouteMeasurements.pipelineMiB
+    ) {
+        self.init(installed: { installedPairs.contains($0) }, pivots: pivots, scores: scores, memory: memory)
     }
 
     /// Every route the installed pairs allow for `pair`: the direct one first, then the pivots in order.
@@ -71,19 +82,25 @@ public struct RoutePlanner: Sendable {
         return routes
     }
 
+    /// A route's chrF less its warm memory (`mibPerPoint`); nil when its chrF was not measured.
+    public func value(of route: TranslationRoute) -> Double? {
+        guard let chrF = scores[route] else { return nil }
+        return chrF - route.legs.reduce(0) { $0 + (memory[$1] ?? 0) } / Self.mibPerPoint
+    }
+
     /// The route `pair` takes; nil when no installed pairs reach it.
     public func route(for pair: LanguagePair) -> TranslationRoute? {
         let routes = candidates(for: pair)
         let direct = routes.first { $0.via == nil }
         let pivoted = routes.filter { $0.via != nil }
-        // The best measured pivot (the first of equals); unmeasured ones rank after measured ones, in order.
+        // The pivot of best value (the first of equals); unmeasured ones rank after measured ones, in order.
         let bestPivot = pivoted.enumerated().max { left, right in
-            let (l, r) = (scores[left.element] ?? -.infinity, scores[right.element] ?? -.infinity)
+            let (l, r) = (value(of: left.element) ?? -.infinity, value(of: right.element) ?? -.infinity)
             return l < r || (l == r && left.offset > right.offset)
         }?.element
         guard let direct else { return bestPivot }
-        guard let bestPivot, let pivotScore = scores[bestPivot], let directScore = scores[direct],
-            pivotScore > directScore + Self.pivotMargin
+        guard let bestPivot, let pivotValue = value(of: bestPivot), let directValue = value(of: direct),
+            pivotValue > directValue + Self.pivotMargin
         else { return direct }
         return bestPivot
     }
@@ -97,9 +114,12 @@ public final class RoutedTranslator: Translator {
     public let base: any Translator
     public let planner: RoutePlanner
 
-    public init(base: any Translator, scores: [TranslationRoute: Double] = RouteMeasurements.chrF) {
+    public init(
+        base: any Translator, scores: [TranslationRoute: Double] = RouteMeasurements.chrF,
+        memory: [LanguagePair: Double] = RouteMeasurements.pipelineMiB
+    ) {
         self.base = base
-        self.planner = RoutePlanner(installed: { [base] in base.supports($0) }, scores: scores)
+        self.planner = RoutePlanner(installed: { [base] in base.supports($0) }, scores: scores, memory: memory)
     }
 
     public func supports(_ pair: LanguagePair) -> Bool { planner.route(for: pair) != nil }
