@@ -180,10 +180,10 @@ extension Daemon {
     }
 
     static func notHearableHint(language: String) -> String {
-        language == "en"
-            ? "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
-            : "no usable speech model for \"\(language)\": install a CMU Sphinx model with `parleyd model install DIR --language \(language)` "
-                + "(README: Adding a language)"
+        if language == "en" { return "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)" }
+        let whisper = whisperLanguages.contains(language) ? "Whisper hears it: run `make engines` with [transcriber] enabled; or " : ""
+        return "no usable speech model for \"\(language)\": \(whisper)install a CMU Sphinx model with `parleyd model install DIR --language \(language)` "
+            + "(README: Adding a language)"
     }
 }
 
