@@ -149,6 +149,11 @@ bench: release
 	bench/accuracy.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/noise.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/engine-cost.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/languages.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/pair-memory.sh
+	bench/route-memory.sh $$($(SWIFT) build -c release --show-bin-path) en-es en-pt es-fr en-fr
+	[ -d .build/bench-python/sacrebleu ] || python3 -m pip install -q --target .build/bench-python sacrebleu
+	PYTHONPATH=.build/bench-python bench/routes.py --swift
 
 ## units: the systemd units with this install's paths, in out/systemd
 units:

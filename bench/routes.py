@@ -11,7 +11,7 @@ line breaks), as Parley's warm pipeline translates one turn. The second leg of a
 translates the first leg's output.
 
 Usage: bench/routes.py [--text /work/shared/text] [--out out/routes.json] [--swift]
-Needs sacrebleu (`pip install sacrebleu`). --swift prints the chrF table for
+Needs sacrebleu from PyPI (`make bench` puts it in .build/bench-python). --swift prints the chrF table for
 Sources/Translation/RouteMeasurements.swift.
 """
 import argparse
