@@ -171,7 +171,7 @@ struct Languages: ParsableCommand {
         }
         for language in shown {
             guard let model = language.model else { continue }
-            text += "\n\(language.code) live words: \(fit(model.origin, width - 16))\n"
+            text += "\n\(language.code) live words (PocketSphinx): \(fit(model.origin, width - 29))\n"
             let room = width - 18 - 12
             text += "  acoustic model  \(fit(model.acousticModel, room))\(size(model.acousticModelBytes))\n"
             text += "  language model  \(fit(model.languageModel, room))\(size(model.languageModelBytes))\n"
