@@ -100,7 +100,7 @@ demo: release
 ## test: every test, unit and end to end, against the real engines. Tests/run/run-tests.sh runs
 ## them in two processes side by side, each one test at a time: the suites that wait on real
 ## time (live audio, a sound server, a browser, late servers) in one, the rest in the other
-## (408 tests: 133 s on two cores, 2026-11-26; the accurate-pass suites with the real engines take about 25 s of it)
+## (424 tests: 161 s on two cores shared with other builds, 2026-11-26; the accurate-pass suites with the real engines take about 40 s of it)
 test: EXTRA_DEBS = $(TEST_DEBS)
 test: deps engines
 	$(SWIFT) build --build-tests
