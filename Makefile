@@ -33,7 +33,11 @@ DEMO_INPUT  ?= out/demo-input.wav
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
         libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd \
-        binutils python3 man-db libqrencode-dev python3-pip python3-numpy
+        binutils python3 man-db libqrencode-dev python3-pip python3-numpy $(LANGUAGE_DEBS)
+# the Apertium pairs between en, es, fr, pt, it, ca and gl (Parley goes through Spanish or Catalan
+# where Debian has no direct pair: docs/benchmarks.md, "Translation routes"); the .deb recommends them
+LANGUAGE_DEBS := apertium-fr-es apertium-es-pt apertium-spa-ita apertium-spa-cat apertium-eng-cat apertium-fra-cat \
+        apertium-por-cat apertium-cat-ita apertium-en-gl apertium-es-gl
 # test: what only the tests use, on top of DEBS: a barcode reader (zbarimg reads the QR code
 # `parley web` prints) and a browser (the caption page is tested in a headless Chromium)
 TEST_DEBS := zbar-tools chromium
@@ -96,7 +100,7 @@ demo: release
 ## test: every test, unit and end to end, against the real engines. Tests/run/run-tests.sh runs
 ## them in two processes side by side, each one test at a time: the suites that wait on real
 ## time (live audio, a sound server, a browser, late servers) in one, the rest in the other
-## (408 tests: 133 s on two cores, 2026-11-26; the accurate-pass suites with the real engines take about 25 s of it)
+## (424 tests: 161 s on two cores shared with other builds, 2026-11-26; the accurate-pass suites with the real engines take about 40 s of it)
 test: EXTRA_DEBS = $(TEST_DEBS)
 test: deps engines
 	$(SWIFT) build --build-tests
@@ -145,6 +149,11 @@ bench: release
 	bench/accuracy.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/noise.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/engine-cost.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/languages.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/pair-memory.sh
+	bench/route-memory.sh $$($(SWIFT) build -c release --show-bin-path) en-es en-pt es-fr en-fr
+	[ -d .build/bench-python/sacrebleu ] || python3 -m pip install -q --target .build/bench-python sacrebleu
+	PYTHONPATH=.build/bench-python bench/routes.py --swift
 
 ## units: the systemd units with this install's paths, in out/systemd
 units:

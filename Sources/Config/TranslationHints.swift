@@ -1,25 +1,30 @@
+import ParleyCore
+
 /// What to do about a pair of languages the local Apertium cannot translate: the Debian package
 /// that holds the pair, or, when Debian has none, how to use a translation server instead.
 public enum TranslationHints {
-    /// Debian's Apertium packages (bookworm, as `apt-cache search apertium` lists them) for the
-    /// pairs whose two languages Parley's Apertium backend knows, keyed by the two ISO 639-1
-    /// codes in alphabetical order. Debian names them with two- or three-letter codes, in
-    /// either order, and some translate one way only: `parley languages` shows what an
-    /// installed one gives.
-    static let debianPackages: [String: String] = [
-        "an-ca": "apertium-arg-cat", "an-es": "apertium-spa-arg", "br-fr": "apertium-br-fr", "ca-en": "apertium-eng-cat",
-        "ca-eo": "apertium-eo-ca", "ca-es": "apertium-spa-cat", "ca-fr": "apertium-fra-cat", "ca-it": "apertium-cat-ita",
-        "ca-oc": "apertium-oc-ca", "ca-pt": "apertium-por-cat", "da-sv": "apertium-swe-dan", "en-eo": "apertium-eo-en",
-        "en-es": "apertium-eng-spa", "en-eu": "apertium-eu-en", "en-gl": "apertium-en-gl", "en-is": "apertium-isl-eng",
-        "eo-es": "apertium-eo-es", "eo-fr": "apertium-eo-fr", "es-eu": "apertium-eu-es", "es-fr": "apertium-fr-es",
-        "es-gl": "apertium-es-gl", "es-it": "apertium-spa-ita", "es-oc": "apertium-oc-es", "es-pt": "apertium-es-pt",
-        "es-ro": "apertium-es-ro", "fr-oc": "apertium-oci-fra", "gl-pt": "apertium-pt-gl", "is-sv": "apertium-isl-swe",
-        "nb-nn": "apertium-nno-nob",
-    ]
-
-    /// The Debian package holding Apertium's pair of `a` and `b` (either direction), or nil.
+    /// The Debian package holding Apertium's pair of `a` and `b` (either direction), or nil
+    /// (`LanguageTable.apertiumPackages`).
     public static func debianPackage(_ a: String, _ b: String) -> String? {
-        debianPackages[[a, b].sorted().joined(separator: "-")]
+        LanguageTable.apertiumPackage(a, b)
+    }
+
+    /// One line for `source`-`target` when no Apertium route (direct or through a pivot,
+    /// `LanguageTable.pivots`) is installed: the package of the direct pair, else the packages a
+    /// pivot lacks (those of its legs not `installed`), else how to use a translation server.
+    public static func missingRoute(source: String, target: String, installed: (String, String) -> Bool) -> String {
+        if debianPackage(source, target) != nil { return missingPair(source: source, target: target) }
+        for pivot in LanguageTable.pivots where pivot != source && pivot != target {
+            let legs = [(source, pivot), (pivot, target)]
+            // Debian must have both legs; the hint names those not installed.
+            guard legs.allSatisfy({ debianPackage($0.0, $0.1) != nil }) else { continue }
+            let needed = Array(Set(legs.filter { !installed($0.0, $0.1) }.compactMap { debianPackage($0.0, $0.1) })).sorted()
+            guard !needed.isEmpty else { continue }
+            let through = LanguageTable.names[pivot] ?? pivot
+            return "Debian has no direct Apertium pair for \(source)-\(target); Parley translates it through \(through): "
+                + "install \(needed.joined(separator: " and ")) (apt-get install \(needed.joined(separator: " ")))"
+        }
+        return missingPair(source: source, target: target)
     }
 
     /// One line for `source`-`target` with no installed Apertium pair: the package to install,

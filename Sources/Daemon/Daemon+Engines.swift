@@ -22,7 +22,9 @@ extension Daemon {
         }
     }
 
-    /// The backends of `[translator] backends`, in order, behind one chain.
+    /// The backends of `[translator] backends`, in order, behind one chain. Apertium goes
+    /// through a pivot where Debian has no direct pair, or where a pivot measured clearly better
+    /// (`RoutePlanner`); the pipelines of every leg of both directions start now, warm.
     static func makeTranslator(
         _ config: ParleyConfig, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(DaemonFailure) -> TranslatorChain {
@@ -33,20 +35,22 @@ extension Daemon {
             do {
                 switch backend {
                 case .apertium:
-                    // Alone, Apertium must have the speakers' pairs; in a chain, a missing local
-                    // pair is left to the other backends.
-                    if config.translatorBackends.count == 1,
-                        let missing = pairs.first(where: { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) == nil })
-                    {
-                        throw ConfigError(TranslationHints.missingPair(source: missing.source, target: missing.target))
+                    let modes = config.apertiumModesDirectory
+                    let planner = RoutePlanner(installed: { ApertiumTranslator.modeFile(for: $0, modesDirectory: modes) != nil })
+                    // Alone, Apertium must have a route for the speakers' pairs; in a chain, a
+                    // missing one is left to the other backends.
+                    if config.translatorBackends.count == 1, let missing = pairs.first(where: { planner.route(for: $0) == nil }) {
+                        throw ConfigError(
+                            TranslationHints.missingRoute(source: missing.source, target: missing.target) {
+                                planner.installed(LanguagePair($0, $1))
+                            })
                     }
-                    let installed = config.translatorBackends.count == 1
-                        ? pairs
-                        : pairs.filter { ApertiumTranslator.modeFile(for: $0, modesDirectory: config.apertiumModesDirectory) != nil }
-                    let translator = try ApertiumTranslator(
-                        pairs: installed, modesDirectory: config.apertiumModesDirectory, timeoutMs: config.translationTimeoutMs,
+                    var legs: [LanguagePair] = []
+                    for leg in pairs.compactMap({ planner.route(for: $0) }).flatMap(\.legs) where !legs.contains(leg) { legs.append(leg) }
+                    let apertium = try ApertiumTranslator(
+                        pairs: legs, modesDirectory: modes, timeoutMs: config.translationTimeoutMs,
                         keepUnknownMarks: config.keepUnknownMarks)
-                    backends.append(.init(name: name, translator: translator))
+                    backends.append(.init(name: name, translator: RoutedTranslator(base: apertium)))
                 case .libreTranslate, .apertiumApy:
                     let settings = backend == .libreTranslate ? config.libreTranslate : config.apertiumApy
                     guard let url = URL(string: settings.url) else { throw ConfigError("url \(settings.url) is not a URL") }
@@ -80,11 +84,24 @@ extension Daemon {
                 throw DaemonFailure(.config, "[voice.\(language)] voice \"\(name)\" is not installed; pick one from `espeak-ng --voices`")
             }
         }
-        for language in [config.speakerA, config.speakerB] where !synthesizer.hasVoice(for: language) {
+        // A language espeak-ng has no voice for speaks with the table's stand-in (Galician
+        // with the Portuguese voice), unless [voice.xx] names one.
+        for language in LanguageTable.offline where language.voiceStandsIn && !synthesizer.hasVoice(for: language.code) {
+            if synthesizer.voices[language.code]?.voice == nil, synthesizer.canLoad(voice: language.voice) {
+                synthesizer.voices[language.code, default: VoiceSettings()].voice = language.voice
+            }
+        }
+        for language in [config.speakerA, config.speakerB] where !speakable(language, by: synthesizer) {
             throw DaemonFailure(
                 .config, "[conversation]: espeak-ng has no voice for \"\(language)\"; pick a language from `espeak-ng --voices`")
         }
         return synthesizer
+    }
+
+    /// Whether `language` can be spoken: espeak-ng has a voice for it, or one is set for it
+    /// (`[voice.xx] voice`, or the language table's stand-in).
+    static func speakable(_ language: String, by synthesizer: EspeakSynthesizer) -> Bool {
+        synthesizer.hasVoice(for: language) || synthesizer.voices[language]?.voice != nil
     }
 
     static func openHistory(_ config: ParleyConfig) throws(DaemonFailure) -> AppDatabase {
@@ -150,7 +167,9 @@ extension Daemon {
     /// Parley is for speech: with no model for either language it does not start (exit 2, so
     /// systemd does not restart it in a loop).
     static func requireSpeechModel(_ config: ParleyConfig) throws(DaemonFailure) {
-        guard !RecognizerPool.canHear(config, config.speakerA) && !RecognizerPool.canHear(config, config.speakerB) else { return }
+        let accurate = accuratelyHeard(config)
+        let speakers = [config.speakerA, config.speakerB]
+        guard !speakers.contains(where: { RecognizerPool.canHear(config, $0) || accurate.contains($0) }) else { return }
         // A model whose files are missing says which; else how to get one.
         let missing = [config.speakerA, config.speakerB].lazy.compactMap { language in
             config.recognizerModel(for: language)?.missingFileProblem(language: language)
@@ -162,10 +181,10 @@ extension Daemon {
     }
 
     static func notHearableHint(language: String) -> String {
-        language == "en"
-            ? "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)"
-            : "no usable speech model for \"\(language)\": install a CMU Sphinx model with `parleyd model install DIR --language \(language)` "
-                + "(README: Adding a language)"
+        if language == "en" { return "install pocketsphinx-en-us (apt-get install pocketsphinx-en-us)" }
+        let whisper = whisperLanguages.contains(language) ? "Whisper hears it: run `make engines` with [transcriber] enabled; or " : ""
+        return "no usable speech model for \"\(language)\": \(whisper)install a CMU Sphinx model with `parleyd model install DIR --language \(language)` "
+            + "(README: Adding a language)"
     }
 }
 
@@ -186,6 +205,23 @@ extension Daemon {
             logger.error("the Silero voice detector cannot run: \(error); speech is found by its level alone, and turns may not end in a noisy room")
             return nil
         }
+    }
+
+    /// The languages the accurate engines will hear, judged from the config and the files
+    /// alone (nothing is started): every Whisper language when the worker is installed or a
+    /// server is set, English when Moonshine is installed.
+    static func accuratelyHeard(_ config: ParleyConfig) -> Set<String> {
+        let settings = config.transcriber
+        guard settings.enabled else { return [] }
+        if settings.serverAddress != nil { return whisperLanguages }
+        guard let folder = settings.enginesFolder else { return [] }
+        let exists = { (path: String) in FileManager.default.fileExists(atPath: path) }
+        var heard: Set<String> = []
+        if [folder + "/whisper/parley-whisper", folder + "/whisper/base/model.bin", settings.python].allSatisfy(exists) {
+            heard = whisperLanguages
+        }
+        if exists(folder + "/moonshine/moonshine_voice/libmoonshine.so") { heard.insert("en") }
+        return heard
     }
 
     /// The accurate engines `[transcriber]` asks for, as far as they are installed. Each one

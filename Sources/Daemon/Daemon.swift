@@ -96,7 +96,14 @@ public enum Daemon {
         defer { withExtendedLifetime(locks) {} }
         let started = Date()
         let synthesizer = try makeSynthesizer(config)
-        let recognizers = try RecognizerPool(config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil)
+        // Whisper (and Moonshine) hear a language PocketSphinx has no model for (fr, pt, it, ca,
+        // gl): the pool then only gives live words for the languages it has. Judged from the
+        // files here; the engines themselves are made once the devices are open (below), so a
+        // missing sound card is still the one line said.
+        let heardAccurately = accuratelyHeard(config)
+        let recognizers = try RecognizerPool(
+            config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil,
+            othersHear: [config.speakerA, config.speakerB].contains { heardAccurately.contains($0) })
         let translator = try makeTranslator(config)
         // A configured backend that does not answer is said now, not at the first turn.
         Task { [pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]] in
@@ -122,12 +129,15 @@ public enum Daemon {
         // Sessions and turns go through the queue: a full disk or a locked file is retried
         // while the conversation goes on.
         writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
+        let accurate = makeAccurateHearing(config, logger: logger)
         let voices = synthesizer.languages
+        let setVoices = Set(synthesizer.voices.filter { $0.value.voice != nil }.keys)
         let interpreter = Interpreter.make(
             config: config,
             engines: EngineAccess(
-                recognizer: recognizers.recognizer(for:), lane: recognizers.lane(for:), canHear: recognizers.canHear,
-                canSpeak: { voices.contains($0) }, translator: translator, accurate: makeAccurateHearing(config, logger: logger),
+                recognizer: recognizers.recognizer(for:), lane: recognizers.lane(for:),
+                canHear: { recognizers.canHear($0) || accurate?.name(for: $0) != nil },
+                canSpeak: { voices.contains($0) || setVoices.contains($0) }, translator: translator, accurate: accurate,
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
             synthesizer: synthesizer, playback: playback, capture: source, history: writer,
             events: events, logger: logger,

@@ -2,8 +2,10 @@ import Foundation
 import Logging
 import ParleyConfig
 import ParleyControl
+import ParleyCore
 import ParleyHistory
 import ParleyProtocol
+import ParleyRecognition
 import ParleyRuntime
 import ParleyTranslation
 
@@ -62,8 +64,11 @@ extension DaemonControl {
         }
     }
 
-    /// `languages`: for every language a speaker uses or a backend translates, whether it can
-    /// be heard and spoken, and the pairs to and from it with their backends.
+    /// `languages`: for every language Parley knows offline, a speaker uses, a backend
+    /// translates or a country suggests (`LanguageTable`): whether it can be heard (by which
+    /// engine) and spoken (by which voice), the pairs to and from it with their backends, what
+    /// it lacks; and for each direction between the offline languages and those in use, the
+    /// route its turns take or what to install.
     func languages() async -> LanguagesInfo {
         var routes: [LanguagePair: [String]] = [:]
         var backends: [LanguagesInfo.Backend] = []
@@ -78,22 +83,58 @@ extension DaemonControl {
             }
         }
         let settings = interpreter.snapshot.settings
-        var codes = Set([settings.speakerA, settings.speakerB])
+        let inUse = [settings.speakerA, settings.speakerB]
+        let matrix = LanguageTable.offline.map(\.code) + inUse.filter { LanguageTable.info($0) == nil }
+        var codes = Set(matrix).union(LanguageTable.countries.values.joined())
         for pair in routes.keys {
             codes.insert(pair.source)
             codes.insert(pair.target)
         }
+        let translator = interpreter.translator
         let languages = codes.sorted().map { code in
             let hearable = interpreter.canHear(code)
+            let speakable = interpreter.canSpeak(code)
+            let info = LanguageTable.info(code)
+            let voice = speakable ? (config.voices[code]?.voice ?? info?.voice ?? code) : nil
+            var missing: [String] = []
+            if !hearable {
+                missing.append(
+                    whisperLanguages.contains(code)
+                        ? "to hear \(code): run `make engines` (Whisper base hears it) and check [transcriber]"
+                        : "to hear \(code): \(Daemon.notHearableHint(language: code))")
+            }
+            if !speakable {
+                missing.append("to speak \(code): espeak-ng has no voice for it; set [voice.\(code)] voice to a close one from `espeak-ng --voices`")
+            }
             return LanguagesInfo.Language(
-                code: code, hearable: hearable, speakable: interpreter.canSpeak(code),
+                code: code, hearable: hearable, speakable: speakable,
                 to: routes.filter { $0.key.source == code }.map { .init(language: $0.key.target, backends: $0.value) }
                     .sorted { $0.language < $1.language },
                 from: routes.filter { $0.key.target == code }.map { .init(language: $0.key.source, backends: $0.value) }
                     .sorted { $0.language < $1.language },
-                model: hearable ? config.recognizerModel(for: code)?.info() : nil, engine: interpreter.engine(for: code))
+                model: config.recognizerModel(for: code).flatMap { $0.firstMissingFile() == nil ? $0.info() : nil }, engine: interpreter.engine(for: code),
+                name: LanguageTable.names[code], voice: voice, inUse: inUse.contains(code), missing: missing.isEmpty ? nil : missing)
         }
-        return LanguagesInfo(languages: languages, backends: backends)
+        var directions: [LanguagesInfo.Direction] = []
+        for source in matrix {
+            for target in matrix where target != source {
+                let pair = LanguagePair(source, target)
+                let route = translator.routeName(for: pair)
+                let missing = route != nil ? nil : TranslationHints.missingRoute(source: source, target: target) { routes[LanguagePair($0, $1)] != nil }
+                directions.append(.init(source: source, target: target, route: route, missing: missing))
+            }
+        }
+        let offline = LanguageTable.offline.map(\.code)
+        var packages = Set<String>()
+        for source in offline {
+            for target in offline where source < target {
+                guard routes[LanguagePair(source, target)] == nil, routes[LanguagePair(target, source)] == nil,
+                    let package = TranslationHints.debianPackage(source, target)
+                else { continue }
+                packages.insert(package)
+            }
+        }
+        return LanguagesInfo(languages: languages, backends: backends, directions: directions, missingPackages: packages.sorted())
     }
 }
 

@@ -81,13 +81,17 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     /// What the streaming recognizer heard, kept beside an accurate engine's words; nil when
     /// the streaming recognizer gave the words (they are `sourceText`).
     public var streamingText: String?
+    /// How the translation went: the backend, and through a pivot the language in between
+    /// ("apertium", "apertium via ca", "libretranslate"); nil for untranslated turns, replays
+    /// and turns stored before it was kept.
+    public var route: String?
 
     public init(
         id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, words: [WordConfidence]? = nil, status: Status, error: String? = nil,
         favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
         responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, speculated: Bool? = nil, detection: SpeakerDetection? = nil,
-        engine: String? = nil, streamingText: String? = nil
+        engine: String? = nil, streamingText: String? = nil, route: String? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -114,6 +118,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.detection = detection
         self.engine = engine
         self.streamingText = streamingText
+        self.route = route
     }
 
     public enum CodingKeys: String, CodingKey, ColumnExpression {
@@ -136,6 +141,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         case detection
         case engine
         case streamingText = "streaming_text"
+        case route
     }
 
     public typealias Columns = CodingKeys

@@ -95,6 +95,11 @@ extension AppDatabase {
                 t.add(column: "streaming_text", .text)
             }
         }
+        migrator.registerMigration("v9: the translation's route") { db in
+            try db.alter(table: "turns") { t in
+                t.add(column: "route", .text)
+            }
+        }
         return migrator
     }
 }

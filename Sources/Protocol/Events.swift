@@ -68,10 +68,12 @@ public struct TextEvent: Codable, Sendable, Equatable {
     /// `transcript`: which engine gave the words (`moonshine-tiny`, `whisper-base`,
     /// `whisper@host:port`); absent when the streaming recognizer did.
     public var engine: String?
+    /// `translation`: how the translation went ("apertium", "apertium via ca", "libretranslate").
+    public var route: String?
 
     public init(
         speaker: String, language: String, text: String, confidence: Double? = nil, words: [WordConfidence]? = nil,
-        detection: SpeakerDetection? = nil, engine: String? = nil
+        detection: SpeakerDetection? = nil, engine: String? = nil, route: String? = nil
     ) {
         self.speaker = speaker
         self.language = language
@@ -80,6 +82,7 @@ public struct TextEvent: Codable, Sendable, Equatable {
         self.words = words
         self.detection = detection
         self.engine = engine
+        self.route = route
     }
 }
 

@@ -204,12 +204,16 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     public var engine: String?
     /// What the streaming recognizer heard, when an accurate engine gave the words.
     public var streamingText: String?
+    /// How the translation went: "apertium", "apertium via ca" (through a pivot),
+    /// "libretranslate"...; absent for untranslated turns and turns stored before it was kept.
+    public var route: String?
 
     public init(
         id: Int64, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, words: [WordConfidence]? = nil, favorite: Bool,
         lowConfidence: Bool = false, status: String, error: String?,
-        createdAt: String, timings: Timings, detection: SpeakerDetection? = nil, engine: String? = nil, streamingText: String? = nil
+        createdAt: String, timings: Timings, detection: SpeakerDetection? = nil, engine: String? = nil, streamingText: String? = nil,
+        route: String? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -230,10 +234,11 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         self.detection = detection
         self.engine = engine
         self.streamingText = streamingText
+        self.route = route
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, speaker, ipa, confidence, words, favorite, status, error, timings, detection, engine
+        case id, speaker, ipa, confidence, words, favorite, status, error, timings, detection, engine, route
         case streamingText = "streaming_text"
         case sessionID = "session_id"
         case sourceLang = "source_lang"

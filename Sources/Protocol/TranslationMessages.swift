@@ -18,8 +18,20 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
         /// The engine whose words a turn keeps ("moonshine-tiny", "whisper-base", a server, or
         /// "pocketsphinx"); nil when it cannot be heard.
         public var engine: String?
+        /// Its name in English ("French").
+        public var name: String?
+        /// The espeak-ng voice that speaks it ("fr"; "pt" standing in for Galician); nil when
+        /// it cannot be spoken.
+        public var voice: String?
+        /// Whether a speaker uses it now.
+        public var inUse: Bool?
+        /// What it lacks, one line each with how to get it (hearing, voice).
+        public var missing: [String]?
 
-        public init(code: String, hearable: Bool, speakable: Bool, to: [Route], from: [Route], model: Model? = nil, engine: String? = nil) {
+        public init(
+            code: String, hearable: Bool, speakable: Bool, to: [Route], from: [Route], model: Model? = nil, engine: String? = nil,
+            name: String? = nil, voice: String? = nil, inUse: Bool? = nil, missing: [String]? = nil
+        ) {
             self.code = code
             self.hearable = hearable
             self.speakable = speakable
@@ -27,6 +39,34 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
             self.from = from
             self.model = model
             self.engine = engine
+            self.name = name
+            self.voice = voice
+            self.inUse = inUse
+            self.missing = missing
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case code, hearable, speakable, to, from, model, engine, name, voice, missing
+            case inUse = "in_use"
+        }
+    }
+
+    /// One direction between two languages Parley knows offline (or a speaker uses): the
+    /// route its turns take now, or what to install.
+    public struct Direction: Sendable, Codable, Equatable {
+        public var source: String
+        public var target: String
+        /// "apertium" (its own pair), "apertium via es" (through a pivot), "libretranslate"...;
+        /// nil when nothing translates it.
+        public var route: String?
+        /// When `route` is nil: one line saying what to install or configure.
+        public var missing: String?
+
+        public init(source: String, target: String, route: String?, missing: String? = nil) {
+            self.source = source
+            self.target = target
+            self.route = route
+            self.missing = missing
         }
     }
 
@@ -91,10 +131,21 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
     public var languages: [Language]
     /// In the order they are tried.
     public var backends: [Backend]
+    /// Every direction between the offline languages and those in use.
+    public var directions: [Direction]?
+    /// Debian's Apertium packages between the offline languages that are not installed.
+    public var missingPackages: [String]?
 
-    public init(languages: [Language], backends: [Backend]) {
+    public init(languages: [Language], backends: [Backend], directions: [Direction]? = nil, missingPackages: [String]? = nil) {
         self.languages = languages
         self.backends = backends
+        self.directions = directions
+        self.missingPackages = missingPackages
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case languages, backends, directions
+        case missingPackages = "missing_packages"
     }
 }
 

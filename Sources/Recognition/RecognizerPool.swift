@@ -44,7 +44,8 @@ public final class RecognizerPool: @unchecked Sendable {
 
     /// Loads the models of `languages` (the two speakers') now. A model that is missing or
     /// broken is logged in one line that names the file and what to do, and its language is not
-    /// heard; only when none of `languages` can be heard does this throw, saying why.
+    /// heard; only when none of `languages` can be heard does this throw, saying why (unless
+    /// `othersHear`: an accurate engine hears them, and the pool only adds live words).
     ///
     /// - `model` finds a language's model (the config's `[recognizer.xx]`, else an installed
     ///   one); asked once per language. `configured` are the languages the config names a model
@@ -54,7 +55,8 @@ public final class RecognizerPool: @unchecked Sendable {
     ///   (a recording) keeps none.
     public init(
         languages: [String], model: @escaping @Sendable (String) -> RecognizerModel?, configured: Set<String> = [],
-        settings: DecoderSettings = DecoderSettings(), cacheDirectory: String? = nil, meanDevice: String? = nil, logger: Logger
+        settings: DecoderSettings = DecoderSettings(), cacheDirectory: String? = nil, meanDevice: String? = nil, othersHear: Bool = false,
+        logger: Logger
     ) throws(RecognizerError) {
         self.findModel = model
         self.configured = configured
@@ -79,12 +81,12 @@ public final class RecognizerPool: @unchecked Sendable {
                 _ = failed.withLock { $0.insert(language) }
             }
         }
-        guard languages.contains(where: canHear) else {
+        guard othersHear || languages.contains(where: canHear) else {
             let who = "no speech model for \(languages.joined(separator: " or ")) can be used, so nobody can be heard"
             throw RecognizerError(problems.isEmpty ? who : "\(who): " + problems.joined(separator: "; "))
         }
         for problem in problems {
-            logger.error("\(problem); the other language is heard")
+            logger.error("\(problem); \(othersHear ? "the accurate pass hears it without live words" : "the other language is heard")")
         }
     }
 

@@ -19,7 +19,7 @@ extension TurnRecord {
             timings: .init(
                 asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs, pauseMs: pauseMs, endedBy: endedBy,
                 speculated: speculated),
-            detection: detection, engine: engine, streamingText: streamingText)
+            detection: detection, engine: engine, streamingText: streamingText, route: route)
     }
 
     /// A turn as a client sent it, with the id and session it was sent with (an import gives it
@@ -38,7 +38,7 @@ extension TurnRecord {
             words: info.words, status: status, error: info.error, favorite: info.favorite, lowConfidence: info.lowConfidence,
             createdAt: created, asrMs: timings.asrMs, mtMs: timings.mtMs, ttsMs: timings.ttsMs, responseMs: timings.responseMs,
             pauseMs: timings.pauseMs, endedBy: timings.endedBy, speculated: timings.speculated, detection: info.detection,
-            engine: info.engine, streamingText: info.streamingText)
+            engine: info.engine, streamingText: info.streamingText, route: info.route)
     }
 }
 

@@ -116,19 +116,23 @@ extension Interpreter {
         let started = clock.now
         do {
             let speculated = replayed == nil ? await speculatedTranslation(of: text, from: source, to: target) : nil
-            let translation =
-                if let replayed { replayed } else if let speculated { speculated } else { try await translator.translate(text, from: source, to: target) }
+            let routed =
+                if let replayed { RoutedTranslation(text: replayed, route: nil) } else if let speculated { speculated } else {
+                    try await translator.translateNamingRoute(text, from: source, to: target)
+                }
+            let translation = routed.text
             guard !translation.isEmpty else {
                 throw TranslationError("the translation of the \(source) text came back empty")
             }
             let elapsed = clock.milliseconds(since: started)
             let actions = shared.withLock { state in
                 state.draft?.translation = translation
+                state.draft?.route = routed.route
                 state.draft?.mtMs = elapsed
                 if speculated != nil { state.draft?.speculated = true }
                 return state.handle(.translated(text: translation))
             }
-            events.publish(EventType.translation, TextEvent(speaker: speaker.rawValue, language: target, text: translation))
+            events.publish(EventType.translation, TextEvent(speaker: speaker.rawValue, language: target, text: translation, route: routed.route))
             perform(actions)
         } catch {
             report("translation failed; the turn is kept untranslated: \(error)")

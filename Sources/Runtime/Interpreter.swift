@@ -259,7 +259,7 @@ public final class Interpreter: Sendable {
         hearing(snapshot.settings.language(of: speaker))
     }
 
-    /// True when `language` has a recognizer model.
+    /// True when `language` can be heard: a recognizer model, or an accurate engine.
     public func canHear(_ language: String) -> Bool { hearing(language) }
 
     /// The engine whose words a `language` turn keeps: the accurate engine that hears it first,

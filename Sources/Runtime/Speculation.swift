@@ -25,7 +25,7 @@ struct Speculation: Sendable {
     var language: String
     var target: String
     /// The translation being made; nil while the accurate pass hears the words it will translate.
-    var translation: Task<String, any Error>?
+    var translation: Task<RoutedTranslation, any Error>?
     /// For a speculation on the accurate pass: how many samples of the utterance it hears. The
     /// same pause judged again (the same samples) starts nothing new.
     var heardSamples: Int?
@@ -127,17 +127,18 @@ extension Interpreter {
     }
 
     /// Translates a speculation's words on the concurrency pool, and has its audio made.
-    private func speculativeTranslation(id: Int, of text: String, from language: String, to target: String) -> Task<String, any Error> {
+    private func speculativeTranslation(id: Int, of text: String, from language: String, to target: String) -> Task<RoutedTranslation, any Error> {
         let translator = self.translator
-        return Task { [weak self] () throws -> String in
-            let translation = try await translator.translate(text, from: language, to: target)
+        return Task { [weak self] () throws -> RoutedTranslation in
+            let routed = try await translator.translateNamingRoute(text, from: language, to: target)
+            let translation = routed.text
             // Its audio is queued before the translation is handed on, so a turn that uses the
             // translation finds the audio made (or being made) when it speaks.
             self?.shared.withLock { state in
                 guard state.speculation?.id == id, !translation.isEmpty else { return }
                 self?.speech.prepare(.init(id: id, text: translation, language: target))
             }
-            return translation
+            return routed
         }
     }
 
@@ -150,11 +151,11 @@ extension Interpreter {
 
     /// The speculation's translation of `text`, if one was made from these words: waited for
     /// if still running; nil if there is none or it failed (the turn then translates afresh).
-    func speculatedTranslation(of text: String, from source: String, to target: String) async -> String? {
+    func speculatedTranslation(of text: String, from source: String, to target: String) async -> RoutedTranslation? {
         let running = shared.withLock { state in
             state.speculation.flatMap { $0.serves(text, from: source, to: target) ? $0.translation : nil }
         }
-        guard let running, let translation = try? await running.value, !translation.isEmpty else { return nil }
+        guard let running, let translation = try? await running.value, !translation.text.isEmpty else { return nil }
         return translation
     }
 }

@@ -20,6 +20,8 @@ struct TurnDraft: Sendable {
     /// How the speaker was told (auto mode).
     var detection: SpeakerDetection?
     var translation: String?
+    /// How it was translated ("apertium via ca"): `RoutedTranslation.route`.
+    var route: String?
     /// The translation's pronunciation, in IPA.
     var ipa: String?
     var error: String?
@@ -87,7 +89,8 @@ final class TurnRecorder: Sendable {
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,
             lowConfidence: draft.lowConfidence, createdAt: date(), asrMs: draft.asrMs, mtMs: draft.mtMs,
             ttsMs: draft.ttsMs, responseMs: draft.responseMs, pauseMs: draft.pauseMs, endedBy: draft.endedBy, speculated: draft.speculated,
-            detection: draft.detection, engine: recognition.engine, streamingText: recognition.streamingText)
+            detection: draft.detection, engine: recognition.engine, streamingText: recognition.streamingText,
+            route: draft.translation == nil ? nil : draft.route)
         history.enqueue(turn) { [events, logger] result in
             switch result {
             case .success(let committed):

@@ -9,7 +9,7 @@ public final class TranslationCache: Sendable {
     }
 
     private struct Storage {
-        var values: [Key: (value: String, used: UInt64)] = [:]
+        var values: [Key: (value: String, route: String?, used: UInt64)] = [:]
         var tick: UInt64 = 0
     }
 
@@ -20,20 +20,23 @@ public final class TranslationCache: Sendable {
         self.capacity = max(0, capacity)
     }
 
-    public func value(for key: Key) -> String? {
+    public func value(for key: Key) -> String? { entry(for: key)?.value }
+
+    /// The translation kept for `key` and the route it took when it was made.
+    public func entry(for key: Key) -> (value: String, route: String?)? {
         storage.withLock { storage in
             guard let entry = storage.values[key] else { return nil }
             storage.tick += 1
-            storage.values[key] = (entry.value, storage.tick)
-            return entry.value
+            storage.values[key] = (entry.value, entry.route, storage.tick)
+            return (entry.value, entry.route)
         }
     }
 
-    public func insert(_ value: String, for key: Key) {
+    public func insert(_ value: String, route: String? = nil, for key: Key) {
         guard capacity > 0 else { return }
         storage.withLock { storage in
             storage.tick += 1
-            storage.values[key] = (value, storage.tick)
+            storage.values[key] = (value, route, storage.tick)
             if storage.values.count > capacity, let oldest = storage.values.min(by: { $0.value.used < $1.value.used })?.key {
                 storage.values.removeValue(forKey: oldest)
             }

@@ -24,10 +24,21 @@ public protocol Translator: Sendable {
     /// The pairs this backend offers, for `parley languages`. A server that cannot be reached
     /// throws; an answer may be cached.
     func availablePairs() async throws -> [LanguagePair]
+    /// Translates, and says which way the translation went (`RoutedTranslation.route`).
+    func translateNamingRoute(_ text: String, from source: String, to target: String) async throws -> RoutedTranslation
+    /// How `pair` would be translated now: "direct", "via es", or for a chain the backend first
+    /// ("apertium via es"); nil when it cannot be.
+    func routeName(for pair: LanguagePair) -> String?
 }
 
 extension Translator {
     public func availablePairs() async throws -> [LanguagePair] { [] }
+
+    public func translateNamingRoute(_ text: String, from source: String, to target: String) async throws -> RoutedTranslation {
+        RoutedTranslation(text: try await translate(text, from: source, to: target), route: nil)
+    }
+
+    public func routeName(for pair: LanguagePair) -> String? { supports(pair) ? "direct" : nil }
 }
 
 public struct LanguagePair: Sendable, Hashable, CustomStringConvertible {

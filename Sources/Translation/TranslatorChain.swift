@@ -100,14 +100,39 @@ public final class TranslatorChain: Translator {
         try await translateNamingBackend(text, from: source, to: target).text
     }
 
+    /// The route is the backend's name, with the backend's own route when it is not direct
+    /// ("apertium via ca"); a repeated phrase from the cache keeps the route it took.
+    public func translateNamingRoute(_ text: String, from source: String, to target: String) async throws -> RoutedTranslation {
+        let answer = try await translateRouted(text, from: source, to: target)
+        return RoutedTranslation(text: answer.text, route: answer.route)
+    }
+
+    /// How `pair` would go: the first backend that has it, with its route ("apertium via es").
+    public func routeName(for pair: LanguagePair) -> String? {
+        guard let backend = backends.first(where: { $0.translator.supports(pair) }) else { return nil }
+        return Self.routeName(backend.name, backend.translator.routeName(for: pair))
+    }
+
+    static func routeName(_ backend: String, _ route: String?) -> String {
+        guard let route, route != "direct" else { return backend }
+        return "\(backend) \(route)"
+    }
+
     /// Translates and says which backend answered ("cache" for a repeated phrase).
     /// `askingSkipped` asks backends whose circuit is broken too (a retry someone asked for);
     /// one that answers has its circuit closed.
     public func translateNamingBackend(
         _ text: String, from source: String, to target: String, askingSkipped: Bool = false
     ) async throws -> (text: String, backend: String) {
+        let answer = try await translateRouted(text, from: source, to: target, askingSkipped: askingSkipped)
+        return (answer.text, answer.cached ? "cache" : answer.backend)
+    }
+
+    private func translateRouted(
+        _ text: String, from source: String, to target: String, askingSkipped: Bool = false
+    ) async throws -> (text: String, backend: String, route: String, cached: Bool) {
         let key = TranslationCache.Key(source: source, target: target, text: text)
-        if let cached = cache.value(for: key) { return (cached, "cache") }
+        if let cached = cache.entry(for: key) { return (cached.value, "cache", cached.route ?? "cache", true) }
         let pair = LanguagePair(source, target)
         var failures: [String] = []
         for backend in backends {
@@ -126,7 +151,8 @@ public final class TranslatorChain: Translator {
                 continue
             }
             do {
-                let translation = try await attempt(backend, text, from: source, to: target)
+                let answer = try await attempt(backend, text, from: source, to: target)
+                let translation = answer.text
                 guard translation.count <= Self.longestTranslation(of: text) else {
                     failures.append(
                         "\(backend.name): its translation was \(translation.count) characters for a sentence of \(text.count), "
@@ -134,8 +160,9 @@ public final class TranslatorChain: Translator {
                     continue
                 }
                 if wasBroken != nil { circuits.close(backend.name) }
-                cache.insert(translation, for: key)
-                return (translation, backend.name)
+                let route = Self.routeName(backend.name, answer.route)
+                cache.insert(translation, route: route, for: key)
+                return (translation, backend.name, route, false)
             } catch is CancellationError {
                 throw CancellationError()
             } catch let error as Unanswered {
@@ -154,7 +181,7 @@ public final class TranslatorChain: Translator {
     public static func longestTranslation(of text: String) -> Int { 10 * text.count + 200 }
 
     /// One backend's go at a turn: retries of transient failures, within the deadline.
-    private func attempt(_ backend: Backend, _ text: String, from source: String, to target: String) async throws -> String {
+    private func attempt(_ backend: Backend, _ text: String, from source: String, to target: String) async throws -> RoutedTranslation {
         let deadline = timing.now() + timing.deadline
         var retries = 0
         while true {
@@ -162,7 +189,7 @@ public final class TranslatorChain: Translator {
             guard remaining > .zero else { throw Unanswered("no answer within the \(timing.deadline.milliseconds) ms deadline") }
             do {
                 return try await Self.withDeadline(remaining, limit: timing.deadline) {
-                    try await backend.translator.translate(text, from: source, to: target)
+                    try await backend.translator.translateNamingRoute(text, from: source, to: target)
                 }
             } catch let error as DeadlinePassed {
                 throw Unanswered(error.description)
@@ -216,15 +243,18 @@ public final class TranslatorChain: Translator {
     }
 
     /// Asks every backend a fixed word, all at once, each in the first of `pairs` it offers,
-    /// within the deadline. A backend that does not answer has its circuit broken now, so no
-    /// turn waits for it; it is probed in the background until it answers. Returns a line for
-    /// each such backend, for the log.
+    /// within the deadline, once the backend has prepared the pair (a local pipeline starting
+    /// cold, or the two of a pivot, is given its own cold-start allowance: that is not a
+    /// failure). A backend that does not answer has its circuit broken now, so no turn waits
+    /// for it; it is probed in the background until it answers. Returns a line for each such
+    /// backend, for the log.
     public func checkBackends(_ pairs: [LanguagePair]) async -> [String] {
         let timing = self.timing
         return await withTaskGroup(of: String?.self) { group in
             for backend in backends {
                 guard let pair = pairs.first(where: { backend.translator.supports($0) }) else { continue }
                 group.addTask { [circuits] in
+                    try? await backend.translator.prepare(pair)
                     guard let problem = await Circuits.problem(of: backend.translator, pair: pair, timing: timing) else { return nil }
                     circuits.open(backend, pair: pair, reason: problem)
                     return "translation backend \(backend.name) does not answer (\(problem)); turns skip it until it does, "

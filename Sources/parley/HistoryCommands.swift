@@ -262,7 +262,7 @@ extension TurnInfo {
     /// it (when an accurate engine did); what was said; its translation.
     func show(utc: Bool) {
         let other = speaker == "a" ? "b" : "a"
-        let heard = engine.map { "  heard by \($0)" } ?? ""
+        let heard = (engine.map { "  heard by \($0)" } ?? "") + (route.map { "  translated by \($0)" } ?? "")
         print("#\(id)\(favorite ? " ★" : "")  \(LocalTime.display(createdAt, utc: utc))  \(speaker) \(sourceLang) -> \(targetLang)\(heard)")
         print("  \(speaker): \(sourceText)")
         print("  \(other): \(translatedText ?? "(untranslated: \(error ?? "error"))")")
@@ -274,7 +274,7 @@ enum CSV {
     static let header = [
         "id", "session_id", "created_at", "speaker", "source_lang", "target_lang", "source_text", "translated_text", "ipa",
         "confidence", "status", "error", "favorite", "low_confidence", "asr_ms", "mt_ms", "tts_ms", "response_ms",
-        "pause_ms", "ended_by", "speculated", "engine", "streaming_text",
+        "pause_ms", "ended_by", "speculated", "engine", "streaming_text", "route",
     ]
 
     static func render(_ turns: [TurnInfo]) -> String {
@@ -286,7 +286,7 @@ enum CSV {
                 String(turn.lowConfidence), turn.timings.asrMs.map(String.init), turn.timings.mtMs.map(String.init),
                 turn.timings.ttsMs.map(String.init), turn.timings.responseMs.map(String.init),
                 turn.timings.pauseMs.map(String.init), turn.timings.endedBy, turn.timings.speculated.map(String.init), turn.engine,
-                turn.streamingText,
+                turn.streamingText, turn.route,
             ]
             lines.append(fields.map { quote($0 ?? "") }.joined(separator: ","))
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ParleyCore
 import ParleyProtocol
 
 /// `parley retry ID`: translate a stored untranslated turn again.
@@ -26,18 +27,39 @@ struct Retry: ParsableCommand {
     }
 }
 
-/// `parley languages`: what can be heard, translated and spoken.
+/// `parley languages`: what can be heard, translated and spoken, at most 80 columns wide.
 struct Languages: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show, for each language, whether it can be heard, translated (to and from, by which backend) and spoken.")
+        abstract: "Show which engine hears each language, which voice speaks it, and each direction's translation route.",
+        discussion: """
+            The matrix covers the languages Parley knows offline (en, es, fr, pt, it, ca, gl) and those in use: a route is \
+            "=" (Apertium's own pair), "es" or "ca" (Apertium through that language), or another backend; what is missing \
+            comes with how to get it. --country suggests languages for a country and says what works offline.
+            """)
 
     @OptionGroup var options: ClientOptions
+
+    @Option(help: "Suggest the languages of a country (ISO 3166-1 code: PT, JP, US...) and say what works offline.")
+    var country: String?
+
+    func validate() throws {
+        if let country, LanguageTable.countries[country.uppercased()] == nil {
+            throw ValidationError(
+                "no languages are known for country \"\(country)\"; use one of \(LanguageTable.countries.keys.sorted().joined(separator: " "))")
+        }
+    }
 
     func run() throws {
         let info = try options.call(Request(.languages), as: LanguagesInfo.self)
         if options.json { return try options.printJSON(info) }
-        print(Self.table(info), terminator: "")
+        if let country {
+            print(Self.suggestions(country: country.uppercased(), info), terminator: "")
+        } else {
+            print(Self.table(info), terminator: "")
+        }
     }
+
+    static let width = 80
 
     /// " (12.1 MiB)", or nothing when the size is unknown.
     static func size(_ bytes: Int64?) -> String {
@@ -46,36 +68,178 @@ struct Languages: ParsableCommand {
         return " (\(String(format: "%.1f", Double(bytes) / Double(1 << 20))) MiB)"
     }
 
-    static func table(_ info: LanguagesInfo) -> String {
-        func routes(_ routes: [LanguagesInfo.Route]) -> String {
-            routes.isEmpty ? "-" : routes.map { "\($0.language) (\($0.backends.joined(separator: ", ")))" }.joined(separator: ", ")
+    /// `text` broken between words into lines of at most `width` columns, every line after the
+    /// first indented by `indent` spaces. A word longer than a line is cut in the middle.
+    static func wrap(_ text: String, indent: Int = 2, first: String = "") -> String {
+        var lines: [String] = []
+        var line = first
+        let pad = String(repeating: " ", count: indent)
+        for word in text.split(separator: " ").map({ fit(String($0), width - indent) }) {
+            let start = lines.isEmpty ? first : pad
+            if line.count > start.count, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = pad
+            }
+            line += (line.count > (lines.isEmpty ? first : pad).count ? " " : "") + word
         }
-        var rows = [["LANG", "HEARD", "SPOKEN", "TO", "FROM"]]
-        for language in info.languages {
-            let heard = language.hearable || language.engine != nil ? language.engine ?? "yes" : "no"
+        lines.append(line)
+        return lines.map { $0 + "\n" }.joined()
+    }
+
+    /// `text` cut to `limit` characters, its start and end kept.
+    static func fit(_ text: String, _ limit: Int) -> String {
+        guard text.count > limit, limit > 5 else { return text }
+        let half = (limit - 3) / 2
+        return "\(text.prefix(half))...\(text.suffix(limit - 3 - half))"
+    }
+
+    /// A matrix cell: "=" Apertium's own pair, the pivot's code, "-" none; other backends by a
+    /// short name.
+    static func cell(_ route: String?) -> String {
+        guard let route else { return "-" }
+        let words = route.split(separator: " ").map(String.init)
+        let via = words.count == 3 && words[1] == "via" ? words[2] : nil
+        switch words.first {
+        case "apertium": return via ?? "="
+        case "libretranslate": return "LT" + (via.map { "/\($0)" } ?? "")
+        case "apertium-apy": return "apy" + (via.map { "/\($0)" } ?? "")
+        default: return fit(route, 5)
+        }
+    }
+
+    static func voice(_ language: LanguagesInfo.Language) -> String {
+        guard language.speakable else { return "no" }
+        let voice = language.voice ?? language.code
+        return "espeak-ng \(voice)" + (voice != language.code && LanguageTable.info(language.code)?.voiceStandsIn == true ? " (stand-in)" : "")
+    }
+
+    static func heard(_ language: LanguagesInfo.Language) -> String {
+        language.hearable || language.engine != nil ? language.engine ?? "yes" : "no"
+    }
+
+    /// The matrix: the languages (heard by, spoken by), the route of every direction, what is missing.
+    static func table(_ info: LanguagesInfo) -> String {
+        let directions = info.directions ?? []
+        var matrix = LanguageTable.offline.map(\.code)
+        for direction in directions where !matrix.contains(direction.source) { matrix.append(direction.source) }
+        let shown = info.languages.filter { matrix.contains($0.code) || $0.inUse == true }
+            .sorted { (matrix.firstIndex(of: $0.code) ?? 99, $0.code) < (matrix.firstIndex(of: $1.code) ?? 99, $1.code) }
+        var rows = [["", "LANG", "NAME", "HEARD BY", "SPOKEN BY"]]
+        for language in shown {
             rows.append([
-                language.code, heard, language.speakable ? "yes" : "no", routes(language.to),
-                routes(language.from),
+                language.inUse == true ? "*" : " ", language.code, fit(language.name ?? "", 12), fit(heard(language), 18),
+                fit(voice(language), 28),
             ])
         }
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var text = columns(rows)
+        text += "(* in use)\n"
+        if !directions.isEmpty {
+            let codes = shown.map(\.code).filter { code in directions.contains { $0.source == code } }
+            text += "\n"
+            text += wrap(
+                "Routes, from each row to each column: = Apertium's own pair; es, ca: Apertium through Spanish or Catalan; "
+                    + "LT LibreTranslate; - none.", indent: 0)
+            var grid = [["from\\to"] + codes]
+            for source in codes {
+                grid.append(
+                    [source]
+                        + codes.map { target in
+                            source == target ? "." : cell(directions.first { $0.source == source && $0.target == target }?.route)
+                        })
+            }
+            text += columns(grid, gap: 3)
+        }
+        var missing: [String] = []
+        for language in shown where language.inUse == true {
+            missing += language.missing ?? []
+        }
+        for direction in directions where direction.route == nil {
+            let inUse = shown.contains { ($0.code == direction.source || $0.code == direction.target) && $0.inUse == true }
+            if inUse, let line = direction.missing { missing.append("\(direction.source)->\(direction.target): \(line)") }
+        }
+        if !missing.isEmpty || !(info.missingPackages ?? []).isEmpty {
+            text += "\nMissing:\n"
+            for line in missing { text += wrap(line, indent: 4, first: "  ") }
+            for language in shown where language.inUse != true {
+                for line in language.missing ?? [] { text += wrap(line, indent: 4, first: "  ") }
+            }
+            if let packages = info.missingPackages, !packages.isEmpty {
+                text += wrap(
+                    "Apertium pairs not installed (routes through a pivot would become direct, or possible): apt-get install "
+                        + packages.joined(separator: " "), indent: 4, first: "  ")
+            }
+        }
+        for language in shown {
+            guard let model = language.model else { continue }
+            text += "\n\(language.code) live words (PocketSphinx): \(fit(model.origin, width - 29))\n"
+            let room = width - 18 - 12
+            text += "  acoustic model  \(fit(model.acousticModel, room))\(size(model.acousticModelBytes))\n"
+            text += "  language model  \(fit(model.languageModel, room))\(size(model.languageModelBytes))\n"
+            text += "  dictionary      \(fit(model.dictionary, room))\(size(model.dictionaryBytes))\n"
+        }
+        for backend in info.backends where !backend.available {
+            text += wrap("backend \(backend.name) did not answer: \(backend.error ?? "unknown error")", indent: 2)
+        }
+        return text
+    }
+
+    /// What Parley can do for the languages of `country`, offline and with a server.
+    static func suggestions(country: String, _ info: LanguagesInfo) -> String {
+        var text = ""
+        let inUse = info.languages.filter { $0.inUse == true }.map(\.code)
+        for code in LanguageTable.countries[country] ?? [] {
+            let name = LanguageTable.names[code] ?? code
+            text += "\(country): \(name) (\(code))\(inUse.contains(code) ? ", in use" : "")\n"
+            guard let language = info.languages.first(where: { $0.code == code }) else {
+                text += "  parleyd did not say anything about \(code)\n"
+                continue
+            }
+            text += "  heard by    \(heard(language))\n"
+            text += "  spoken by   \(voice(language))\n"
+            let directions = (info.directions ?? []).filter { $0.source == code || $0.target == code }
+            if directions.isEmpty {
+                let offline = (language.to + language.from).filter { $0.backends.contains("apertium") }
+                let server = (language.to + language.from).filter { !$0.backends.contains("apertium") }
+                if offline.isEmpty {
+                    text += wrap(
+                        "offline:    no Apertium pair reaches \(code), so it is not translated without a server; "
+                            + "a LibreTranslate server does: list \"libretranslate\" in [translator] backends and set its url "
+                            + "in [translator.libretranslate]", indent: 14, first: "  ")
+                } else {
+                    text += wrap("offline:    with " + Set(offline.map(\.language)).sorted().joined(separator: " "), indent: 14, first: "  ")
+                }
+                if !server.isEmpty {
+                    text += wrap("by server:  with " + Set(server.map(\.language)).sorted().joined(separator: " "), indent: 14, first: "  ")
+                }
+            } else {
+                func list(_ outgoing: Bool) -> String {
+                    directions.filter { outgoing ? $0.source == code : $0.target == code }.map { direction in
+                        let other = outgoing ? direction.target : direction.source
+                        guard let route = direction.route else { return "\(other) (none)" }
+                        let shown = cell(route)
+                        return shown == "=" ? other : "\(other) (\(shown == "es" || shown == "ca" ? "via \(shown)" : route))"
+                    }.joined(separator: ", ")
+                }
+                text += wrap("to:         " + list(true), indent: 14, first: "  ")
+                text += wrap("from:       " + list(false), indent: 14, first: "  ")
+                let missing = Set(directions.compactMap(\.missing)).sorted()
+                for line in missing { text += wrap("missing:    " + line, indent: 14, first: "  ") }
+            }
+            for line in language.missing ?? [] { text += wrap("missing:    " + line, indent: 14, first: "  ") }
+        }
+        return text
+    }
+
+    /// Rows as left-aligned columns; the last column is not padded.
+    static func columns(_ rows: [[String]], gap: Int = 2) -> String {
+        let count = rows.map(\.count).max() ?? 0
+        let widths = (0..<count).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
         var text = ""
         for row in rows {
             let cells = row.enumerated().map { index, cell in
                 index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }
-            text += cells.joined(separator: "  ") + "\n"
-        }
-        for language in info.languages {
-            guard let model = language.model else { continue }
-            text += "\n\(language.code) is heard with: \(model.origin)\n"
-            text += "  acoustic model  \(model.acousticModel)\(size(model.acousticModelBytes))\n"
-            text += "  language model  \(model.languageModel)\(size(model.languageModelBytes))\n"
-            text += "  dictionary      \(model.dictionary)\(size(model.dictionaryBytes))\n"
-        }
-        if info.languages.contains(where: { $0.model != nil }) { text += "\n" }
-        for backend in info.backends where !backend.available {
-            text += "backend \(backend.name) did not answer: \(backend.error ?? "unknown error")\n"
+            text += cells.joined(separator: String(repeating: " ", count: gap)).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
         }
         return text
     }

@@ -124,10 +124,11 @@ struct HistoryEndToEndTests {
         #expect(back.map(\.engine) == [nil, "moonshine-tiny"] && back.map(\.streamingText) == [nil, "can gee shalom"])
         // The list names the engine that heard a turn; CSV has it in a column of its own.
         let listed = try daemon.parley(["history"])
-        #expect(listed.stdout.components(separatedBy: "\n").filter { $0.hasSuffix("heard by moonshine-tiny") }.count == 1, "\(listed.stdout)")
+        // And the route its translation took.
+        #expect(listed.stdout.components(separatedBy: "\n").filter { $0.hasSuffix("heard by moonshine-tiny  translated by apertium") }.count == 1, "\(listed.stdout)")
         let csvBack = try daemon.parley(["history", "export", "--format", "csv"]).stdout.components(separatedBy: "\r\n")
-        #expect(csvBack.first?.hasSuffix(",pause_ms,ended_by,speculated,engine,streaming_text") == true)
-        #expect(csvBack.filter { $0.hasSuffix(",moonshine-tiny,can gee shalom") }.count == 1, "\(csvBack)")
+        #expect(csvBack.first?.hasSuffix(",pause_ms,ended_by,speculated,engine,streaming_text,route") == true)
+        #expect(csvBack.filter { $0.hasSuffix(",moonshine-tiny,can gee shalom,apertium") }.count == 1, "\(csvBack)")
 
         // Replay speaks again without storing; delete-last removes the last turn (the old name
         // `undo`, which restored nothing, is refused and deletes nothing); a new session.

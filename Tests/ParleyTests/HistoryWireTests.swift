@@ -34,14 +34,14 @@ struct HistoryWireTests {
             createdAt: Date(timeIntervalSince1970: 1_001.25), asrMs: 12, mtMs: 3, ttsMs: 4, responseMs: 16, pauseMs: 260,
             endedBy: "language_model", speculated: true,
             detection: SpeakerDetection(decidedBy: .audio, scores: ["en": -3.25, "es": -5.5], rivalLanguage: "es", rivalText: "go fue"),
-            engine: "moonshine-tiny", streamingText: "go for word ten meters"))
+            engine: "moonshine-tiny", streamingText: "go for word ten meters", route: "apertium"))
         _ = try await database.insert(TurnRecord(
             sessionID: first, speaker: "b", sourceLang: "es", targetLang: "en", sourceText: "sí", translatedText: "yes",
             confidence: 0.9, words: [WordConfidence(text: "sí", confidence: 0.9)], status: .translated,
             createdAt: Date(timeIntervalSince1970: 1_002), asrMs: 0, mtMs: 1, ttsMs: 2, responseMs: 5, pauseMs: 900, endedBy: "silence",
             speculated: false,
             detection: SpeakerDetection(decidedBy: .turnOrder, scores: ["en": -4.5, "es": -4.25], rivalLanguage: "en", rivalText: "see"),
-            engine: "whisper@asr.example:10300", streamingText: "si"))
+            engine: "whisper@asr.example:10300", streamingText: "si", route: "apertium via es"))
         try await database.endSession(id: first, at: Date(timeIntervalSince1970: 1_010.125))
         let second = try #require(try await database.startSession(speakerA: "en", speakerB: "fr", at: Date(timeIntervalSince1970: 2_000)).id)
         // A typed turn: no words, timings, detection nor engine; its empty fields must stay empty.

@@ -428,6 +428,29 @@ struct CircuitBreakerTests {
         #expect(chain.isSkipping("libretranslate") && !chain.isSkipping("working"))
         #expect(try await chain.translateNamingBackend("one", from: "en", to: "es") == (reversed("one"), "working"))
     }
+
+    /// A local backend starting cold (two Apertium pipelines of a pivot on a busy machine) is
+    /// not a backend that does not answer: the check waits for its `prepare`.
+    @Test func aBackendStillStartingColdIsNotSkipped() async throws {
+        final class ColdStart: Translator {
+            let warm = Mutex(false)
+            func supports(_ pair: LanguagePair) -> Bool { true }
+            func prepare(_ pair: LanguagePair) async throws {
+                try await Task.sleep(for: .milliseconds(600))
+                warm.withLock { $0 = true }
+            }
+            func translate(_ text: String, from source: String, to target: String) async throws -> String {
+                if !warm.withLock({ $0 }) { try await Task.sleep(for: .seconds(30)) }
+                return reversed(text)
+            }
+        }
+        let chain = TranslatorChain(
+            [.init(name: "apertium", translator: ColdStart())],
+            timing: .init(backoff: [], deadline: .milliseconds(300), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+        let warnings = await chain.checkBackends([LanguagePair("en", "es")])
+        #expect(warnings.isEmpty, "\(warnings)")
+        #expect(!chain.isSkipping("apertium"))
+    }
 }
 
 @Suite("Translation backends: limits")
