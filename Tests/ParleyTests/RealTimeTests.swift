@@ -33,7 +33,7 @@ struct RealTimeTests {
         }
     }
 
-    private func startDaemon(in dir: URL, rig: PulseAudioRig) throws -> Daemon {
+    private func startDaemon(in dir: URL, rig: PulseAudioRig, extra: String = "") throws -> Daemon {
         // Both people heard: English, and Spanish with the model Parley ships; auto mode.
         let config = try EndToEnd.writeConfig(
             in: dir,
@@ -41,7 +41,7 @@ struct RealTimeTests {
                 [audio]
                 capture_device = "pmic"
                 playback_device = "pspk"
-                """ + "\n" + EndToEnd.spanishRecognizer)
+                """ + "\n" + EndToEnd.spanishRecognizer + "\n" + extra)
         let (process, _, log) = try EndToEnd.start(
             try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: rig.environment, tag: "parleyd")
         return Daemon(process: process, socket: dir.appendingPathComponent("control.sock").path, log: log)
@@ -111,6 +111,43 @@ struct RealTimeTests {
         kill(daemon.process.processIdentifier, SIGTERM)
         #expect(EndToEnd.wait(daemon.process, timeout: 20))
         #expect(daemon.process.terminationStatus == 0)
+    }
+
+    /// The accurate pass live: people Parley was never tuned to, English and Spanish, in the
+    /// room (Parley's speech looped back into the microphone), heard by Moonshine and Whisper,
+    /// the speaker told by Whisper's language identification, Silero finding the speech.
+    @Test(.enabled(if: AccurateEngines.installed, "run `make engines` first"))
+    func aBilingualConversationLiveIsHeardByTheAccurateEngines() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rig = PulseAudioRig(directory: dir)
+        try rig.start(echo: true)
+        defer { rig.stop() }
+        let daemon = try startDaemon(in: dir, rig: rig, extra: AccurateEngines.table)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        // Warm: the Whisper worker answers before the first person speaks.
+        try await daemon.waitFor("listening to a", timeout: 60) { $0.state == "listening" && $0.speaker == "a" }
+        let data = EndToEnd.repository + "/Tests/data"
+        let clips = [("en", "\(data)/en/vctk-p301_102.wav"), ("es", "\(data)/es/fleurs/fleurs-es-006.wav"), ("en", "\(data)/en/cathy-a0122.wav")]
+        for (index, clip) in clips.enumerated() {
+            try rig.say(clip.1)
+            let next = index % 2 == 0 ? "b" : "a"
+            try await daemon.waitFor("turn \(index + 1), then listening to \(next)", timeout: 60) {
+                $0.turns == index + 1 && $0.state == "listening" && $0.speaker == next
+            }
+        }
+        let turns = try daemon.call("history", as: [TurnInfo].self).reversed()
+        #expect(turns.map(\.sourceLang) == clips.map(\.0))
+        #expect(turns.allSatisfy { $0.detection?.decidedBy == .languageID }, "Whisper told who spoke")
+        for (turn, clip) in zip(turns, clips) {
+            let reference = try String(contentsOfFile: (clip.1 as NSString).deletingPathExtension + ".txt", encoding: .utf8)
+            let recall = EndToEnd.wordRecall(turn.sourceText, reference: reference)
+            #expect(recall >= 0.8, "\(clip.1): heard live as \"\(turn.sourceText)\" (\(Int(recall * 100)) % of the words)")
+            #expect(turn.engine == (clip.0 == "en" ? "moonshine-tiny" : "whisper-base"))
+            #expect(turn.translatedText?.isEmpty == false)
+        }
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(EndToEnd.wait(daemon.process, timeout: 20))
     }
 
     @Test func pauseReleasesTheMicrophoneAndALostDeviceComesBack() async throws {
