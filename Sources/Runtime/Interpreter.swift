@@ -331,7 +331,7 @@ public final class Interpreter: Sendable {
             }
             let wasInSpeech = state.endpointer.isInSpeech
             var audio: [Int16]?
-            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB, speech: speech, cue: state.endCue) {
+            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB, speech: speech, cue: judgedByEveryLanguage(state) ? state.endCue : nil) {
             case .started(let at, let preroll)?:
                 logger.debug("speech started at \(Self.seconds(at))")
                 actions += state.handle(.speechStarted(at: at))
@@ -375,6 +375,16 @@ public final class Interpreter: Sendable {
             return actions
         }
         perform(actions)
+    }
+
+    /// Whether every language the utterance may be in has a streaming recognizer whose language
+    /// model judges its pauses. When one has none (French, Portuguese: Whisper hears them, no
+    /// PocketSphinx model does), another language's model would judge that person's pauses and
+    /// end their sentences where theirs do not end: the silence limit ends the turn instead.
+    func judgedByEveryLanguage(_ state: Shared) -> Bool {
+        guard let sides = state.utteranceSides else { return true }
+        let possible = detectsSpeaker(state, languages: state.utteranceLanguages, sides: sides) ? [sides.speaker, sides.other] : [sides.speaker]
+        return possible.allSatisfy { recognizers($0) != nil }
     }
 
     /// Runs `body` under the lock and queues the recognizer work its actions call for in that
