@@ -149,6 +149,8 @@ bench: release
 	bench/accuracy.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/noise.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/engine-cost.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/scene.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/vad-cost.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/languages.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/pair-memory.sh
 	bench/route-memory.sh $$($(SWIFT) build -c release --show-bin-path) en-es en-pt es-fr en-fr
