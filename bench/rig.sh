@@ -33,6 +33,9 @@ dictionary = "$root/models/es/es.dict"
 [transcriber]
 enabled = $([ "${PARLEY_ACCURATE:-1}" != 0 ] && [ -e "$root/.build/engines/.complete" ] && echo true || echo false)
 engines = "$root/.build/engines"
+# The voice detector (PARLEY_VAD=level: the level alone).
+[endpoint]
+voice_detector = "${PARLEY_VAD:-silero}"
 TOML
 }
 

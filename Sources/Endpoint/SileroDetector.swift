@@ -10,7 +10,8 @@ import Synchronization
 /// that runs it, so nothing more is installed. It judges 32 ms (512 samples) at a time, with the
 /// 64 samples before them as context and its recurrent state carried from one window to the
 /// next; a period gets the judgement of the latest whole window. One window costs well under a
-/// millisecond on one thread, so it runs on the capture thread and never waits for anything.
+/// millisecond on one thread, so it runs on the capture thread and never waits for anything;
+/// quiet periods are skipped (`skip`), so a quiet room costs next to nothing.
 public final class SileroDetector: VoiceActivityDetector {
     public let name = "silero"
     /// Samples per judgement and of context before them, at 16 kHz.
@@ -33,6 +34,8 @@ public final class SileroDetector: VoiceActivityDetector {
         let state = UnsafeMutablePointer<Float>.allocate(capacity: SileroDetector.stateCount)
         let rate = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         var latest: Float?
+        /// Samples skipped since the last judgement.
+        var skipped = 0
         /// The model's input and output names, as C strings (freed in `deinit`).
         let inputNames = ["input", "state", "sr"].map(Self.cString)
         let outputNames = ["output", "stateN"].map(Self.cString)
@@ -92,6 +95,7 @@ public final class SileroDetector: VoiceActivityDetector {
 
     public func speechProbability(after frame: [Int16]) throws(VoiceActivityError) -> Float? {
         try resources.withLock { (resources: inout Resources) throws(VoiceActivityError) -> Float? in
+            resources.skipped = 0
             resources.pending.append(contentsOf: frame.lazy.map { Float($0) / 32_768 })
             while resources.pending.count >= Self.window {
                 // The input: the last 64 samples of the window before, then this window.
@@ -104,13 +108,27 @@ public final class SileroDetector: VoiceActivityDetector {
         }
     }
 
-    public func reset() {
+    /// After this much skipped audio, judging starts afresh (zero state): the recurrent state
+    /// would remember a room that has moved on.
+    static let forgetAfterSamples = 16_000
+
+    public func skip(_ frame: [Int16]) {
         resources.withLock { resources in
-            resources.pending.removeAll()
-            resources.input.update(repeating: 0, count: Self.inputCount)
-            resources.state.update(repeating: 0, count: Self.stateCount)
-            resources.latest = nil
+            resources.pending.removeAll(keepingCapacity: true)
+            resources.skipped += frame.count
+            if resources.skipped >= Self.forgetAfterSamples, resources.latest != nil { Self.forget(&resources) }
         }
+    }
+
+    public func reset() {
+        resources.withLock { resources in Self.forget(&resources) }
+    }
+
+    private static func forget(_ resources: inout Resources) {
+        resources.pending.removeAll()
+        resources.input.update(repeating: 0, count: Self.inputCount)
+        resources.state.update(repeating: 0, count: Self.stateCount)
+        resources.latest = nil
     }
 
     /// Runs the model on `resources.input`, carries its state, returns its probability.

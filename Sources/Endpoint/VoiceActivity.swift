@@ -8,6 +8,9 @@ public protocol VoiceActivityDetector: Sendable {
     /// Feeds the next period of 16 kHz audio; returns the probability that the latest audio is
     /// speech, or nil while the detector has too little audio to judge.
     func speechProbability(after frame: [Int16]) throws(VoiceActivityError) -> Float?
+    /// Takes a period it need not judge (too quiet to be speech, or heard while Parley speaks),
+    /// so it costs nothing; a long run of them is forgotten when judging resumes.
+    func skip(_ frame: [Int16])
     /// Forgets the audio so far (the capture restarted: a resumed or reopened microphone).
     func reset()
 }

@@ -45,6 +45,9 @@ struct CaptureLoop: Sendable {
         var pendingLevel: Levels?
         // Fed every period, whatever the conversation does, so its memory of the audio is whole.
         var detector = interpreter.voiceActivity
+        // The level from which the next period needs the detector's judgement (below it, the
+        // level alone says no voice, and the detector skips the period).
+        var judgeAbove: Float = -.infinity
         defer {
             finishInput(at: position)
             capture?.close()
@@ -91,7 +94,7 @@ struct CaptureLoop: Sendable {
             position += SampleTime(frame.count)
             let level = Levels(measuring: frame)
             publishLevel(level, pending: &pendingLevel)
-            interpreter.process(frame, at: start, level: level, speech: judge(frame, with: &detector), now: position)
+            judgeAbove = interpreter.process(frame, at: start, level: level, speech: judge(frame, level, above: judgeAbove, with: &detector), now: position)
             if !isRealTime {
                 waitForJudgement()
                 waitWhileBusy(until: .distantFuture, unlessStopping: true)
@@ -99,10 +102,15 @@ struct CaptureLoop: Sendable {
         }
     }
 
-    /// The voice-activity detector's probability for `frame`. A detector that fails is said once
-    /// and dropped: the level alone finds speech from then on.
-    private func judge(_ frame: [Int16], with detector: inout (any VoiceActivityDetector)?) -> Float? {
+    /// The voice-activity detector's probability for `frame` (0 for a period too quiet to judge,
+    /// which it skips). A detector that fails is said once and dropped: the level alone finds
+    /// speech from then on.
+    private func judge(_ frame: [Int16], _ level: Levels, above threshold: Float, with detector: inout (any VoiceActivityDetector)?) -> Float? {
         guard let current = detector else { return nil }
+        guard level.rmsDB > threshold else {
+            current.skip(frame)
+            return 0
+        }
         do {
             return try current.speechProbability(after: frame)
         } catch {

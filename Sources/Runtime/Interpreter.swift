@@ -322,9 +322,17 @@ public final class Interpreter: Sendable {
     /// One captured period: the machine's clock moves to `now`, the endpointer judges the audio
     /// (its level, and `speech`, the voice-activity detector's probability when one runs), and
     /// audio of an utterance goes to the recognizer. Called by the capture loop.
-    func process(_ frame: [Int16], at start: SampleTime, level: Levels, speech: Float? = nil, now: SampleTime) {
+    /// Returns the level above which the next period needs the voice detector's judgement:
+    /// in silence, a period the level alone calls quiet cannot start speech (the detector may
+    /// skip it); in speech every period is judged; while Parley speaks, none.
+    @discardableResult
+    func process(_ frame: [Int16], at start: SampleTime, level: Levels, speech: Float? = nil, now: SampleTime) -> Float {
+        var judgeAbove: Float = .infinity
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
             var actions = state.handle(.clock(now: now))
+            defer {
+                judgeAbove = state.machine.acceptsAudio ? (state.endpointer.phase == .silence ? state.endpointer.thresholdDB : -.infinity) : .infinity
+            }
             guard state.machine.acceptsAudio else {
                 queueRecognition(actions, &state)
                 return actions
@@ -375,6 +383,7 @@ public final class Interpreter: Sendable {
             return actions
         }
         perform(actions)
+        return judgeAbove
     }
 
     /// Whether every language the utterance may be in has a streaming recognizer whose language
