@@ -135,7 +135,7 @@ public enum Daemon {
         let interpreter = Interpreter.make(
             config: config,
             engines: EngineAccess(
-                recognizer: recognizers.recognizer(for:), lane: recognizers.lane(for:),
+                recognizers: recognizers,
                 canHear: { recognizers.canHear($0) || accurate?.name(for: $0) != nil },
                 canSpeak: { voices.contains($0) || setVoices.contains($0) }, translator: translator, accurate: accurate,
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
