@@ -72,7 +72,7 @@ extension Daemon {
     static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> EspeakSynthesizer {
         let synthesizer: EspeakSynthesizer
         do {
-            synthesizer = try EspeakSynthesizer.shared()
+            synthesizer = try EspeakSynthesizer()
         } catch {
             throw DaemonFailure(.runtime, error.description)
         }
