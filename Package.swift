@@ -111,7 +111,7 @@ let package = Package(
             name: "ParleyRuntime",
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation", "ParleySynthesis",
-                "ParleyHistory", "ParleyConversation", "ParleyProtocol", "ParleyControl", "ParleyConfig", "ParleySystemd",
+                "ParleyHistory", "ParleyConversation", "ParleyProtocol", "ParleyControl", "ParleyConfig",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Runtime", swiftSettings: swiftSettings),

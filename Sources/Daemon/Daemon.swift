@@ -140,7 +140,7 @@ public enum Daemon {
                 canSpeak: { voices.contains($0) || setVoices.contains($0) }, translator: translator, accurate: accurate,
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
             synthesizer: synthesizer, playback: playback, capture: source, history: writer,
-            events: events, logger: logger,
+            events: events, logger: logger, logsTranscripts: { ParleyLogLevel.transcripts },
             observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
