@@ -3,6 +3,7 @@ import Logging
 import ParleyAudio
 import ParleyConfig
 import ParleyControl
+import ParleyControlSocket
 import ParleyCore
 import ParleyEndpoint
 import ParleyHistory

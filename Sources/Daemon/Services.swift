@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ParleyAudio
 import ParleyControl
+import ParleyControlSocket
 import ParleyHistory
 import ParleyProtocol
 import ParleyRuntime
