@@ -26,10 +26,10 @@ extension DaemonControl {
         let id = reference.id
         let translator = interpreter.translator
         guard let turn = try await history.turn(id: id) else {
-            throw FieldError("there is no turn \(id) in history; see `parley history` for ids")
+            throw FieldRefusal("there is no turn \(id) in history; see `parley history` for ids")
         }
         guard turn.status == .untranslated else {
-            throw FieldError("turn \(id) is already translated; only untranslated turns are retried")
+            throw FieldRefusal("turn \(id) is already translated; only untranslated turns are retried")
         }
         let clock = ContinuousClock()
         let started = clock.now
@@ -51,7 +51,7 @@ extension DaemonControl {
         switch outcome {
         case .success(let text):
             guard let updated = try await history.recordRetry(id: id, translation: text, error: nil, mtMs: mtMs) else {
-                throw FieldError("turn \(id) was deleted meanwhile")
+                throw FieldRefusal("turn \(id) was deleted meanwhile")
             }
             logger.info("retried turn translated", metadata: ["id": "\(id)"])
             events.publish(EventType.translation, TextEvent(speaker: turn.speaker, language: turn.targetLang, text: text))
