@@ -12,13 +12,6 @@ import ParleyTranslation
 // MARK: - retry, languages
 
 extension DaemonControl {
-    /// The backends in the order they are tried: the chain's, or the one translator.
-    var translationBackends: [TranslatorChain.Backend] {
-        let translator = interpreter.translator
-        if let chain = translator as? TranslatorChain { return chain.backends }
-        return [.init(name: "translator", translator: translator)]
-    }
-
     /// `retry {id}`: translates a stored untranslated turn again and records the outcome. The
     /// new translation is published (`translation`, `turn_updated`) but not spoken: the
     /// conversation has moved on, and a late sentence out of the speaker would cut into it.
@@ -36,12 +29,7 @@ extension DaemonControl {
         let outcome: Result<String, any Error>
         do {
             // Asked for by someone: backends the conversation skips since they failed are asked too.
-            let text: String
-            if let chain = translator as? TranslatorChain {
-                text = try await chain.translateNamingBackend(turn.sourceText, from: turn.sourceLang, to: turn.targetLang, askingSkipped: true).text
-            } else {
-                text = try await translator.translate(turn.sourceText, from: turn.sourceLang, to: turn.targetLang)
-            }
+            let text = try await translator.retranslate(turn.sourceText, from: turn.sourceLang, to: turn.targetLang)
             outcome = text.isEmpty ? .failure(TranslationError("the translation came back empty")) : .success(text)
         } catch {
             outcome = .failure(error)
@@ -72,7 +60,7 @@ extension DaemonControl {
     func languages() async -> LanguagesInfo {
         var routes: [LanguagePair: [String]] = [:]
         var backends: [LanguagesInfo.Backend] = []
-        for backend in translationBackends {
+        for backend in interpreter.translator.backends {
             do {
                 for pair in try await backend.translator.availablePairs() {
                     routes[pair, default: []].append(backend.name)
