@@ -106,11 +106,19 @@ public enum Daemon {
             config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil,
             othersHear: [config.speakerA, config.speakerB].contains { heardAccurately.contains($0) })
         let translator = try makeTranslator(config)
-        // A configured backend that does not answer is said now, not at the first turn.
-        Task { [pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]] in
-            for line in await translator.checkBackends(pairs) { logger.warning("\(line)") }
-        }
         let history = try openHistory(config)
+        let startup = StartupWork(jobs: [
+            // A configured backend that does not answer is said now, not at the first turn.
+            { [pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]] in
+                let lines = await translator.checkBackends(pairs)
+                guard !Task.isCancelled else { return }
+                for line in lines { logger.warning("\(line)") }
+            },
+            // Retention also runs at start (then with every turn).
+            {
+                try? await history.applyRetention(Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays))
+            },
+        ])
         let events = EventBus()
         let writer = makeHistoryWriter(config, history, events: events, logger: logger)
         if let aside = history.movedAside {
@@ -157,7 +165,7 @@ public enum Daemon {
             journal: config.historyEnabled ? (config.historyPath, journalFolders) : nil, logger: logger)
         // Graceful shutdown runs in reverse order: the conversation (listed last) finishes its
         // turn and flushes history first, while the socket still answers and the printer prints.
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: startup, successTerminationBehavior: .ignore)]
         if options.input != nil {
             services.append(.init(service: TurnPrinter(subscription: events.subscribe())))
         } else {
