@@ -78,15 +78,20 @@ let package = Package(
         .target(
             name: "ParleyProtocol", dependencies: ["ParleyCore"], path: "Sources/Protocol",
             swiftSettings: swiftSettings),
+        // What answers the control protocol and fans events out, without a transport: the runtime
+        // publishes through it, the socket and the caption page serve it.
         .target(
-            name: "ParleyControl",
+            name: "ParleyControl", dependencies: ["ParleyProtocol"], path: "Sources/Control", swiftSettings: swiftSettings),
+        // The control socket (SwiftNIO, a Unix stream socket).
+        .target(
+            name: "ParleyControlSocket",
             dependencies: [
-                "ParleyProtocol",
+                "ParleyControl", "ParleyProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Sources/Control", swiftSettings: swiftSettings),
+            path: "Sources/ControlSocket", swiftSettings: swiftSettings),
         .target(
             name: "ParleyWeb",
             dependencies: [
@@ -111,7 +116,7 @@ let package = Package(
             name: "ParleyRuntime",
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation", "ParleySynthesis",
-                "ParleyHistory", "ParleyConversation", "ParleyProtocol", "ParleyControl", "ParleyConfig", "ParleySystemd",
+                "ParleyHistory", "ParleyConversation", "ParleyProtocol", "ParleyControl", "ParleyConfig",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Runtime", swiftSettings: swiftSettings),
@@ -120,7 +125,7 @@ let package = Package(
             dependencies: [
                 "ParleyRuntime", "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleySynthesis", "ParleyHistory", "ParleyConfig",
-                "ParleyProtocol", "ParleyControl", "ParleySystemd", "ParleyWeb",
+                "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleySystemd", "ParleyWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -159,7 +164,8 @@ let package = Package(
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleyHistory", "ParleyConversation", "ParleyConfig",
-                "ParleyProtocol", "ParleyControl", "ParleyDaemon", "ParleySystemd", "ParleyRuntime", "ParleyTesting",
+                "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
+                "ParleyTesting",
                 "ParleyWeb", "ParleyWebLink", "parley",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

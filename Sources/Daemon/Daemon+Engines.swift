@@ -72,7 +72,7 @@ extension Daemon {
     static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> EspeakSynthesizer {
         let synthesizer: EspeakSynthesizer
         do {
-            synthesizer = try EspeakSynthesizer.shared()
+            synthesizer = try EspeakSynthesizer()
         } catch {
             throw DaemonFailure(.runtime, error.description)
         }
@@ -106,9 +106,7 @@ extension Daemon {
 
     static func openHistory(_ config: ParleyConfig) throws(DaemonFailure) -> AppDatabase {
         do {
-            let history = config.historyEnabled ? try AppDatabase.open(path: config.historyPath) : try AppDatabase.inMemory()
-            Task { try? await history.applyRetention(Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays)) }
-            return history
+            return config.historyEnabled ? try AppDatabase.open(path: config.historyPath) : try AppDatabase.inMemory()
         } catch {
             throw DaemonFailure(.runtime, "\(error)")
         }

@@ -3,6 +3,7 @@ import Logging
 import ParleyAudio
 import ParleyConfig
 import ParleyControl
+import ParleyControlSocket
 import ParleyCore
 import ParleyEndpoint
 import ParleyHistory
@@ -105,11 +106,19 @@ public enum Daemon {
             config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil,
             othersHear: [config.speakerA, config.speakerB].contains { heardAccurately.contains($0) })
         let translator = try makeTranslator(config)
-        // A configured backend that does not answer is said now, not at the first turn.
-        Task { [pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]] in
-            for line in await translator.checkBackends(pairs) { logger.warning("\(line)") }
-        }
         let history = try openHistory(config)
+        let startup = StartupWork(jobs: [
+            // A configured backend that does not answer is said now, not at the first turn.
+            { [pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]] in
+                let lines = await translator.checkBackends(pairs)
+                guard !Task.isCancelled else { return }
+                for line in lines { logger.warning("\(line)") }
+            },
+            // Retention also runs at start (then with every turn).
+            {
+                try? await history.applyRetention(Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays))
+            },
+        ])
         let events = EventBus()
         let writer = makeHistoryWriter(config, history, events: events, logger: logger)
         if let aside = history.movedAside {
@@ -135,12 +144,12 @@ public enum Daemon {
         let interpreter = Interpreter.make(
             config: config,
             engines: EngineAccess(
-                recognizer: recognizers.recognizer(for:), lane: recognizers.lane(for:),
+                recognizers: recognizers,
                 canHear: { recognizers.canHear($0) || accurate?.name(for: $0) != nil },
                 canSpeak: { voices.contains($0) || setVoices.contains($0) }, translator: translator, accurate: accurate,
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
             synthesizer: synthesizer, playback: playback, capture: source, history: writer,
-            events: events, logger: logger,
+            events: events, logger: logger, logsTranscripts: { ParleyLogLevel.transcripts },
             observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
@@ -156,7 +165,7 @@ public enum Daemon {
             journal: config.historyEnabled ? (config.historyPath, journalFolders) : nil, logger: logger)
         // Graceful shutdown runs in reverse order: the conversation (listed last) finishes its
         // turn and flushes history first, while the socket still answers and the printer prints.
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: startup, successTerminationBehavior: .ignore)]
         if options.input != nil {
             services.append(.init(service: TurnPrinter(subscription: events.subscribe())))
         } else {

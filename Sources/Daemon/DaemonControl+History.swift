@@ -66,7 +66,7 @@ extension DaemonControl {
         do {
             records = try batch.records()
         } catch {
-            throw FieldError(error.description)
+            throw FieldRefusal(error.description)
         }
         let turns = records.turns
         let imported = try await history.importSession(records.session, turns: turns)

@@ -12,13 +12,6 @@ import ParleyTranslation
 // MARK: - retry, languages
 
 extension DaemonControl {
-    /// The backends in the order they are tried: the chain's, or the one translator.
-    var translationBackends: [TranslatorChain.Backend] {
-        let translator = interpreter.translator
-        if let chain = translator as? TranslatorChain { return chain.backends }
-        return [.init(name: "translator", translator: translator)]
-    }
-
     /// `retry {id}`: translates a stored untranslated turn again and records the outcome. The
     /// new translation is published (`translation`, `turn_updated`) but not spoken: the
     /// conversation has moved on, and a late sentence out of the speaker would cut into it.
@@ -26,22 +19,17 @@ extension DaemonControl {
         let id = reference.id
         let translator = interpreter.translator
         guard let turn = try await history.turn(id: id) else {
-            throw FieldError("there is no turn \(id) in history; see `parley history` for ids")
+            throw FieldRefusal("there is no turn \(id) in history; see `parley history` for ids")
         }
         guard turn.status == .untranslated else {
-            throw FieldError("turn \(id) is already translated; only untranslated turns are retried")
+            throw FieldRefusal("turn \(id) is already translated; only untranslated turns are retried")
         }
         let clock = ContinuousClock()
         let started = clock.now
         let outcome: Result<String, any Error>
         do {
             // Asked for by someone: backends the conversation skips since they failed are asked too.
-            let text: String
-            if let chain = translator as? TranslatorChain {
-                text = try await chain.translateNamingBackend(turn.sourceText, from: turn.sourceLang, to: turn.targetLang, askingSkipped: true).text
-            } else {
-                text = try await translator.translate(turn.sourceText, from: turn.sourceLang, to: turn.targetLang)
-            }
+            let text = try await translator.retranslate(turn.sourceText, from: turn.sourceLang, to: turn.targetLang)
             outcome = text.isEmpty ? .failure(TranslationError("the translation came back empty")) : .success(text)
         } catch {
             outcome = .failure(error)
@@ -51,7 +39,7 @@ extension DaemonControl {
         switch outcome {
         case .success(let text):
             guard let updated = try await history.recordRetry(id: id, translation: text, error: nil, mtMs: mtMs) else {
-                throw FieldError("turn \(id) was deleted meanwhile")
+                throw FieldRefusal("turn \(id) was deleted meanwhile")
             }
             logger.info("retried turn translated", metadata: ["id": "\(id)"])
             events.publish(EventType.translation, TextEvent(speaker: turn.speaker, language: turn.targetLang, text: text))
@@ -72,7 +60,7 @@ extension DaemonControl {
     func languages() async -> LanguagesInfo {
         var routes: [LanguagePair: [String]] = [:]
         var backends: [LanguagesInfo.Backend] = []
-        for backend in translationBackends {
+        for backend in interpreter.translator.backends {
             do {
                 for pair in try await backend.translator.availablePairs() {
                     routes[pair, default: []].append(backend.name)

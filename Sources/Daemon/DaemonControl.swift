@@ -92,7 +92,7 @@ struct DaemonControl: ControlHandler {
             case .languages:
                 return .line(Replies.result(await languages(), id: id))
             }
-        } catch let error as FieldError {
+        } catch let error as FieldRefusal {
             return .line(Replies.error(.invalidField, error.description, id: id))
         } catch let refusal as ConversationRefusal {
             return .line(Replies.error(.unavailable, refusal.description, id: id))
@@ -143,8 +143,9 @@ struct DaemonControl: ControlHandler {
 }
 
 /// A request that is well formed but names something that does not fit (a turn already
-/// translated, an import whose dates cannot be read): `invalid_field`.
-struct FieldError: Error, CustomStringConvertible {
+/// translated, an import whose dates cannot be read): `invalid_field`. (ParleyProtocol's
+/// `FieldError` is the other case of that code: a field that cannot be read at all.)
+struct FieldRefusal: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }

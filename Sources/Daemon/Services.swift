@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ParleyAudio
 import ParleyControl
+import ParleyControlSocket
 import ParleyHistory
 import ParleyProtocol
 import ParleyRuntime
@@ -13,6 +14,21 @@ import UnixSignals
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Work started with the daemon that nothing waits for (asking the translation backends a
+/// fixed word, history retention): child tasks of the service group, so none outlives
+/// `Daemon.run`. It ends when its jobs have; a shutdown before that cancels them.
+struct StartupWork: Service {
+    let jobs: [@Sendable () async -> Void]
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                for job in jobs { group.addTask { await job() } }
+            }
+        }
+    }
+}
 
 /// The control socket as a service.
 struct ControlService: Service {

@@ -92,3 +92,16 @@ public protocol SpeechRecognizer: AnyObject {
     /// Closes the utterance and forgets it.
     func cancelUtterance()
 }
+
+/// Where the conversation gets its recognizers, and the lane each one must be driven from.
+///
+/// One object answers both, so a recognizer's lane always comes from the pool that made it:
+/// languages on the same decoder get the same lane (one queue), and a decoder is never driven
+/// from two threads at once. `RecognizerPool` is the daemon's; ParleyTesting has a scripted one.
+public protocol RecognizerLanes: Sendable {
+    /// The warm recognizer for a language, loaded the first time it is asked for; nil when the
+    /// language has no model.
+    func recognizer(for language: String) -> (any SpeechRecognizer)?
+    /// Which decoder a language's recognizer runs on: languages on the same decoder share a lane.
+    func lane(for language: String) -> String
+}

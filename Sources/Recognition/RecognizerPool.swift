@@ -24,7 +24,7 @@ public struct DecoderSettings: Sendable, Equatable {
 /// (`@unchecked Sendable`: the cache is behind `lock`; each recognizer it hands out is then used
 /// by one recognition lane only, the lane of its decoder (`lane(for:)`), so no decoder is ever
 /// driven from two threads at once.)
-public final class RecognizerPool: @unchecked Sendable {
+public final class RecognizerPool: RecognizerLanes, @unchecked Sendable {
     private let lock = NSLock()
     private var cache: [String: any SpeechRecognizer] = [:]
     /// Languages configured with the same acoustic model share one decoder, loaded once; each

@@ -10,10 +10,11 @@ import ParleyTranslation
 public struct EngineAccess: Sendable {
     /// The warm recognizer for a language, loaded the first time it is asked for; nil when the
     /// language has no model. Each recognizer is then used by one recognition lane only.
-    public var recognizer: @Sendable (String) -> (any SpeechRecognizer)?
+    public let recognizer: @Sendable (String) -> (any SpeechRecognizer)?
     /// Which decoder a language's recognizer runs on: languages on the same decoder share a
-    /// lane (one queue), others are decoded side by side.
-    public var lane: @Sendable (String) -> String
+    /// lane (one queue), others are decoded side by side. Both come from the same
+    /// `RecognizerLanes`, so a decoder is never given two lanes.
+    public let lane: @Sendable (String) -> String
     /// Whether a language has a recognizer model. Cheap, and safe from any thread.
     public var canHear: @Sendable (String) -> Bool
     /// Whether a language has a voice. Cheap, and safe from any thread.
@@ -25,14 +26,14 @@ public struct EngineAccess: Sendable {
     public var voiceActivity: (any VoiceActivityDetector)?
 
     public init(
-        recognizer: @escaping @Sendable (String) -> (any SpeechRecognizer)?, lane: @escaping @Sendable (String) -> String = { $0 },
+        recognizers: any RecognizerLanes,
         canHear: @escaping @Sendable (String) -> Bool, canSpeak: @escaping @Sendable (String) -> Bool, translator: any Translator,
         accurate: AccurateHearing? = nil, voiceActivity: (any VoiceActivityDetector)? = nil
     ) {
         self.accurate = accurate
         self.voiceActivity = voiceActivity
-        self.recognizer = recognizer
-        self.lane = lane
+        self.recognizer = { recognizers.recognizer(for: $0) }
+        self.lane = { recognizers.lane(for: $0) }
         self.canHear = canHear
         self.canSpeak = canSpeak
         self.translator = translator

@@ -199,8 +199,8 @@ public final class Interpreter: Sendable {
         engines: EngineAccess,
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
-        events: EventBus, logger: Logger, observer: Observer? = nil, clock: RuntimeClock = .continuous,
-        date: @escaping @Sendable () -> Date = { Date() }, reopenBackoff: TimeInterval = 0.5
+        events: EventBus, logger: Logger, logsTranscripts: @escaping @Sendable () -> Bool = { false }, observer: Observer? = nil,
+        clock: RuntimeClock = .continuous, date: @escaping @Sendable () -> Date = { Date() }, reopenBackoff: TimeInterval = 0.5
     ) {
         self.observer = observer
         self.reopenBackoff = reopenBackoff
@@ -224,7 +224,7 @@ public final class Interpreter: Sendable {
         self.report = report
         self.lanes = Mutex([:])
         self.speech = SpeechWorker(synthesizer: synthesizer, playback: playback, clock: clock, logger: logger)
-        self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: date)
+        self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: date, logsTranscripts: logsTranscripts)
         (translations, translationInbox) = AsyncStream.makeStream()
         var endpoint = endpoint
         endpoint.silenceMs = settings.silenceMs

@@ -7,7 +7,6 @@ import ParleyCore
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
-import ParleySystemd
 
 /// What is known about the turn in flight.
 struct TurnDraft: Sendable {
@@ -52,13 +51,20 @@ final class TurnRecorder: Sendable {
     private let logger: Logger
     /// Wall-clock time, for the turn's `created_at`.
     private let date: @Sendable () -> Date
+    /// `[log] transcripts`: whether a turn's log line may carry what was said (asked at each turn,
+    /// so a reload applies at once).
+    private let logsTranscripts: @Sendable () -> Bool
     private let inFlight = DispatchGroup()
 
-    init(history: HistoryWriter, events: EventBus, logger: Logger, date: @escaping @Sendable () -> Date) {
+    init(
+        history: HistoryWriter, events: EventBus, logger: Logger, date: @escaping @Sendable () -> Date,
+        logsTranscripts: @escaping @Sendable () -> Bool
+    ) {
         self.history = history
         self.events = events
         self.logger = logger
         self.date = date
+        self.logsTranscripts = logsTranscripts
     }
 
     /// Registers a turn about to be recorded; call under the lock that takes it.
@@ -91,7 +97,7 @@ final class TurnRecorder: Sendable {
             ttsMs: draft.ttsMs, responseMs: draft.responseMs, pauseMs: draft.pauseMs, endedBy: draft.endedBy, speculated: draft.speculated,
             detection: draft.detection, engine: recognition.engine, streamingText: recognition.streamingText,
             route: draft.translation == nil ? nil : draft.route)
-        history.enqueue(turn) { [events, logger] result in
+        history.enqueue(turn) { [events, logger, logsTranscripts] result in
             switch result {
             case .success(let committed):
                 stored()
@@ -101,7 +107,7 @@ final class TurnRecorder: Sendable {
                 ]
                 // What was said is logged only when `[log] transcripts = true`; the id is enough
                 // to find the turn in history (`parley history`).
-                if ParleyLogLevel.transcripts {
+                if logsTranscripts() {
                     metadata["text"] = "\(committed.sourceText)"
                     metadata["translation"] = "\(committed.translatedText ?? "")"
                 }

@@ -115,7 +115,7 @@ public final class SilentSynthesizer: SpeechSynthesizer, Sendable {
 
 /// What a `ScriptedRecognizer` will answer, and what it was asked: shared by the test and the
 /// recognizers it makes (one per language).
-public final class RecognizerScript: Sendable {
+public final class RecognizerScript: RecognizerLanes {
     public enum Call: Sendable, Equatable {
         case start(String), finish(String), cancel(String)
     }
@@ -170,11 +170,14 @@ public final class RecognizerScript: Sendable {
     /// Samples fed, per language.
     public func fed(_ language: String) -> Int { state.withLock { $0.fed[language, default: 0] } }
 
-    /// The recognizer lookup to give the conversation (the recognizers keep no state of their
-    /// own: it is all here).
-    public func recognizers() -> @Sendable (String) -> (any SpeechRecognizer)? {
-        { [self] language in languages.contains(language) ? ScriptedRecognizer(language: language, script: self) : nil }
+    /// A recognizer for a language with a "model" (the recognizers keep no state of their own:
+    /// it is all here).
+    public func recognizer(for language: String) -> (any SpeechRecognizer)? {
+        languages.contains(language) ? ScriptedRecognizer(language: language, script: self) : nil
     }
+
+    /// Every scripted language has a decoder of its own: its own lane.
+    public func lane(for language: String) -> String { language }
 
     fileprivate func record(_ call: Call) { state.withLock { $0.calls.append(call) } }
     fileprivate func feed(_ count: Int, _ language: String) { state.withLock { $0.fed[language, default: 0] += count } }

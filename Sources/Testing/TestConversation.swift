@@ -56,7 +56,7 @@ public final class TestConversation: Sendable {
         interpreter = Interpreter.make(
             config: config,
             engines: EngineAccess(
-                recognizer: recognizers.recognizers(), canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) },
+                recognizers: recognizers, canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) },
                 translator: translator, accurate: accurate),
             synthesizer: synthesizer, playback: speaker.playback(),
             capture: microphone.source(), history: writer, events: events, logger: logger, clock: RuntimeClock(clock),

@@ -18,10 +18,10 @@ import Glibc
 ///   dead.
 /// - swift-subprocess (1.0) resets signals too, but runs a child for the length of an async
 ///   closure and awaits its exit. A warm pipeline outlives every call, is read with `poll`
-///   and a deadline on a serial queue, and needs its stages wired to each other in one
+///   and a deadline on the translator's serial executor, and needs its stages wired to each other in one
 ///   process group; that is a few lines of `posix_spawn`, not a new dependency.
 ///
-/// Not thread-safe: used only on `ApertiumTranslator`'s queue.
+/// Not thread-safe, and not `Sendable`: it lives in `ApertiumTranslator`'s actor state.
 final class ApertiumPipeline {
     /// The stages' process ids, first to last.
     let processes: [pid_t]

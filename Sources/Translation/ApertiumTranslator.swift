@@ -30,11 +30,19 @@ import Glibc
 /// ahead of any sentence, whose answer may take `coldStartTimeoutMs`: a slow machine's cold
 /// pipeline is waited for instead of restarted cold again and again, while a sentence always
 /// gets the timeout, so one that hangs a stage holds the queue for two timeouts, not a cold start.
-public final class ApertiumTranslator: Translator, @unchecked Sendable {
-    // @unchecked: all mutable state is confined to `queue`.
-    private let queue = DispatchQueue(label: "parley.apertium")
+///
+/// An actor on a serial queue of its own (`QueueExecutor`): a sentence's answer is waited for
+/// with `poll`, which blocks, so it never runs on the concurrency pool; the pipelines are its
+/// state, and `ApertiumPipeline` (not `Sendable`) cannot leave it.
+public actor ApertiumTranslator: Translator {
+    private let executor = QueueExecutor(label: "parley.apertium")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     private var pipelines: [LanguagePair: ApertiumPipeline] = [:]
     private var commands: [LanguagePair: [[String]]] = [:]
+    /// Pipelines started with the translator and not warmed yet: whatever reaches the actor
+    /// first (the warming task, or a sentence) warms them before anything else.
+    private var unwarmed: [LanguagePair]
     private let modesDirectory: String
     private let timeoutMs: Int
     private let coldStartTimeoutMs: Int
@@ -43,10 +51,10 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     /// How long a pipeline's first answer may take by default: its stages load their data first.
     public static let defaultColdStartTimeoutMs = 30_000
 
-    /// Starts pipelines for `pairs` now, and warms them; other installed pairs start on first
-    /// use. `timeoutMs` bounds a warm pipeline's answer, `coldStartTimeoutMs` (at least
-    /// `timeoutMs`) its first one. `keepUnknownMarks` leaves Apertium's `*`, `#` and `@` on
-    /// unknown words (for debugging).
+    /// Starts pipelines for `pairs` now, and warms them (in the background); other installed
+    /// pairs start on first use. `timeoutMs` bounds a warm pipeline's answer,
+    /// `coldStartTimeoutMs` (at least `timeoutMs`) its first one. `keepUnknownMarks` leaves
+    /// Apertium's `*`, `#` and `@` on unknown words (for debugging).
     public init(
         pairs wanted: [LanguagePair], modesDirectory: String, timeoutMs: Int = 5_000,
         coldStartTimeoutMs: Int = ApertiumTranslator.defaultColdStartTimeoutMs, keepUnknownMarks: Bool = false
@@ -55,34 +63,36 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         self.timeoutMs = timeoutMs
         self.coldStartTimeoutMs = max(timeoutMs, coldStartTimeoutMs)
         self.keepUnknownMarks = keepUnknownMarks
+        var commands: [LanguagePair: [[String]]] = [:]
+        var pipelines: [LanguagePair: ApertiumPipeline] = [:]
         for pair in wanted {
             let stages = try Self.pipelineStages(for: pair, modesDirectory: modesDirectory, keepUnknownMarks: keepUnknownMarks)
             commands[pair] = stages
             pipelines[pair] = try ApertiumPipeline(stages: stages, pair: pair)
         }
-        queue.async { for pair in wanted { _ = try? self.warm(pair) } }
+        self.commands = commands
+        self.pipelines = pipelines
+        unwarmed = wanted
+        Task { await self.warmStarted() }
     }
 
-    deinit {
-        for pipeline in pipelines.values { pipeline.stop() }
-    }
+    // No deinit: the pipelines go with the actor, and each stops its stages in its own deinit.
 
-    public func supports(_ pair: LanguagePair) -> Bool {
+    public nonisolated func supports(_ pair: LanguagePair) -> Bool {
         Self.modeFile(for: pair, modesDirectory: modesDirectory) != nil
     }
 
     public func prepare(_ pair: LanguagePair) async throws(TranslationError) {
-        try await onQueue { () throws(TranslationError) in
-            if self.pipelines[pair] == nil {
-                self.pipelines[pair] = try ApertiumPipeline(stages: try self.stages(for: pair), pair: pair)
-                _ = try? self.warm(pair)
-            }
+        warmStarted()
+        if pipelines[pair] == nil {
+            pipelines[pair] = try ApertiumPipeline(stages: try stages(for: pair), pair: pair)
+            _ = try? warm(pair)
         }
     }
 
     public func translate(_ text: String, from source: String, to target: String) async throws(TranslationError) -> String {
-        let pair = LanguagePair(source, target)
-        return try await onQueue { () throws(TranslationError) in try self.translateNow(text, pair: pair) }
+        warmStarted()
+        return try translateNow(text, pair: LanguagePair(source, target))
     }
 
     public func availablePairs() async throws -> [LanguagePair] {
@@ -90,23 +100,17 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     }
 
     /// The process group of a pair's running pipeline (for tests that kill it).
-    func processGroup(of pair: LanguagePair) async -> Int32? {
-        try? await onQueue { () throws(TranslationError) -> Int32? in self.pipelines[pair]?.processGroup }
+    func processGroup(of pair: LanguagePair) -> Int32? {
+        warmStarted()
+        return pipelines[pair]?.processGroup
     }
 
     /// The process ids of a pair's running stages, first to last (for tests that kill one).
-    func stageProcesses(of pair: LanguagePair) async -> [Int32] {
-        (try? await onQueue { () throws(TranslationError) -> [Int32] in self.pipelines[pair]?.processes ?? [] }) ?? []
+    func stageProcesses(of pair: LanguagePair) -> [Int32] {
+        warmStarted()
+        return pipelines[pair]?.processes ?? []
     }
 
-    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws(TranslationError) -> T) async throws(TranslationError) -> T {
-        let result: Result<T, TranslationError> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: Result { () throws(TranslationError) -> T in try work() }) }
-        }
-        return try result.get()
-    }
-
-    /// Runs on `queue`.
     private func stages(for pair: LanguagePair) throws(TranslationError) -> [[String]] {
         if let stages = commands[pair] { return stages }
         let stages = try Self.pipelineStages(for: pair, modesDirectory: modesDirectory, keepUnknownMarks: keepUnknownMarks)
@@ -114,10 +118,18 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
         return stages
     }
 
-    /// Runs on `queue`: the pair's pipeline, warm. A pipeline that has not answered yet is sent
-    /// the warming word first, with the cold start's allowance (the answer is not used), so no
-    /// sentence ever waits for a cold start. One that gives no answer in time, or an empty one
-    /// (a stage died), is stopped and forgotten, and the error thrown.
+    /// Warms the pipelines started with the translator, once; one that fails is started again
+    /// on first use.
+    private func warmStarted() {
+        let pairs = unwarmed
+        unwarmed = []
+        for pair in pairs { _ = try? warm(pair) }
+    }
+
+    /// The pair's pipeline, warm. A pipeline that has not answered yet is sent the warming word
+    /// first, with the cold start's allowance (the answer is not used), so no sentence ever waits
+    /// for a cold start. One that gives no answer in time, or an empty one (a stage died), is
+    /// stopped and forgotten, and the error thrown.
     @discardableResult
     private func warm(_ pair: LanguagePair) throws(TranslationError) -> ApertiumPipeline {
         guard let pipeline = pipelines[pair] else { throw TranslationError("no Apertium \(pair) pipeline is running") }
@@ -135,11 +147,11 @@ public final class ApertiumTranslator: Translator, @unchecked Sendable {
     }
 
     /// Whether the pair's pipeline has answered (for tests).
-    func isWarm(_ pair: LanguagePair) async -> Bool {
-        (try? await onQueue { () throws(TranslationError) -> Bool in self.pipelines[pair]?.hasAnswered ?? false }) ?? false
+    func isWarm(_ pair: LanguagePair) -> Bool {
+        warmStarted()
+        return pipelines[pair]?.hasAnswered ?? false
     }
 
-    /// Runs on `queue`.
     private func translateNow(_ text: String, pair: LanguagePair) throws(TranslationError) -> String {
         let stages = try stages(for: pair)
         let input = Self.deformat(text)

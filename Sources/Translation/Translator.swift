@@ -29,6 +29,12 @@ public protocol Translator: Sendable {
     /// How `pair` would be translated now: "direct", "via es", or for a chain the backend first
     /// ("apertium via es"); nil when it cannot be.
     func routeName(for pair: LanguagePair) -> String?
+    /// The backends behind it, in the order they are tried (for `parley languages`): a chain's
+    /// own; any other translator is its one backend, "translator".
+    var backends: [TranslatorChain.Backend] { get }
+    /// Translates a stored turn again because someone asked (`parley retry`): a chain then asks
+    /// the backends it skips for now too (a broken circuit); others translate as usual.
+    func retranslate(_ text: String, from source: String, to target: String) async throws -> String
 }
 
 extension Translator {
@@ -39,6 +45,12 @@ extension Translator {
     }
 
     public func routeName(for pair: LanguagePair) -> String? { supports(pair) ? "direct" : nil }
+
+    public var backends: [TranslatorChain.Backend] { [.init(name: "translator", translator: self)] }
+
+    public func retranslate(_ text: String, from source: String, to target: String) async throws -> String {
+        try await translate(text, from: source, to: target)
+    }
 }
 
 public struct LanguagePair: Sendable, Hashable, CustomStringConvertible {

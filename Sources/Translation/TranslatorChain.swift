@@ -118,6 +118,11 @@ public final class TranslatorChain: Translator {
         return "\(backend) \(route)"
     }
 
+    /// A retry someone asked for: backends whose circuit is broken are asked too.
+    public func retranslate(_ text: String, from source: String, to target: String) async throws -> String {
+        try await translateNamingBackend(text, from: source, to: target, askingSkipped: true).text
+    }
+
     /// Translates and says which backend answered ("cache" for a repeated phrase).
     /// `askingSkipped` asks backends whose circuit is broken too (a retry someone asked for);
     /// one that answers has its circuit closed.

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import ParleyControl
+import ParleyControl
+@testable import ParleyControlSocket
 
 /// The bookkeeping behind idle timeouts and clients that leave, without a socket or a clock:
 /// a zero timeout has always passed.

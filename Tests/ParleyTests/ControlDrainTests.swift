@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyControl
+import ParleyControlSocket
 import ParleyProtocol
 import Synchronization
 import Testing

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOTestUtils
 import Testing
-@testable import ParleyControl
+@testable import ParleyControlSocket
 
 @Suite("Line codec")
 struct LineDecoderTests {

@@ -1,3 +1,4 @@
+import ParleyControl
 import Synchronization
 
 /// What one control connection is doing, shared by its request loop, its idle watchdog and the

@@ -2,63 +2,15 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import ParleyControl
 import ParleyProtocol
 import Synchronization
-
-/// What a request gets back.
-public enum ControlReply: Sendable {
-    /// One reply line (without the newline).
-    case line(Data)
-    /// A reply line, then the subscription's events until the client goes away.
-    case subscribe(Data, Subscription)
-}
-
-/// Who is on the other end of a connection (SO_PEERCRED).
-public struct Peer: Sendable, CustomStringConvertible {
-    public var pid: Int32
-    public var uid: UInt32
-    public var gid: UInt32
-
-    public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
-}
 
 /// Linux's `struct ucred` (pid_t, uid_t, gid_t), which Swift's Glibc module does not export.
 struct PeerCredentials: Sendable {
     var pid: Int32 = 0
     var uid: UInt32 = 0
     var gid: UInt32 = 0
-}
-
-/// Answers control requests. Implementations never throw: every failure is an error reply.
-///
-/// Requests arrive decoded and checked (`Request`); lines that are not requests, unknown
-/// commands and bad data are answered by the server without reaching the handler.
-public protocol ControlHandler: Sendable {
-    /// `peer` is nil when the kernel would not say who connected.
-    func reply(to request: Request, from peer: Peer?) async -> ControlReply
-}
-
-/// Encodes replies the same way everywhere.
-public enum Replies {
-    public static func result<Payload: Codable & Sendable>(_ payload: Payload, id: JSONValue?) -> Data {
-        encode(ResultReply(id: id, data: payload))
-    }
-
-    public static func error(_ code: ErrorCode, _ message: String, id: JSONValue?) -> Data {
-        encode(ErrorReply(id: id, code: code, message: message))
-    }
-
-    /// The error reply to a request that could not be read as sent (with its id, if it had one).
-    public static func error(_ error: RequestError) -> Data {
-        self.error(error.code, error.message, id: error.id)
-    }
-
-    private static func encode(_ value: some Encodable) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        if let data = try? encoder.encode(value) { return data }
-        return Data(#"{"type":"error","data":{"code":"internal","message":"reply could not be encoded"}}"#.utf8)
-    }
 }
 
 /// The control socket: JSON Lines over a Unix stream socket.

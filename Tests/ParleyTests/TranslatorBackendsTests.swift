@@ -1,0 +1,60 @@
+import Synchronization
+import Testing
+import ParleyTesting
+@testable import ParleyTranslation
+
+/// What the daemon asks of any translator, without knowing whether it is a chain: its
+/// backends (`parley languages`) and a retry someone asked for (`parley retry`).
+@Suite("Translator: backends and retries, through the protocol")
+struct TranslatorBackendsTests {
+    @Test func aChainListsItsBackendsAndAnyOtherTranslatorIsItsOwnOne() {
+        let echo = EchoTranslator()
+        let chain: any Translator = TranslatorChain([.init(name: "first", translator: echo), .init(name: "second", translator: EchoTranslator())])
+        #expect(chain.backends.map(\.name) == ["first", "second"])
+        let single: any Translator = echo
+        #expect(single.backends.map(\.name) == ["translator"])
+        #expect(single.backends.first?.translator as? EchoTranslator === echo)
+    }
+
+    @Test func aRetryThroughTheProtocolAsksTheBackendAChainSkips() async throws {
+        let down = SwitchedTranslator()
+        let chain = TranslatorChain(
+            [.init(name: "down", translator: down)],
+            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+        let translator: any Translator = chain
+        await #expect(throws: TranslationError.self) { try await translator.translate("one", from: "en", to: "es") }
+        #expect(chain.isSkipping("down"))
+        down.working = true
+        // A turn still skips it; a retry someone asked for asks it, and closes its circuit.
+        await #expect(throws: TranslationError.self) { try await translator.translate("two", from: "en", to: "es") }
+        #expect(try await translator.retranslate("three", from: "en", to: "es") == "[es] three")
+        #expect(!chain.isSkipping("down"))
+        #expect(down.asked == ["one", "three"])
+    }
+
+    @Test func aRetryOfAnyOtherTranslatorIsATranslation() async throws {
+        let echo = EchoTranslator()
+        let translator: any Translator = echo
+        #expect(try await translator.retranslate("hola", from: "es", to: "en") == "[en] hola")
+    }
+}
+
+/// A backend that refuses connections until switched on.
+private final class SwitchedTranslator: Translator {
+    private let state = Mutex((working: false, asked: [String]()))
+    var working: Bool {
+        get { state.withLock { $0.working } }
+        set { state.withLock { $0.working = newValue } }
+    }
+    var asked: [String] { state.withLock { $0.asked } }
+    func supports(_ pair: LanguagePair) -> Bool { true }
+    func prepare(_ pair: LanguagePair) async throws {}
+    func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        let working = state.withLock { state in
+            state.asked.append(text)
+            return state.working
+        }
+        guard working else { throw BackendError(.transient, "down: connection refused") }
+        return "[\(target)] \(text)"
+    }
+}
