@@ -97,9 +97,10 @@ demo: release
 	$$bin/parleyd --config config/demo.toml --input $(DEMO_INPUT) --output out/demo.wav && \
 	echo "The spoken translation is in out/demo.wav (play it with: aplay out/demo.wav)."
 
-## test: every test, unit and end to end, against the real engines. Tests/run/run-tests.sh runs
-## them in two processes side by side, each one test at a time: the suites that wait on real
-## time (live audio, a sound server, a browser, late servers) in one, the rest in the other
+## test: every test, unit (Tests/ParleyTests) and end to end (Tests/ParleyEndToEndTests), against
+## the real engines. Tests/run/run-tests.sh runs them in two lanes side by side, each process one
+## test at a time: the end-to-end suites that wait on real time (live audio, a sound server, a
+## browser, late servers) in one, the in-memory tests then the other end-to-end ones in the other
 ## (424 tests: 161 s on two cores shared with other builds, 2026-11-26; the accurate-pass suites with the real engines take about 40 s of it)
 test: EXTRA_DEBS = $(TEST_DEBS)
 test: deps engines

@@ -159,22 +159,38 @@ let package = Package(
             path: "Sources/parley", swiftSettings: swiftSettings),
 
         // MARK: - Tests
+        // Two test targets (Tests/run/run-tests.sh, docs/architecture.md "Tests"):
+        // ParleyTests, in memory: nothing outside the test process (no child process, no engine
+        // model, no sound server, no browser); the in-memory engines of ParleyTesting. Seconds.
         .testTarget(
             name: "ParleyTests",
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleyHistory", "ParleyConversation", "ParleyConfig",
                 "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
-                "ParleyTesting",
-                "ParleyWeb", "ParleyWebLink", "parley",
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
+                "ParleyTesting", "ParleyWeb", "parley",
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/ParleyTests", swiftSettings: swiftSettings),
+        // ParleyEndToEndTests: the real binaries (parleyd, parley) and engines (PocketSphinx,
+        // Moonshine, Whisper, Apertium, espeak-ng), PulseAudio, ALSA, Chromium, servers.
+        .testTarget(
+            name: "ParleyEndToEndTests",
+            dependencies: [
+                "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
+                "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
+                "ParleyTesting", "ParleyWeb", "ParleyWebLink",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tests/ParleyEndToEndTests", swiftSettings: swiftSettings),
     ]
 )

@@ -81,6 +81,9 @@ public final class Subscription: Sendable {
         waiter?.resume(returning: line)
     }
 
+    /// Whether a `next()` is parked waiting for an event (tests wait for it before acting).
+    var hasWaitingReader: Bool { state.withLock { $0.waiter != nil } }
+
     /// The next event line, waiting for one; nil once cancelled.
     public func next() async -> Data? {
         await withTaskCancellationHandler {

@@ -17,8 +17,7 @@ public final class RecordingSpeaker: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
-    private let condition = NSCondition()
+    private let state = Gate(State())
     public let sampleRate: Int
 
     public init(sampleRate: Int = 22_050) {
@@ -37,18 +36,14 @@ public final class RecordingSpeaker: Sendable {
 
     public func hold() { state.withLock { $0.held = true } }
 
-    public func release() {
-        state.withLock { $0.held = false }
-        condition.broadcast()
-    }
+    public func release() { state.withLock { $0.held = false } }
 
     fileprivate func write(_ samples: [Int16]) {
-        condition.lock()
-        while state.withLock({ $0.held }) { condition.wait() }
-        condition.unlock()
-        state.withLock {
-            $0.played += samples
-            $0.writes += 1
+        state.wait { state -> Void? in
+            guard !state.held else { return nil }
+            state.played += samples
+            state.writes += 1
+            return ()
         }
     }
 
@@ -129,8 +124,7 @@ public final class RecognizerScript: RecognizerLanes {
         var heldJudgements: Set<String> = []
     }
 
-    private let state = Mutex(State())
-    private let judging = NSCondition()
+    private let state = Gate(State())
     /// The languages that have a "model".
     public let languages: Set<String>
 
@@ -158,10 +152,7 @@ public final class RecognizerScript: RecognizerLanes {
     /// falls behind the other's, as a slower decoder does live.
     public func holdJudgements(in language: String) { state.withLock { _ = $0.heldJudgements.insert(language) } }
 
-    public func releaseJudgements() {
-        state.withLock { $0.heldJudgements = [] }
-        judging.broadcast()
-    }
+    public func releaseJudgements() { state.withLock { $0.heldJudgements = [] } }
 
     /// How many pauses were judged in `language` so far.
     public func judgements(in language: String) -> Int { state.withLock { $0.judged[language, default: 0] } }
@@ -182,12 +173,10 @@ public final class RecognizerScript: RecognizerLanes {
     fileprivate func record(_ call: Call) { state.withLock { $0.calls.append(call) } }
     fileprivate func feed(_ count: Int, _ language: String) { state.withLock { $0.fed[language, default: 0] += count } }
     fileprivate func sentenceEnd(_ language: String) -> SentenceEnd? {
-        judging.lock()
-        while state.withLock({ $0.heldJudgements.contains(language) }) { judging.wait() }
-        judging.unlock()
-        return state.withLock { state in
+        state.wait { state -> SentenceEnd?? in
+            guard !state.heldJudgements.contains(language) else { return nil }
             state.judged[language, default: 0] += 1
-            return state.sentenceEnds[language]
+            return .some(state.sentenceEnds[language])
         }
     }
     fileprivate func answer(_ language: String) -> Recognition {

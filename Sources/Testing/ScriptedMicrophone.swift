@@ -31,8 +31,7 @@ public final class ScriptedMicrophone: Sendable {
         var failNextOpens = 0
     }
 
-    private let state = Mutex(State())
-    private let condition = NSCondition()
+    private let state = Gate(State())
     public let isRealTime: Bool
 
     /// `isRealTime: false` behaves like a recording: the conversation waits for each turn.
@@ -67,13 +66,11 @@ public final class ScriptedMicrophone: Sendable {
             $0.steps.append(.fail(AudioError(.deviceLost, "the scripted microphone was unplugged")))
             $0.failNextOpens = times
         }
-        condition.broadcast()
     }
 
     /// The end of the recording: `read()` returns no more audio.
     public func end() {
         state.withLock { $0.steps.append(.end) }
-        condition.broadcast()
     }
 
     /// Waits until the capture loop has taken everything given so far and handled it (it is
@@ -99,7 +96,6 @@ public final class ScriptedMicrophone: Sendable {
         let periods = max(1, ms / 20)
         let frame = (0..<Self.period).map { index in index % 2 == 0 ? amplitude : -amplitude }
         state.withLock { $0.steps.append(contentsOf: Array(repeating: .frame(frame), count: periods)) }
-        condition.broadcast()
     }
 
     // MARK: - What the capture loop sees
@@ -117,25 +113,20 @@ public final class ScriptedMicrophone: Sendable {
     }
 
     fileprivate func read() throws(AudioError) -> [Int16] {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            let step = state.withLock { state -> Step? in
-                guard !state.steps.isEmpty else {
-                    state.reading = true
-                    return nil
-                }
-                state.reading = false
-                let step = state.steps.removeFirst()
-                if case .frame = step { state.delivered += 1 }
-                return step
+        let step = state.wait { state -> Step? in
+            guard !state.steps.isEmpty else {
+                state.reading = true
+                return nil
             }
-            switch step {
-            case .frame(let samples)?: return samples
-            case .fail(let error)?: throw error
-            case .end?: return []
-            case nil: condition.wait()
-            }
+            state.reading = false
+            let step = state.steps.removeFirst()
+            if case .frame = step { state.delivered += 1 }
+            return step
+        }
+        switch step {
+        case .frame(let samples): return samples
+        case .fail(let error): throw error
+        case .end: return []
         }
     }
 
@@ -147,7 +138,7 @@ public final class ScriptedMicrophone: Sendable {
     }
 
     /// Wakes a blocked read, so a closing or stopping loop sees the change.
-    public func nudge() { condition.broadcast() }
+    public func nudge() { state.wake() }
 }
 
 /// One opening of a `ScriptedMicrophone`.

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyControl
 @testable import ParleyProtocol
@@ -56,7 +57,8 @@ struct EventBusTests {
         let bus = EventBus()
         let subscription = bus.subscribe()
         async let next = subscription.next()
-        try? await Task.sleep(for: .milliseconds(50))
+        // The reader is parked before the cancel, so the cancel is what ends it.
+        #expect(await TestConversation.until { subscription.hasWaitingReader })
         subscription.cancel()
         #expect(await next == nil)
         #expect(!bus.hasSubscribers)

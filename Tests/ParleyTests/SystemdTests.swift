@@ -5,6 +5,7 @@ import CDispatch
 #endif
 import Logging
 import ParleyCore
+import ParleyTesting
 import Testing
 @testable import ParleyConfig
 @testable import ParleyConversation
@@ -20,56 +21,12 @@ import ParleyRecognition
 import Glibc
 #endif
 
-/// Stands in for systemd's notification socket: a Unix datagram socket the test reads.
-final class NotifySocket: @unchecked Sendable {
-    let name: String
-    private let fd: Int32
-
-    /// `name` is a path, or "@name" for an abstract socket.
-    init(name: String) throws {
-        self.name = name
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        try #require(fd >= 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(name.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        try #require(bound == 0, "cannot bind \(name): \(String(cString: strerror(errno)))")
-    }
-
-    deinit { close(fd) }
-
-    /// The next datagram, or nil after `timeout` seconds.
-    func receive(timeout: TimeInterval) -> String? {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
-    }
-
-    /// Messages until one satisfies `done` (included) or `timeout` passes.
-    func messages(timeout: TimeInterval, until done: (String) -> Bool = { _ in false }) -> [String] {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        var received: [String] = []
-        while Date() < deadline, let message = receive(timeout: deadline.timeIntervalSinceNow) {
-            received.append(message)
-            if done(message) { break }
-        }
-        return received
-    }
-}
 
 @Suite("systemd: notifications, log lines, reload plans")
 struct SystemdUnitTests {
     @Test(arguments: ["path", "abstract"])
     func notificationsReachTheSocket(kind: String) throws {
-        let dir = try EndToEnd.temporaryDirectory()
+        let dir = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let name = kind == "path" ? dir.appendingPathComponent("notify").path : "@parley-test-\(UUID().uuidString.prefix(8))"
         let socket = try NotifySocket(name: name)
@@ -91,7 +48,7 @@ struct SystemdUnitTests {
     }
 
     @Test func watchdogPingsTwicePerIntervalHoweverOftenItIsCalled() throws {
-        let dir = try EndToEnd.temporaryDirectory()
+        let dir = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("notify").path
         let socket = try NotifySocket(name: path)

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyConfig
 @testable import ParleyDaemon
@@ -59,7 +60,7 @@ struct TranslatorConfigTests {
     }
 
     @Test func anAPIKeyFileOthersMayReadIsRefused() throws {
-        let dir = try EndToEnd.temporaryDirectory()
+        let dir = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("key")
         try "top-secret-123\n".write(to: file, atomically: true, encoding: .utf8)
@@ -76,7 +77,7 @@ struct TranslatorConfigTests {
     }
 
     @Test func anAPIKeyComesFromASystemdCredential() throws {
-        let dir = try EndToEnd.temporaryDirectory()
+        let dir = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try "cred-key".write(to: dir.appendingPathComponent("libre"), atomically: true, encoding: .utf8)
         #expect(try SecretSource.credential("libre").read(environment: ["CREDENTIALS_DIRECTORY": dir.path]) == "cred-key")
@@ -89,7 +90,7 @@ struct TranslatorConfigTests {
     }
 
     @Test func theDaemonBuildsTheChainInOrderAndRefusesAnUnreadableKey() throws {
-        let dir = try EndToEnd.temporaryDirectory()
+        let dir = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let key = dir.appendingPathComponent("key")
         try "k".write(to: key, atomically: true, encoding: .utf8)

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyProtocol
 
@@ -76,11 +77,10 @@ struct ControlAbuseTests {
         // One leaves: a new client is served again.
         // (`config`, not `status`: status is answered even over the limit.)
         idle.removeLast()
-        var served = false
-        for _ in 0..<100 where !served {
+        // The daemon sees the close on its own time: ask again until a new client is served.
+        let served = try await ControlLimitsTests.eventually {
             let answer = try ControlClient(path: socket).call(RawRequest(type: "config"))
-            served = try JSONDecoder().decode(Envelope.self, from: answer).type == "result"
-            if !served { try await Task.sleep(for: .milliseconds(50)) }
+            return try JSONDecoder().decode(Envelope.self, from: answer).type == "result"
         }
         #expect(served, "the place the client left was never given to a new one")
         idle.removeAll()
@@ -127,19 +127,20 @@ struct ControlAbuseTests {
         var answered = Set<Int32>()
         let deadline = Date(timeIntervalSinceNow: 30)
         while refused < 136 && Date() < deadline {
-            for client in idle where !answered.contains(client.fileDescriptor) {
-                var poller = pollfd(fd: client.fileDescriptor, events: Int16(POLLIN), revents: 0)
-                guard poll(&poller, 1, 0) > 0 else { continue }
+            // Sleep in poll(2) until one of the connections not yet answered has something to read.
+            let waiting = idle.filter { !answered.contains($0.fileDescriptor) }
+            var pollers = waiting.map { pollfd(fd: $0.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+            let milliseconds = Int32(max(0, min(1_000, deadline.timeIntervalSinceNow * 1_000)))
+            guard poll(&pollers, nfds_t(pollers.count), milliseconds) > 0 else { continue }
+            for (client, poller) in zip(waiting, pollers) where poller.revents != 0 {
                 answered.insert(client.fileDescriptor)
                 if let line = try? client.readLine(), String(decoding: line, as: UTF8.self).contains("too_many_clients") { refused += 1 }
             }
-            try await Task.sleep(for: .milliseconds(20))
         }
         #expect(refused >= 136 && refused <= 140, "\(refused) of 200 idle connections were refused")
         // The kept connections stay (they are closed as idle only after 30 s): probe on while
         // they hold every place, until there are enough samples (refusals can be quick).
-        let probing = Date(timeIntervalSinceNow: 30)
-        while probe.count < 20 && Date() < probing { try await Task.sleep(for: .milliseconds(50)) }
+        probe.waitForSamples(20, deadline: Date(timeIntervalSinceNow: 30))
         let samples = probe.stop()
         #expect(samples.count >= 20, "only \(samples.count) status probes")
         #expect(samples.allSatisfy { $0.ok }, "a status probe failed: \(samples.filter { !$0.ok }.count)")
@@ -154,41 +155,45 @@ struct ControlAbuseTests {
 }
 
 /// Asks `status` on a fresh connection every 50 ms, on a thread of its own, timing each answer.
-final class StatusProbe: @unchecked Sendable {
+final class StatusProbe: Sendable {
     struct Sample {
         var ok: Bool
         var milliseconds: Double
     }
+    private struct State {
+        var samples: [Sample] = []
+        var running = true
+        var stopped = false
+    }
     let socket: String
-    private let lock = NSLock()
-    private var samples: [Sample] = []
-    private var running = true
-    private let done = DispatchSemaphore(value: 0)
+    private let state = Gate(State())
 
     init(socket: String) { self.socket = socket }
 
     func start() {
         Thread.detachNewThread {
-            while self.lock.withLock({ self.running }) {
+            while self.state.withLock({ $0.running }) {
                 let clock = ContinuousClock()
                 let started = clock.now
                 let ok = (try? ControlClient(path: self.socket).call(RawRequest(type: "status")))
                     .flatMap { try? JSONDecoder().decode(Envelope.self, from: $0) }?.type == "result"
                 let elapsed = clock.now - started
                 let sample = Sample(ok: ok, milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
-                self.lock.withLock { self.samples.append(sample) }
-                usleep(50_000)
+                self.state.withLock { $0.samples.append(sample) }
+                usleep(50_000)  // the probe's pace (a client asking now and then), not a wait for anything
             }
-            self.done.signal()
+            self.state.withLock { $0.stopped = true }
         }
     }
 
-    /// How many probes were made so far.
-    var count: Int { lock.withLock { samples.count } }
+    /// Blocks until `count` probes were made, or `deadline`.
+    func waitForSamples(_ count: Int, deadline: Date) {
+        _ = state.wait(until: { $0.samples.count >= count }, deadline: deadline)
+    }
 
     func stop() -> [Sample] {
-        lock.withLock { running = false }
-        done.wait()
-        return lock.withLock { samples }
+        state.withLock { $0.running = false }
+        state.wait(until: { $0.stopped })
+        return state.withLock { $0.samples }
     }
 }

@@ -67,7 +67,8 @@ struct TranslationHintTests {
 
     /// `ja` is an ISO 639-1 code: the config takes it.
     @Test func japaneseIsALanguageCode() throws {
-        let config = try parseConfig("[conversation]\nspeaker_b = \"ja\"\n", environment: ["HOME": "/home/someone"])
+        let config = try ParleyConfig.parse(
+            "[conversation]\nspeaker_b = \"ja\"\n", source: "test.toml", baseDirectory: "/etc/parley", environment: ["HOME": "/home/someone"])
         #expect(config.speakerB == "ja")
     }
 }

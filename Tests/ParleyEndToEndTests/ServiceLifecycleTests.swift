@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ParleyTesting
 import ParleyCore
 import Testing
 @testable import ParleyConversation
@@ -227,22 +228,12 @@ extension Thread {
     }
 }
 
-final class ThreadResult<T: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var stored: T?
+final class ThreadResult<T: Sendable>: Sendable {
+    private let stored = Gate<T?>(nil)
 
-    func set(_ value: T) {
-        condition.lock()
-        stored = value
-        condition.broadcast()
-        condition.unlock()
-    }
+    func set(_ value: T) { stored.withLock { $0 = value } }
 
     func value(timeout: TimeInterval) -> T? {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while stored == nil && condition.wait(until: deadline) {}
-        return stored
+        stored.wait(for: { $0 }, until: Date(timeIntervalSinceNow: timeout))
     }
 }

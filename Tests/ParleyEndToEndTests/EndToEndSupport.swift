@@ -2,6 +2,7 @@ import ParleyCore
 import Foundation
 import Testing
 import ParleyProtocol
+import ParleyTesting
 import ParleyTranslation
 @testable import ParleyAudio
 
@@ -81,11 +82,7 @@ enum EndToEnd {
     static let sharedCache = FileManager.default.temporaryDirectory.appendingPathComponent("parley-test-cache").path
 
     /// A fresh folder for one test.
-    static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("parley-e2e-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
+    static func temporaryDirectory() throws -> URL { try TestFiles.temporaryDirectory() }
 
     struct Output {
         var status: Int32

@@ -9,6 +9,24 @@ import Testing
 struct ApertiumTranslatorTests {
     let modes = "/usr/share/apertium/modes"
 
+    /// Waits until every process of `pids` has exited: a zombie (its parent, the translator, has
+    /// not reaped it yet) or gone. False after `seconds`, a guard against a hung test only.
+    static func exited(_ pids: [pid_t], within seconds: Double = 10) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        func running(_ pid: pid_t) -> Bool {
+            // /proc/PID/stat: "PID (name) STATE ..."; the name may hold spaces and parentheses.
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first != "Z"
+        }
+        while pids.contains(where: running) {
+            guard Date() < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(2))  // the poll's pace, not a guess at how long dying takes
+        }
+        return true
+    }
+
     @Test func translatesEnglishToSpanishAndBack() async throws {
         let translator = try ApertiumTranslator(pairs: [LanguagePair("en", "es"), LanguagePair("es", "en")], modesDirectory: modes)
         let spanish = try await translator.translate("go forward ten meters", from: "en", to: "es")
@@ -78,8 +96,11 @@ struct ApertiumTranslatorTests {
             if index == 2 {
                 // Between two turns the English-Spanish pipeline dies.
                 let group = try #require(await apertium.processGroup(of: LanguagePair("en", "es")))
+                let stages = await apertium.stageProcesses(of: LanguagePair("en", "es"))
                 #expect(kill(-group, SIGKILL) == 0)
-                try await Task.sleep(for: .milliseconds(100))
+                // Dead before the next turn asks, so the translator sees a dead pipeline (the race
+                // with a sentence in flight is aKilledMiddleStageIsRestartedAndTheNextSentenceTranslated's).
+                #expect(await Self.exited(stages), "the killed stages are still running")
             }
             let (translation, backend) = try await chain.translateNamingBackend(text, from: source, to: target)
             #expect(translation.lowercased().contains(expected))
@@ -107,9 +128,10 @@ struct ApertiumTranslatorTests {
         #expect(try await translator.translate("the house is red", from: "en", to: "es").contains("casa"))
         // The whole pipeline dies mid-conversation.
         let group = try #require(await translator.processGroup(of: LanguagePair("en", "es")))
+        let stages = await translator.stageProcesses(of: LanguagePair("en", "es"))
         #expect(getpgid(group) == group, "the pipeline must lead its own process group")
         #expect(kill(-group, SIGKILL) == 0)
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await Self.exited(stages), "the killed stages are still running")
         #expect(try await translator.translate("the dog is big", from: "en", to: "es").lowercased().contains("perro"))
         // It was restarted: a new group runs the pair.
         let restarted = try #require(await translator.processGroup(of: LanguagePair("en", "es")))
