@@ -22,7 +22,8 @@ Sets:
 - thinking pauses: the LibriVox sentences with a pause of 0.6, 0.8 or 1.0 s inserted after a
   word where the sentence cannot end (Tests/data/thinking-pauses.txt).
 
-Usage: bench/turn-end.py BIN_DIR
+Usage: bench/turn-end.py BIN_DIR   (PARLEY_OTHER=pt: English against Portuguese, English sentences
+only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear)
 """
 import json
 import os
@@ -59,12 +60,14 @@ def clips(work):
         sox(*raw, source, "-r", "16000", "-c", "1", "-b", "16", path)
         out.append((name, path, "whole", reference.get(name, [])))
     # Speakers Parley was never tuned to (Tests/data/SPEECH-NOTICE.md): English, and Spanish ("es:").
-    for folder, prefix in (("en", ""), ("es/fleurs", "es:")):
+    for folder, prefix in (("en", ""), ("es/fleurs", "es:"))[:1 if OTHER != "es" else 2]:
         for file in sorted(os.listdir(f"{ROOT}/Tests/data/{folder}")):
             if file.endswith(".wav"):
                 with open(f"{ROOT}/Tests/data/{folder}/{file[:-4]}.txt") as f:
                     words = f.read().split()
                 out.append((prefix + file[:-4], f"{ROOT}/Tests/data/{folder}/{file}", "whole", words))
+    if OTHER != "es":
+        return out  # another pair: the English sentences only, for the route's time
     with open(f"{ROOT}/Tests/data/thinking-pauses.txt") as f:
         cuts = [line.split() for line in f if line.strip() and not line.startswith("#")]
     # By pause length, then recording: a turn identical to the one before it is stored once,
@@ -94,7 +97,7 @@ def start_room(work):
     with open(f"{work}/parley.toml", "w") as f:
         f.write(f'[audio]\ncapture_device = "roommic"\nplayback_device = "roomspeaker"\n'
                 f'[history]\npath = "{work}/history.sqlite"\n[control]\nsocket = "{work}/control.sock"\n'
-                f'[log]\nlevel = "warning"\n'
+                f'[log]\nlevel = "warning"\n[conversation]\nspeaker_b = "{OTHER}"\n'
                 f'[recognizer.es]\nacoustic_model = "{ROOT}/models/es/acoustic"\n'
                 f'language_model = "{ROOT}/models/es/es.lm.bin"\ndictionary = "{ROOT}/models/es/es.dict"\n')
         # The accurate pass (Moonshine, Whisper) as `make engines` installed it; PARLEY_ACCURATE=0
@@ -105,6 +108,9 @@ def start_room(work):
     return env
 
 
+# PARLEY_OTHER=pt: the other speaker's language (English sentences only; en-pt translates through
+# a pivot, so this measures what the pivot adds).
+OTHER = os.environ.get("PARLEY_OTHER", "es")
 VOICED_DB = -38.0
 FRAME = RATE // 100
 
