@@ -90,6 +90,13 @@ public final class ControlServer: Sendable {
                 .recover { _ in nil }
                 ?? channel.eventLoop.makeSucceededFuture(nil)
             return credentials.flatMapThrowing { peer in
+                // A connection that comes in once the drain has begun is closed here, before it
+                // is wrapped: the accept loop may already have ended, and a wrapped connection
+                // nobody serves would be dropped unfinished (NIO stops the process on that).
+                if self.open.withLock(\.draining) {
+                    channel.close(promise: nil)
+                    throw ChannelError.ioOnClosedChannel
+                }
                 try channel.pipeline.syncOperations.addHandler(
                     ByteToMessageHandler(LineDecoder(maxLength: maxLineBytes)))
                 return (try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel), peer)
