@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import ParleyProtocol
 
 /// `parley retry ID`: translate a stored untranslated turn again.
@@ -42,8 +43,8 @@ struct Languages: ParsableCommand {
     /// " (12.1 MiB)", or nothing when the size is unknown.
     static func size(_ bytes: Int64?) -> String {
         guard let bytes else { return "" }
-        if bytes < 1 << 20 { return " (\(String(format: "%.1f", Double(bytes) / 1024)) KiB)" }
-        return " (\(String(format: "%.1f", Double(bytes) / Double(1 << 20))) MiB)"
+        if bytes < 1 << 20 { return " (\(ScreenText.printf("%.1f", Double(bytes) / 1024)) KiB)" }
+        return " (\(ScreenText.printf("%.1f", Double(bytes) / Double(1 << 20))) MiB)"
     }
 
     static func table(_ info: LanguagesInfo) -> String {
@@ -62,7 +63,7 @@ struct Languages: ParsableCommand {
         var text = ""
         for row in rows {
             let cells = row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == row.count - 1 ? cell : cell.paddedUTF16(to: widths[index])
             }
             text += cells.joined(separator: "  ") + "\n"
         }
