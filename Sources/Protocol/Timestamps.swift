@@ -42,9 +42,10 @@ public enum ISOTimestamp {
         return date(milliseconds: day * 86_400_000)
     }
 
-    /// UTC with milliseconds (`2026-11-22T05:19:17.975Z`), the fraction cut, not rounded.
+    /// UTC with milliseconds (`2026-11-22T05:19:17.975Z`), rounded to the nearest millisecond
+    /// as ISO8601DateFormatter rounded it.
     public static func format(_ date: Date) -> String {
-        let total = Int64((date.timeIntervalSince1970 * 1_000).rounded(.down))
+        let total = Int64((date.timeIntervalSince1970 * 1_000 + 0.5).rounded(.down))
         let (days, inDay) = floorDivide(total, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
         let hour = inDay / 3_600_000

@@ -64,10 +64,12 @@ struct WallTime: Equatable {
         (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
     }
 
-    /// `date`'s wall time in the local zone (UTC with `utc`), to the second (cut, not rounded).
+    /// `date`'s wall time in the local zone (UTC with `utc`), to the second: rounded to the
+    /// nearest millisecond, then cut (as DateFormatter showed it).
     init?(_ date: Date, utc: Bool) {
-        let seconds = date.timeIntervalSince1970.rounded(.down)
-        guard seconds.magnitude < 1e15 else { return nil }
+        let milliseconds = (date.timeIntervalSince1970 * 1_000 + 0.5).rounded(.down)
+        guard milliseconds.magnitude < 1e15 else { return nil }
+        let seconds = (milliseconds / 1_000).rounded(.down)
         var clock = time_t(seconds)
         var parts = tm()
         if utc {

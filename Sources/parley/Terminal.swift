@@ -181,29 +181,6 @@ func restoreTerminalAndExit(_: Int32) {
 }
 
 extension String {
-    /// Every occurrence of `target` (whole characters) replaced, left to right, as
-    /// `replacingOccurrences(of:with:)` did; without the standard library's `replacing`, whose
-    /// regex engine would add about 1 MB to the CLI.
-    func replacingEvery(_ target: String, with replacement: String) -> String {
-        let pattern = Array(target)
-        guard let first = pattern.first else { return self }
-        let characters = Array(self)
-        var result = ""
-        var index = 0
-        while index < characters.count {
-            if characters[index] == first, index + pattern.count <= characters.count,
-                characters[index..<(index + pattern.count)].elementsEqual(pattern)
-            {
-                result += replacement
-                index += pattern.count
-            } else {
-                result.append(characters[index])
-                index += 1
-            }
-        }
-        return result
-    }
-
     /// Spaces after the text up to `width` UTF-16 units, or its first `width` of them, as
     /// NSString's `padding(toLength:withPad: " ", startingAt: 0)` makes it.
     func paddedUTF16(to width: Int) -> String {

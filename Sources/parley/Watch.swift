@@ -157,7 +157,7 @@ final class LiveView {
             return "nothing recognized"
         case EventType.speechStart, EventType.speechEnd, EventType.speakingStart, EventType.speakingEnd:
             guard let event = try? decoder.decode(Event<SpeakerEvent>.self, from: line).data else { return nil }
-            return "\(type.replacingEvery("_", with: " ")) \(event.speaker) (\(event.language))"
+            return "\(type.replacing("_", with: " ")) \(event.speaker) (\(event.language))"
         case EventType.error:
             guard let event = try? decoder.decode(Event<ErrorEvent>.self, from: line).data else { return nil }
             return "error: \(event.message)"
@@ -186,7 +186,7 @@ final class LiveView {
         case "paused": return "paused (microphone released)"
         case "idle": return "waiting for parley listen"
         case "device_lost": return "microphone lost; waiting for it to come back"
-        default: return state.replacingEvery("_", with: " ")
+        default: return state.replacing("_", with: " ")
         }
     }
 
@@ -215,7 +215,7 @@ final class LiveView {
         let quits = "q\u{00A0}quits"
         if let away { return title + "\u{1B}[7m\(away)\u{1B}[0m" }
         // A side stays whole when the line wraps: "b (es)", not "b" then "(es)".
-        let status = describe(state: state, speaker: speaker).replacingEvery(" (", with: "\u{00A0}(")
+        let status = describe(state: state, speaker: speaker).replacing(" (", with: "\u{00A0}(")
         let used = ScreenText.visibleColumns(title + status)
         if used + 4 + quits.count <= width {
             return title + status + String(repeating: " ", count: width - used - quits.count) + quits
