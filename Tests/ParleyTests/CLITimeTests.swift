@@ -79,7 +79,7 @@ import ParleyProtocol
             for input in inputs {
                 let formatter = DateFormatter()
                 formatter.locale = Locale(identifier: "en_US_POSIX")
-                formatter.timeZone = .current
+                formatter.timeZone = TimeZone(identifier: Self.madrid)
                 formatter.isLenient = false
                 let expected = ["yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"]
                     .lazy.compactMap { pattern -> Date? in
