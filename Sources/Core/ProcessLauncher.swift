@@ -13,7 +13,9 @@ import Foundation
 /// for as long as the second child lives. Every launch in Parley, and in its tests, goes
 /// through this lock.
 public enum ProcessLauncher {
-    private static let lock = NSLock()
+    /// A C mutex rather than Foundation's NSLock: NSLock would link Foundation's class
+    /// hierarchy, and with it ICU (about 40 MB), into the `parley` CLI, which links ParleyCore.
+    private static let lock = LaunchLock()
 
     public static func run(_ process: Process) throws {
         lock.lock()
@@ -73,6 +75,18 @@ public enum ProcessLauncher {
         guard status == 0 else { return .failure(SpawnError(code: status)) }
         return .success(pid)
     }
+}
+
+/// A pthread mutex for `ProcessLauncher` (never destroyed: it lives as long as the process).
+private final class LaunchLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        return mutex
+    }()
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
 }
 
 /// Why a child could not be spawned: errno's text.

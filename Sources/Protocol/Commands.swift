@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ParleyCore
 
 /// The control protocol's requests, typed.
@@ -141,7 +141,8 @@ public struct SayRequest: Sendable, Equatable, Encodable {
 
     /// Nil when `text` is empty or only white space.
     public init?(speaker: Speaker, text: String) {
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
+        // Foundation's whitespacesAndNewlines is Unicode's White_Space, scalar by scalar.
+        guard !text.unicodeScalars.allSatisfy(\.properties.isWhitespace) else { return nil }
         self.speaker = speaker
         self.text = text
     }
@@ -291,29 +292,13 @@ public struct HistoryTime: Sendable, Equatable, Encodable {
 
     /// A moment or a day as the protocol reads them (also the timestamps of an export).
     public static func parse(_ text: String) -> Date? {
-        let full = ISO8601DateFormatter()
-        full.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = full.date(from: text) { return date }
-        let plain = ISO8601DateFormatter()
-        plain.formatOptions = [.withInternetDateTime]
-        if let date = plain.date(from: text) { return date }
-        let day = ISO8601DateFormatter()
-        day.formatOptions = [.withFullDate]
-        day.timeZone = TimeZone(identifier: "UTC")
-        return day.date(from: text)
+        ISOTimestamp.parseInternet(text, fractional: true) ?? ISOTimestamp.parseInternet(text, fractional: false)
+            ?? ISOTimestamp.parseDay(text)
     }
 
     /// A moment as the protocol writes it (turns, sessions, exports): ISO 8601 in UTC, with
     /// milliseconds (`2026-11-22T05:19:17.975Z`). `parse` reads it back.
-    public static func format(_ date: Date) -> String { formatter.string(from: date) }
-
-    // ISO8601DateFormatter is thread-safe for formatting once configured.
-    nonisolated(unsafe) private static let formatter: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter
-    }()
+    public static func format(_ date: Date) -> String { ISOTimestamp.format(date) }
 }
 
 // MARK: - The request on the wire

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A session as clients see it (`session_new`, `history_export`).
 public struct SessionInfo: Sendable, Codable, Equatable {

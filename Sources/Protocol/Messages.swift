@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ParleyCore
 
 /// The control protocol: JSON Lines over a Unix stream socket (see docs/protocol.md).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where the control socket lives when the config or the command line does not say.
 public enum ControlSocketPath {

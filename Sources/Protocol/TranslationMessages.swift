@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `languages`: what Parley can hear, translate and say, language by language.
 public struct LanguagesInfo: Sendable, Codable, Equatable {

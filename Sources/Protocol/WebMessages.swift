@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `web`: where the caption page is served and the code that pairs a page (`parley web`).
 public struct WebInfo: Sendable, Codable, Equatable {

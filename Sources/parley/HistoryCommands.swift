@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import ParleyCore
 import ParleyProtocol
 
@@ -108,9 +109,9 @@ struct HistoryCommand: ParsableCommand {
         func run() throws {
             let data: Data
             do {
-                data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+                data = try InputFile.read(file)
             } catch {
-                printError("parley: cannot read \(file): \(error.localizedDescription)")
+                printError("parley: cannot read \(file): \(error)")
                 throw ExitCode(1)
             }
             let export: HistoryExportInfo
@@ -295,7 +296,7 @@ enum CSV {
 
     static func quote(_ field: String) -> String {
         guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + field.replacing("\"", with: "\"\"") + "\""
     }
 }
 

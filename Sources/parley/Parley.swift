@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import ParleyCore
 import ParleyProtocol
 
@@ -29,8 +30,8 @@ struct Parley: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
+                ScreenText.writeAll(fullMessage(for: error) + "\n", to: STDERR_FILENO)
+                Glibc.exit(2)
             }
             exit(withError: error)
         }
@@ -156,7 +157,7 @@ struct ClientOptions: ParsableArguments {
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    ScreenText.writeAll(message + "\n", to: STDERR_FILENO)
 }
 
 extension ClientError {

@@ -1,12 +1,40 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import ParleyCore
 import ParleyProtocol
 
 /// Text for a terminal: its width in columns, and wrapping between words.
 enum ScreenText {
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        writeAll(text, to: STDOUT_FILENO)
+    }
+
+    /// All of `text`'s bytes to `descriptor` (write(2) again after a short write or EINTR; other
+    /// errors, such as a closed pipe, drop the rest).
+    static func writeAll(_ text: String, to descriptor: Int32) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
+    /// What C's printf makes of `format` and `arguments` (`%.1f` rounds as printf does), in the
+    /// C locale as Foundation's `String(format:)` did.
+    static func printf(_ format: String, _ arguments: any CVarArg...) -> String {
+        withVaList(arguments) { list in
+            var buffer = [CChar](repeating: 0, count: 128)
+            let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
+            guard needed >= buffer.count else { return String(decoding: buffer.prefix(max(0, needed)).map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+            return withVaList(arguments) { again in
+                var larger = [CChar](repeating: 0, count: needed + 1)
+                let written = Int(vsnprintf(&larger, larger.count, format, again))
+                return String(decoding: larger.prefix(max(0, written)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+        }
     }
 
     /// Columns a character takes: 2 for East Asian wide ones and emoji, 1 otherwise.
@@ -150,4 +178,45 @@ func restoreTerminalAndExit(_: Int32) {
     tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
     _ = LiveView.Terminal.leaveScreen.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
     _exit(0)
+}
+
+extension String {
+    /// Spaces after the text up to `width` UTF-16 units, or its first `width` of them, as
+    /// NSString's `padding(toLength:withPad: " ", startingAt: 0)` makes it.
+    func paddedUTF16(to width: Int) -> String {
+        let length = utf16.count
+        if length <= width { return self + String(repeating: " ", count: width - length) }
+        return String(utf16.prefix(width)) ?? String(decoding: Array(utf16.prefix(width)), as: UTF16.self)
+    }
+}
+
+/// A file read whole with read(2), or standard input for `-`.
+enum InputFile {
+    /// Why a file could not be read: the C library's words for errno.
+    struct Failure: Error, CustomStringConvertible {
+        let code: Int32
+        var description: String { String(cString: strerror(code)) }
+    }
+
+    static func read(_ path: String) throws(Failure) -> Data {
+        if path == "-" { return try readAll(STDIN_FILENO) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Failure(code: errno) }
+        defer { close(descriptor) }
+        return try readAll(descriptor)
+    }
+
+    private static func readAll(_ descriptor: Int32) throws(Failure) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(code: errno)
+            }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[0..<count])
+        }
+    }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import ParleyCore
 import ParleyProtocol
 
@@ -64,8 +64,8 @@ struct Languages: ParsableCommand {
     /// " (12.1 MiB)", or nothing when the size is unknown.
     static func size(_ bytes: Int64?) -> String {
         guard let bytes else { return "" }
-        if bytes < 1 << 20 { return " (\(String(format: "%.1f", Double(bytes) / 1024)) KiB)" }
-        return " (\(String(format: "%.1f", Double(bytes) / Double(1 << 20))) MiB)"
+        if bytes < 1 << 20 { return " (\(ScreenText.printf("%.1f", Double(bytes) / 1024)) KiB)" }
+        return " (\(ScreenText.printf("%.1f", Double(bytes) / Double(1 << 20))) MiB)"
     }
 
     /// `text` broken between words into lines of at most `width` columns, every line after the
@@ -237,9 +237,11 @@ struct Languages: ParsableCommand {
         var text = ""
         for row in rows {
             let cells = row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == row.count - 1 ? cell : cell.rightPadded(to: widths[index])
             }
-            text += cells.joined(separator: String(repeating: " ", count: gap)).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
+            var line = cells.joined(separator: String(repeating: " ", count: gap))
+            while line.last?.isWhitespace == true { line.removeLast() }
+            text += line + "\n"
         }
         return text
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import ParleyCore
 import ParleyProtocol
 
@@ -97,11 +98,7 @@ final class LiveView {
 
     /// The wall clock, local (or UTC), for saying when something happened.
     static func clock(utc: Bool) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = LocalTime.zone(utc: utc)
-        formatter.dateFormat = "HH:mm:ss"
-        return formatter.string(from: Date()) + (utc ? " UTC" : "")
+        LocalTime.clock(utc: utc)
     }
 
     /// `text` with its doubtful words marked.
@@ -126,7 +123,7 @@ final class LiveView {
             lastLevel = level.rmsDB
             levels.append(level.rmsDB)
             if levels.count > 400 { levels.removeFirst(levels.count - 400) }
-            return String(format: "level %.1f dB (peak %.1f)", level.rmsDB, level.peakDB)
+            return ScreenText.printf("level %.1f dB (peak %.1f)", Double(level.rmsDB), Double(level.peakDB))
         case EventType.state:
             guard let event = try? decoder.decode(Event<StateEvent>.self, from: line).data else { return nil }
             state = event.state
@@ -140,7 +137,7 @@ final class LiveView {
         case EventType.transcript:
             guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
             partial = marked(event.text, words: event.words)
-            let confidence = event.confidence.map { String(format: " (confidence %.2f)", $0) } ?? ""
+            let confidence = event.confidence.map { ScreenText.printf(" (confidence %.2f)", $0) } ?? ""
             return "heard \(event.speaker) (\(event.language)): \(marked(event.text, words: event.words))\(confidence)"
         case EventType.translation:
             guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
@@ -160,7 +157,7 @@ final class LiveView {
             return "nothing recognized"
         case EventType.speechStart, EventType.speechEnd, EventType.speakingStart, EventType.speakingEnd:
             guard let event = try? decoder.decode(Event<SpeakerEvent>.self, from: line).data else { return nil }
-            return "\(type.replacingOccurrences(of: "_", with: " ")) \(event.speaker) (\(event.language))"
+            return "\(type.replacing("_", with: " ")) \(event.speaker) (\(event.language))"
         case EventType.error:
             guard let event = try? decoder.decode(Event<ErrorEvent>.self, from: line).data else { return nil }
             return "error: \(event.message)"
@@ -189,7 +186,7 @@ final class LiveView {
         case "paused": return "paused (microphone released)"
         case "idle": return "waiting for parley listen"
         case "device_lost": return "microphone lost; waiting for it to come back"
-        default: return state.replacingOccurrences(of: "_", with: " ")
+        default: return state.replacing("_", with: " ")
         }
     }
 
@@ -218,7 +215,7 @@ final class LiveView {
         let quits = "q\u{00A0}quits"
         if let away { return title + "\u{1B}[7m\(away)\u{1B}[0m" }
         // A side stays whole when the line wraps: "b (es)", not "b" then "(es)".
-        let status = describe(state: state, speaker: speaker).replacingOccurrences(of: " (", with: "\u{00A0}(")
+        let status = describe(state: state, speaker: speaker).replacing(" (", with: "\u{00A0}(")
         let used = ScreenText.visibleColumns(title + status)
         if used + 4 + quits.count <= width {
             return title + status + String(repeating: " ", count: width - used - quits.count) + quits
