@@ -134,7 +134,9 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         // A small decoder can fall into a loop on noise ("2002, 2002, 2002, 200"): those are
         // not words anybody said, and the next engine hears the utterance instead.
         if Self.repeatsItself(text) {
-            throw RecognizerError("Moonshine repeated itself (\"\(text.prefix(60))\")")
+            // What it wrote is not quoted: it is made of what a person said, and the log is no
+            // place for that unless transcripts are switched on.
+            throw RecognizerError("Moonshine repeated itself (a run of words three times over)")
         }
         return Transcript(text: text, language: "en", engine: name)
     }
