@@ -338,7 +338,9 @@ struct DevTools {
             """
             (() => {
               const $ = (id) => document.getElementById(id);
-              if (!$("who") || !$("reply")) return "";
+              // A page still being parsed (or the one before it) is not read.
+              if (document.readyState === "loading") return "";
+              if (["link", "who", "heard", "said", "notice", "pair", "reply", "send", "turns"].some((id) => !$(id))) return "";
               return JSON.stringify({
                 connected: $("link").classList.contains("on"), who: $("who").textContent, heard: $("heard").textContent,
                 said: $("said").textContent, notice: $("notice").textContent, pairHidden: $("pair").hidden,
@@ -354,14 +356,22 @@ struct DevTools {
     mutating func waitFor(_ what: String, timeout: TimeInterval = 30, _ condition: (PageState) -> Bool) async throws -> PageState {
         let deadline = Date(timeIntervalSinceNow: timeout)
         var last: PageState?
+        var lastError: (any Error)?
         while Date() < deadline {
-            if let state = try await state() {
-                if condition(state) { return state }
-                last = state
+            // A page being replaced can throw while it is read; it is read again until the deadline.
+            do {
+                if let state = try await state() {
+                    if condition(state) { return state }
+                    last = state
+                }
+            } catch {
+                lastError = error
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record("timed out waiting for \(what); the page showed: \(last.map { "\($0)" } ?? "nothing")")
+        Issue.record(
+            "timed out waiting for \(what); the page showed: \(last.map { "\($0)" } ?? "nothing")"
+                + (lastError.map { "; reading it last failed with: \($0)" } ?? ""))
         throw CancellationError()
     }
 }
