@@ -369,9 +369,9 @@ struct DevTools {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record(
-            "timed out waiting for \(what); the page showed: \(last.map { "\($0)" } ?? "nothing")"
-                + (lastError.map { "; reading it last failed with: \($0)" } ?? ""))
+        let shown = last.map { "\($0)" } ?? "nothing"
+        let failure = lastError.map { "; reading it last failed with: \($0)" } ?? ""
+        Issue.record("timed out waiting for \(what); the page showed: \(shown)\(failure)")
         throw CancellationError()
     }
 }
