@@ -156,7 +156,14 @@ let package = Package(
                 "ParleyProtocol", "ParleyCore", "ParleyWebLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/parley", swiftSettings: swiftSettings),
+            path: "Sources/parley", swiftSettings: swiftSettings,
+            // Its release build (issue 28, docs/benchmarks.md "Under 15 MB"): the Swift driver
+            // links executables with -export-dynamic, which puts the public symbols of the modules
+            // linked in (2,500) into the dynamic symbol table, 230 kB of names nothing reads: the
+            // CLI is not a library and loads none.
+            linkerSettings: [
+                .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))
+            ]),
 
         // MARK: - Tests
         // Two test targets (Tests/run/run-tests.sh, docs/architecture.md "Tests"):
