@@ -156,7 +156,18 @@ let package = Package(
                 "ParleyProtocol", "ParleyCore", "ParleyWebLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/parley", swiftSettings: swiftSettings),
+            path: "Sources/parley", swiftSettings: swiftSettings,
+            // Its release build (issue 28, docs/benchmarks.md "Under 15 MB"): the Swift driver
+            // links executables with -export-dynamic, which puts the public symbols of the modules
+            // linked in (2,500) into the dynamic symbol table, 230 kB of names nothing reads: the
+            // CLI is not a library and loads none. And GNU ld packs the 40,000 relative
+            // relocations of the PIE (960 kB) into 8 kB (DT_RELR, glibc 2.36: bookworm's); gold,
+            // the driver's default linker, cannot.
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-Xlinker", "--no-export-dynamic", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                    .when(platforms: [.linux], configuration: .release))
+            ]),
 
         // MARK: - Tests
         // Two test targets (Tests/run/run-tests.sh, docs/architecture.md "Tests"):
