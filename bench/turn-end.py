@@ -23,7 +23,8 @@ Sets:
   word where the sentence cannot end (Tests/data/thinking-pauses.txt).
 
 Usage: bench/turn-end.py BIN_DIR   (PARLEY_OTHER=pt: English against Portuguese, English sentences
-only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear)
+only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear; PARLEY_PAUSES=0: the whole
+sentences only; VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
 """
 import json
 import os
@@ -66,8 +67,8 @@ def clips(work):
                 with open(f"{ROOT}/Tests/data/{folder}/{file[:-4]}.txt") as f:
                     words = f.read().split()
                 out.append((prefix + file[:-4], f"{ROOT}/Tests/data/{folder}/{file}", "whole", words))
-    if OTHER != "es":
-        return out  # another pair: the English sentences only, for the route's time
+    if OTHER != "es" or os.environ.get("PARLEY_PAUSES") == "0":
+        return out  # another pair: the English sentences only, for the route's time (or asked for)
     with open(f"{ROOT}/Tests/data/thinking-pauses.txt") as f:
         cuts = [line.split() for line in f if line.strip() and not line.startswith("#")]
     # By pause length, then recording: a turn identical to the one before it is stored once,
@@ -97,7 +98,7 @@ def start_room(work):
     with open(f"{work}/parley.toml", "w") as f:
         f.write(f'[audio]\ncapture_device = "roommic"\nplayback_device = "roomspeaker"\n'
                 f'[history]\npath = "{work}/history.sqlite"\n[control]\nsocket = "{work}/control.sock"\n'
-                f'[log]\nlevel = "warning"\n[conversation]\nspeaker_b = "{OTHER}"\n'
+                f'[log]\nlevel = "{"debug" if os.environ.get("VERBOSE") else "warning"}"\n[conversation]\nspeaker_b = "{OTHER}"\n'
                 f'[recognizer.es]\nacoustic_model = "{ROOT}/models/es/acoustic"\n'
                 f'language_model = "{ROOT}/models/es/es.lm.bin"\ndictionary = "{ROOT}/models/es/es.dict"\n')
         # The accurate pass (Moonshine, Whisper) as `make engines` installed it; PARLEY_ACCURATE=0
@@ -196,15 +197,15 @@ def calibrate(env, work):
 
 
 def turns(work, bin_dir, env, after=0):
-    """(id, words, pause_ms, ended_by, response_ms) of the turns stored after turn `after`, asked
+    """(id, words, pause_ms, ended_by, response_ms, turn) of the turns stored after turn `after`, asked
     of the daemon (it holds the history file exclusively)."""
     out = subprocess.run([f"{bin_dir}/parley", "history", "--json", "--limit", "100", "--socket", f"{work}/control.sock"],
                          env=env, capture_output=True, text=True)
     if out.returncode != 0:
         return []
     stored = [(t["id"], t["source_text"], t["timings"].get("pause_ms"), t["timings"].get("ended_by"),
-               t["timings"].get("response_ms")) for t in json.loads(out.stdout)]
-    return sorted(t for t in stored if t[0] > after)
+               t["timings"].get("response_ms"), t) for t in json.loads(out.stdout)]
+    return sorted((t for t in stored if t[0] > after), key=lambda t: t[0])
 
 
 def main():
@@ -254,6 +255,12 @@ def main():
             daemon.wait()
             subprocess.run(["pulseaudio", "--kill"], env=env)
         report(played, room)
+        if os.environ.get("VERBOSE"):
+            # Where the time went, by the daemon's own debug lines (no words in them).
+            with open(f"{work}/parleyd.log") as log:
+                for line in log:
+                    if any(k in line for k in ("accurate pass", "streaming lanes", "speech started", "speech ended", "state")):
+                        print(line.rstrip())
         print(f"calibration: a reply {calibration[0]} ms after the person's last voiced frame is measured as {', '.join(calibration[1])}")
 
 
@@ -276,7 +283,10 @@ def report(played, room):
         shown = f"{ear[0]} ms ({ear[1]:.2f})" if ear else "-"
         print(f"| {name} | {len(stored)} | {pause_ms} | {', '.join(ended)} | {response} | {waited} | {shown} |")
         if os.environ.get("VERBOSE"):
-            print(f"|   | {[t[1] for t in stored]} |")
+            # Where each turn's time went: its words, the engine, and the stage timings.
+            for t in stored:
+                timings = {k: v for k, v in t[5]["timings"].items() if k not in ("pause_ms", "response_ms", "ended_by")}
+                print(f"|   | {t[1]!r} | {t[5].get('engine')} | {timings} |")
         if kind == "whole" and len(waited) == 1:
             whole.append(waited[0])
             natural += waited[0] <= 350

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyAudio
 import ParleyCore
 import ParleyProtocol
 import ParleyRecognition
@@ -199,6 +200,10 @@ actor AccurateWorker {
         self.report = report
     }
 
+    private static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
     func run() async {
         for await command in commands {
             switch command {
@@ -212,6 +217,7 @@ actor AccurateWorker {
                     last.utterance.sides == utterance.sides, last.utterance.expected == utterance.expected, last.utterance.detect == utterance.detect, last.utterance.noisy == utterance.noisy
                 {
                     reused += 1
+                    logger.debug("the accurate pass: the end of the turn answered from the pause's pass")
                     var heard = last.heard
                     // The words stand; what the streaming lanes heard at the end is kept beside them.
                     if heard.recognition.engine != nil {
@@ -221,7 +227,11 @@ actor AccurateWorker {
                     continue
                 }
                 passes += 1
+                let started = ContinuousClock.now
                 let heard = AccuratePass.hear(utterance, with: hearing, report: report)
+                // Where a turn's time goes (no words: they stay in the history the user chose).
+                logger.debug(
+                    "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \(Self.milliseconds(ContinuousClock.now - started)) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language)), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor")
                 lastSpeculation = speculative ? (utterance, heard) : nil
                 reply(heard)
             case .close:

@@ -88,7 +88,9 @@ extension Interpreter {
                 let utterance = takeUtteranceAudio(&state)
                 let detect = detectsSpeaker(state, languages: languages, sides: sides)
                 let aboveFloor = state.utteranceAboveFloorDB
+                let ended = clock.now
                 let collector = Collector(expecting: languages) { [self] results in
+                    logger.debug("the streaming lanes finished \(clock.milliseconds(since: ended)) ms after the end of the turn")
                     guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides) }
                     let pass = AccuratePass.Utterance(
                         samples: utterance, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other), detect: detect,

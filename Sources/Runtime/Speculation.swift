@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ParleyAudio
 import ParleyConversation
 import ParleyCore
@@ -94,6 +95,7 @@ extension Interpreter {
             let length = Self.accurateLength(of: state.utteranceAudio.count, pause: pause)
             if let running = state.speculation, running.heardSamples == length { return }
             let samples = Array(state.utteranceAudio.prefix(length))
+            logger.debug("the accurate pass starts at a pause of \(pause * 1000 / captureSampleRate) ms")
             dropSpeculation(&state)
             state.speculations += 1
             let id = state.speculations
