@@ -38,7 +38,8 @@ public final class Interpreter: Sendable {
     let events: EventBus
     let logger: Logger
     let observer: Observer?
-    let clock: RuntimeClock
+    /// The daemon's one clock (see `ParleyClock`).
+    public let clock: ParleyClock
     let hearing: @Sendable (String) -> Bool
     let speaking: @Sendable (String) -> Bool
     /// The translator the conversation uses (also for `retry` and `languages`).
@@ -200,7 +201,7 @@ public final class Interpreter: Sendable {
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
         events: EventBus, logger: Logger, logsTranscripts: @escaping @Sendable () -> Bool = { false }, observer: Observer? = nil,
-        clock: RuntimeClock = .continuous, date: @escaping @Sendable () -> Date = { Date() }, reopenBackoff: TimeInterval = 0.5
+        clock: ParleyClock = .continuous, reopenBackoff: TimeInterval = 0.5
     ) {
         self.observer = observer
         self.reopenBackoff = reopenBackoff
@@ -224,7 +225,7 @@ public final class Interpreter: Sendable {
         self.report = report
         self.lanes = Mutex([:])
         self.speech = SpeechWorker(synthesizer: synthesizer, playback: playback, clock: clock, logger: logger)
-        self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: date, logsTranscripts: logsTranscripts)
+        self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: { clock.date }, logsTranscripts: logsTranscripts)
         (translations, translationInbox) = AsyncStream.makeStream()
         var endpoint = endpoint
         endpoint.silenceMs = settings.silenceMs

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ParleyAudio
 import ParleyConfig
+import ParleyCore
 import ParleyControl
 import ParleyHistory
 import ParleyProtocol
@@ -59,7 +60,7 @@ public final class TestConversation: Sendable {
                 recognizers: recognizers, canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) },
                 translator: translator, accurate: accurate),
             synthesizer: synthesizer, playback: speaker.playback(),
-            capture: microphone.source(), history: writer, events: events, logger: logger, clock: RuntimeClock(clock),
+            capture: microphone.source(), history: writer, events: events, logger: logger, clock: ParleyClock(clock),
             reopenBackoff: 0.001)
         running = Mutex(nil)
         let subscription = events.subscribe()

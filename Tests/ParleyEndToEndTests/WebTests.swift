@@ -40,7 +40,7 @@ import FoundationNetworking
         logger.logLevel = .critical
         let control = DaemonControl(
             interpreter: conversation.interpreter, config: config, history: conversation.history, events: conversation.events,
-            writer: conversation.writer, started: Date(), logger: logger,
+            writer: conversation.writer, started: conversation.interpreter.clock.now, logger: logger,
             reloader: Reloader(
                 path: nil, initial: config, interpreter: conversation.interpreter,
                 notifier: SystemdNotifier(environment: [:], unsetEnvironment: false), logger: logger))

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ParleyCore
+import ParleyTesting
 import Synchronization
 import Testing
 @testable import ParleyHistory
@@ -68,19 +69,19 @@ struct HistoryWriterTests {
     @Test func retriesBackOffByDoublingUpToTheLimitOnTheInjectedClock() async throws {
         let database = try AppDatabase.inMemory()
         let store = FaultyStore(database)
-        let waits = Mutex<[Duration]>([])
+        let manual = ManualClock()
         // The store fails until the sixth backoff has been waited out; no real time passes.
         let writer = HistoryWriter(
-            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(500),
-            wait: { duration in
-                let count = waits.withLock { $0.append(duration); return $0.count }
-                if count == 6 { store.failing.withLock { $0 = nil } }
-            })
+            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(500), clock: ParleyClock(manual))
         store.failing.withLock { $0 = .SQLITE_FULL }
         writer.startSession(speakerA: "en", speakerB: "es")
-        let stored = try await writer.store(turn("after a full disk", at: 1))
-        #expect(stored.id != nil)
-        #expect(waits.withLock { $0 } == [100, 200, 400, 500, 500, 500].map { Duration.milliseconds($0) })
+        let stored = Task { try await writer.store(turn("after a full disk", at: 1)) }
+        var waits = await manual.letSleepsPass(5)
+        waits.append(await manual.nextSleep())
+        store.failing.withLock { $0 = nil }
+        manual.advance(by: waits[5])
+        #expect(try await stored.value.id != nil)
+        #expect(waits == [100, 200, 400, 500, 500, 500].map { Duration.milliseconds($0) })
         #expect(writer.health == .init(degraded: false, pending: 0, lastError: nil))
     }
 
@@ -89,7 +90,7 @@ struct HistoryWriterTests {
         let day: TimeInterval = 86_400
         let writer = HistoryWriter(
             store: database, retention: Retention(maxTurns: 100, maxAgeDays: 1), speakerA: "en", speakerB: "es",
-            now: { Date(timeIntervalSince1970: 10 * day) })
+            clock: ParleyClock(ManualClock(), date: { Date(timeIntervalSince1970: 10 * day) }))
         writer.startSession(speakerA: "en", speakerB: "es", at: Date(timeIntervalSince1970: 8 * day))
         _ = try await writer.store(turn("two days old", at: 8 * day))
         _ = try await writer.store(turn("an hour old", at: 10 * day - 3_600))
