@@ -22,7 +22,7 @@ extension Interpreter {
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
         events: EventBus, logger: Logger, logsTranscripts: @escaping @Sendable () -> Bool = { false }, observer: Observer? = nil,
-        clock: ParleyClock = .continuous, reopenBackoff: TimeInterval = 0.5
+        clock: ParleyClock = .continuous
     ) -> Interpreter {
         Interpreter(
             settings: RuntimeSettings(
@@ -30,6 +30,6 @@ extension Interpreter {
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
             endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, failureNotice: config.failureNotice, engines: engines,
             synthesizer: synthesizer, playback: playback, capture: capture, history: history, events: events,
-            logger: logger, logsTranscripts: logsTranscripts, observer: observer, clock: clock, reopenBackoff: reopenBackoff)
+            logger: logger, logsTranscripts: logsTranscripts, observer: observer, clock: clock)
     }
 }

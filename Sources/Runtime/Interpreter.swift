@@ -67,9 +67,6 @@ public final class Interpreter: Sendable {
     let translations: AsyncStream<(Speaker, String)>
     let translationInbox: AsyncStream<(Speaker, String)>.Continuation
 
-    /// The first wait before a lost capture device is opened again (doubling up to 10 s).
-    let reopenBackoff: TimeInterval
-
     /// How long a stop waits for the turn in flight.
     public static let stopTimeout: TimeInterval = 10
 
@@ -201,10 +198,9 @@ public final class Interpreter: Sendable {
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
         events: EventBus, logger: Logger, logsTranscripts: @escaping @Sendable () -> Bool = { false }, observer: Observer? = nil,
-        clock: ParleyClock = .continuous, reopenBackoff: TimeInterval = 0.5
+        clock: ParleyClock = .continuous
     ) {
         self.observer = observer
-        self.reopenBackoff = reopenBackoff
         self.capture = Mutex(capture)
         self.events = events
         self.logger = logger
@@ -289,7 +285,7 @@ public final class Interpreter: Sendable {
         let accurateLoop = accurate.map { worker in Task { await worker.run() } }
         accurate?.inbox.yield(.warm)
         let translationLoop = Task { await translateTurns() }
-        let result = await CaptureLoop(interpreter: self, backoff: reopenBackoff).run(source)
+        let result = await CaptureLoop(interpreter: self).run(source)
         let recognitionLoops = closeLanes()
         speech.inbox.yield(.close)
         accurate?.inbox.yield(.close)
