@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -113,3 +114,37 @@ public struct Backoff: Sendable, Equatable {
     public mutating func reset() { current = first }
 }
 
+/// Something allowed at most once per `interval` on a clock: a log line said once a second
+/// however often its cause comes, a pairing code tried again only a second after a wrong one.
+public final class RateLimit: Sendable {
+    public let interval: Duration
+    private let clock: ParleyClock
+    private let last = Mutex<ParleyClock.Instant?>(nil)
+
+    public init(once interval: Duration, clock: ParleyClock) {
+        self.interval = interval
+        self.clock = clock
+    }
+
+    /// Whether it may happen now: it never happened, or last `interval` ago or more.
+    public var allows: Bool {
+        let now = clock.now
+        return last.withLock { last in last.map { now - $0 >= interval } ?? true }
+    }
+
+    /// It happened now.
+    public func record() {
+        let now = clock.now
+        last.withLock { $0 = now }
+    }
+
+    /// Whether it may happen now, and if so, that it did.
+    public func take() -> Bool {
+        let now = clock.now
+        return last.withLock { last in
+            if let previous = last, now - previous < interval { return false }
+            last = now
+            return true
+        }
+    }
+}

@@ -189,7 +189,7 @@ public enum Daemon {
             // Ready once capture is open, the models are loaded and the socket answers.
             let server = ControlServer(
                 path: config.controlSocket, inheritedSocket: activatedSocket, group: config.controlGroup,
-                idleTimeout: .seconds(config.controlIdleTimeoutSeconds), handler: control, logger: logger
+                idleTimeout: .seconds(config.controlIdleTimeoutSeconds), handler: control, logger: logger, clock: clock
             ) {
                 let milliseconds = clock.milliseconds(since: started)
                 logger.info(

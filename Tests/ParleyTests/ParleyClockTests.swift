@@ -64,6 +64,23 @@ struct ParleyClockTests {
         backoff.reset()
         #expect(backoff.next() == .milliseconds(500))
     }
+
+    @Test func aRateLimitAllowsOnceAnIntervalOnTheClock() {
+        let manual = ManualClock()
+        let limit = RateLimit(once: .seconds(1), clock: ParleyClock(manual))
+        #expect(limit.allows)
+        #expect(limit.take())
+        #expect(!limit.take(), "at once again")
+        manual.advance(by: .milliseconds(999))
+        #expect(!limit.allows)
+        #expect(!limit.take())
+        manual.advance(by: .milliseconds(1))
+        #expect(limit.allows)
+        limit.record()
+        #expect(!limit.allows, "recorded now")
+        manual.advance(by: .seconds(1))
+        #expect(limit.take())
+    }
 }
 
 extension Result {
