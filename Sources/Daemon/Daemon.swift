@@ -182,7 +182,7 @@ public enum Daemon {
                     settings: WebSettings(
                         listen: config.web.listen, port: config.web.port,
                         code: config.web.pairing == .code ? WebSettings.randomCode() : nil),
-                    handler: control, events: events, logger: logger)
+                    handler: control, events: events, logger: logger, clock: clock)
                 control.web = web
                 services.append(.init(service: WebService(server: web, logger: logger), successTerminationBehavior: .ignore))
             }
