@@ -23,8 +23,8 @@ extension HistoryStore {
 /// worker, on a dispatch queue of its own (not the concurrency pool, so no busy task can
 /// delay it), commits items in order. A write that fails for a reason that can pass (disk full,
 /// database locked or busy, I/O error) keeps the item in memory and retries it with backoff
-/// (0.1 s doubling to `maxBackoff`); meanwhile the writer is `degraded`. Nothing already stored
-/// is touched by a failure.
+/// (0.1 s, or `maxBackoff` if shorter, doubling to `maxBackoff`); meanwhile the writer is
+/// `degraded`. Nothing already stored is touched by a failure.
 ///
 /// The writer also keeps the current session: a turn that comes more than `sessionGap` after
 /// the previous one starts a new session first.
@@ -218,7 +218,7 @@ public final class HistoryWriter: Sendable {
 
     /// On `worker`: commits the queue in order, retrying what fails for a passing reason.
     private func drain() {
-        var backoff = Backoff(first: .milliseconds(100), longest: maxBackoff)
+        var backoff = Backoff(first: min(.milliseconds(100), maxBackoff), longest: maxBackoff)
         while true {
             guard let (number, item, previousSession) = state.withLock({ state -> (Int, Item, Int64?)? in
                 guard let first = state.queue.first else {

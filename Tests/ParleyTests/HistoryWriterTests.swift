@@ -104,12 +104,14 @@ struct HistoryWriterTests {
         let database = try AppDatabase.inMemory()
         let store = FaultyStore(database)
         let changes = Mutex<[String?]>([])
+        let manual = ManualClock()
         let writer = HistoryWriter(
-            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(50),
+            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(50), clock: ParleyClock(manual),
             onHealthChange: { change in changes.withLock { $0.append(change) } })
         writer.startSession(speakerA: "en", speakerB: "es")
         _ = try await writer.store(turn("before", at: 1))
         store.failing.withLock { $0 = .SQLITE_FULL }
+        let triedBefore = store.attempts.load(ordering: .relaxed)
         // When turns come in meanwhile
         let acknowledged = Atomic<Int>(0)
         for index in 0..<3 {
@@ -117,8 +119,11 @@ struct HistoryWriterTests {
                 if case .success = result { acknowledged.add(1, ordering: .relaxed) }
             }
         }
-        // Then nothing is acknowledged, they wait in memory, status is degraded, and retries go on
-        #expect(try await eventually { store.attempts.load(ordering: .relaxed) > 4 })
+        // Then nothing is acknowledged, they wait in memory, status is degraded, and retries go on:
+        // four backoffs pass on the clock, and the fifth try fails too (the writer waits again)
+        #expect(await manual.letSleepsPass(4) == [50, 50, 50, 50].map { Duration.milliseconds($0) })
+        let wait = await manual.nextSleep()
+        #expect(store.attempts.load(ordering: .relaxed) - triedBefore == 5)
         #expect(writer.health.degraded)
         #expect(writer.health.pending == 3)
         #expect(writer.health.lastError?.contains("injected") == true)
@@ -126,6 +131,7 @@ struct HistoryWriterTests {
         #expect(try await database.turnCount() == 1)
         // When the disk has room again, every turn is stored, in order, and the writer recovers
         store.failing.withLock { $0 = nil }
+        manual.advance(by: wait)
         #expect(await writer.flush(timeout: .seconds(10)))
         #expect(acknowledged.load(ordering: .relaxed) == 3)
         #expect(!writer.health.degraded)
