@@ -7,8 +7,9 @@ import Synchronization
     import Foundation
 #endif
 
-/// Parley's one clock: every wait and every measurement of time in the daemon reads it, and the
-/// daemon's composition (ParleyDaemon) makes it once and hands it to each part: the runtime
+/// Parley's one clock: the daemon's composition (ParleyDaemon) makes it once and hands it to
+/// each part that waits or measures time (docs/architecture.md, "Time", lists the few waits
+/// that stand for real time and are not on it yet): the runtime
 /// (turn timings, the capture backoff), the translator chain (deadlines, retries, cool-downs),
 /// the history writer (its backoff, the dates turns are kept by), the control socket (idle
 /// timeout, stuck replies, drain, refusal logs) and the caption page (the wrong-code limit).
