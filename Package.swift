@@ -86,7 +86,7 @@ let package = Package(
         .target(
             name: "ParleyControlSocket",
             dependencies: [
-                "ParleyControl", "ParleyProtocol",
+                "ParleyControl", "ParleyCore", "ParleyProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
 import ParleyControl
+import ParleyCore
 import Synchronization
 
 /// What one control connection is doing, shared by its request loop, its idle watchdog and the
@@ -12,10 +13,10 @@ import Synchronization
 ///   gets the connection closed too.
 final class ConnectionActivity: Sendable {
     private struct State {
-        var lastActivity: ContinuousClock.Instant
+        var lastActivity: ParleyClock.Instant
         var busy = false
         /// Since when a reply has been waiting to be written; nil when none is.
-        var writingSince: ContinuousClock.Instant?
+        var writingSince: ParleyClock.Instant?
         var subscription: Subscription?
         var gone = false
         /// The watchdog is closing the connection: no more requests are taken.
@@ -24,7 +25,14 @@ final class ConnectionActivity: Sendable {
         var waiter: (serial: Int, continuation: CheckedContinuation<ControlReply?, Never>)?
     }
 
-    private let state = Mutex(State(lastActivity: .now))
+    private let state: Mutex<State>
+    /// The server's clock.
+    private let clock: ParleyClock
+
+    init(clock: ParleyClock) {
+        self.clock = clock
+        state = Mutex(State(lastActivity: clock.now))
+    }
 
     /// A request arrived; false when the connection is being closed as idle.
     func begin() -> Bool {
@@ -37,7 +45,7 @@ final class ConnectionActivity: Sendable {
 
     /// The request's reply is being written.
     func writing() {
-        state.withLock { $0.writingSince = .now }
+        state.withLock { $0.writingSince = clock.now }
     }
 
     /// The request's reply was written: the idle clock starts again.
@@ -45,7 +53,7 @@ final class ConnectionActivity: Sendable {
         state.withLock { state in
             state.busy = false
             state.writingSince = nil
-            state.lastActivity = .now
+            state.lastActivity = clock.now
         }
     }
 
@@ -112,11 +120,11 @@ final class ConnectionActivity: Sendable {
 
     /// When the connection will have been idle (or its reply stuck) for `timeout`, if nothing
     /// happens before; nil when it can no longer become idle (a subscriber, or gone).
-    func idleDeadline(_ timeout: Duration) -> ContinuousClock.Instant? {
+    func idleDeadline(_ timeout: Duration) -> ParleyClock.Instant? {
         state.withLock { state in
             if state.subscription != nil || state.gone || state.closing { return nil }
             if let writingSince = state.writingSince { return writingSince + timeout }
-            return state.busy ? .now + timeout : state.lastActivity + timeout
+            return state.busy ? clock.now + timeout : state.lastActivity + timeout
         }
     }
 
@@ -133,7 +141,7 @@ final class ConnectionActivity: Sendable {
     func verdict(_ timeout: Duration) -> Verdict {
         state.withLock { state in
             guard state.subscription == nil, !state.gone, !state.closing else { return .active }
-            let now = ContinuousClock.now
+            let now = clock.now
             if let writingSince = state.writingSince {
                 guard now - writingSince >= timeout else { return .active }
                 state.closing = true

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ParleyControl
+import ParleyCore
 import ParleyProtocol
 import Synchronization
 
@@ -28,7 +29,7 @@ public final class ControlServer: Sendable {
     /// flood of connections cannot hold descriptors for long.
     public static let maxWaitingOverLimit = 256
     /// Refusals are logged at most once a second.
-    private let lastRefusalLog = Mutex<ContinuousClock.Instant?>(nil)
+    private let refusalLog: RateLimit
     /// Connections served at once; the next one is answered `too_many_clients` and closed.
     public static let maxClients = 64
 
@@ -63,13 +64,17 @@ public final class ControlServer: Sendable {
     public static let defaultDrainTimeout: Duration = .seconds(3)
     /// How long `drain` lets requests in flight finish before it closes their connections.
     private let drainTimeout: Duration
+    /// What the idle timeout, stuck replies, the drain and the refusal log are timed by.
+    private let clock: ParleyClock
 
     public init(
         path: String, inheritedSocket: Int32? = nil, group: String? = nil, idleTimeout: Duration? = ControlServer.defaultIdleTimeout,
         handler: any ControlHandler, logger: Logger, drainTimeout: Duration = ControlServer.defaultDrainTimeout,
-        onListening: @escaping @Sendable () -> Void = {}
+        clock: ParleyClock = .continuous, onListening: @escaping @Sendable () -> Void = {}
     ) {
         self.path = path
+        self.clock = clock
+        self.refusalLog = RateLimit(once: .seconds(1), clock: clock)
         self.drainTimeout = drainTimeout
         self.inherited = inheritedSocket
         self.group = group
@@ -157,7 +162,7 @@ public final class ControlServer: Sendable {
             return
         }
         defer { connected.subtract(1, ordering: .relaxed) }
-        let activity = ConnectionActivity()
+        let activity = ConnectionActivity(clock: clock)
         let key = ObjectIdentifier(activity)
         let draining = open.withLock { open in
             open.connections[key] = (connection.channel, activity)
@@ -244,7 +249,7 @@ public final class ControlServer: Sendable {
         for channel in idle { channel.close(promise: nil) }
         guard first else { return }
         let timer = Task { [self] in
-            guard (try? await Task.sleep(for: drainTimeout)) != nil else { return }
+            guard (try? await clock.sleep(for: drainTimeout)) != nil else { return }
             for channel in open.withLock({ $0.connections.values.map(\.channel) }) { channel.close(promise: nil) }
         }
         open.withLock { $0.drainTimer = timer }
@@ -259,7 +264,7 @@ public final class ControlServer: Sendable {
         _ channel: any Channel, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, activity: ConnectionActivity, after timeout: Duration
     ) async throws {
         while let deadline = activity.idleDeadline(timeout) {
-            try await Task.sleep(until: deadline, clock: .continuous)
+            try await clock.sleep(until: deadline)
             switch activity.verdict(timeout) {
             case .active:
                 continue
@@ -271,7 +276,7 @@ public final class ControlServer: Sendable {
                 // then closed; closing ends a write still waiting.
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { try? await outbound.write(Self.frame(reply)) }
-                    group.addTask { try? await Task.sleep(for: .seconds(1)) }
+                    group.addTask { [clock] in try? await clock.sleep(for: .seconds(1)) }
                     _ = await group.next()
                     group.cancelAll()
                     try? await channel.close()
@@ -297,8 +302,8 @@ public final class ControlServer: Sendable {
                     var lines = inbound.makeAsyncIterator()
                     return try? await lines.next()
                 }
-                group.addTask {
-                    try? await Task.sleep(for: Self.overLimitWait)
+                group.addTask { [clock] in
+                    try? await clock.sleep(for: Self.overLimitWait)
                     return nil
                 }
                 let winner = await group.next() ?? nil
@@ -311,13 +316,7 @@ public final class ControlServer: Sendable {
                 try await outbound.write(Self.frame(reply))
                 return
             }
-            let now = ContinuousClock.now
-            let logIt = lastRefusalLog.withLock { last -> Bool in
-                if let last, now - last < .seconds(1) { return false }
-                last = now
-                return true
-            }
-            if logIt {
+            if refusalLog.take() {
                 logger.warning("control connection refused: too many clients", metadata: ["peer": "\(peer?.description ?? "unknown")"])
             }
             try await outbound.write(

@@ -26,7 +26,7 @@ extension Daemon {
     /// through a pivot where Debian has no direct pair, or where a pivot measured clearly better
     /// (`RoutePlanner`); the pipelines of every leg of both directions start now, warm.
     static func makeTranslator(
-        _ config: ParleyConfig, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ config: ParleyConfig, clock: ParleyClock = .continuous, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(DaemonFailure) -> TranslatorChain {
         var backends: [TranslatorChain.Backend] = []
         let pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]
@@ -66,7 +66,7 @@ extension Daemon {
             }
         }
         return TranslatorChain(
-            backends, timing: .init(deadline: .milliseconds(config.translationDeadlineMs)), cacheCapacity: config.translationCacheSize)
+            backends, timing: .init(deadline: .milliseconds(config.translationDeadlineMs), clock: clock), cacheCapacity: config.translationCacheSize)
     }
 
     static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> EspeakSynthesizer {

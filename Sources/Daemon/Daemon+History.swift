@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ParleyConfig
 import ParleyControl
+import ParleyCore
 import ParleyHistory
 import ParleyProtocol
 import ParleyRuntime
@@ -9,10 +10,13 @@ import ParleyRuntime
 /// History at start and exit: the write queue, and what happens to turns it cannot store.
 extension Daemon {
     /// The history write queue, which logs and reports when storage fails and recovers.
-    static func makeHistoryWriter(_ config: ParleyConfig, _ history: AppDatabase, events: EventBus, logger: Logger) -> HistoryWriter {
+    static func makeHistoryWriter(
+        _ config: ParleyConfig, _ history: AppDatabase, events: EventBus, clock: ParleyClock, logger: Logger
+    ) -> HistoryWriter {
         HistoryWriter(
             store: history, retention: Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays),
             sessionGap: TimeInterval(config.sessionGapMinutes * 60), speakerA: config.speakerA, speakerB: config.speakerB,
+            clock: clock,
             onHealthChange: { problem in
                 if let problem {
                     let message = "history writes are failing; turns are kept in memory and retried: \(problem)"

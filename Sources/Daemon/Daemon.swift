@@ -95,7 +95,9 @@ public enum Daemon {
             config.historyEnabled ? try InstanceLock.acquire(for: config.historyPath, what: "history", folderMode: 0o700, logger: notice) : nil,
         ]
         defer { withExtendedLifetime(locks) {} }
-        let started = Date()
+        // The one clock every part is timed by (`ParleyClock`).
+        let clock = ParleyClock.continuous
+        let started = clock.now
         let synthesizer = try makeSynthesizer(config)
         // Whisper (and Moonshine) hear a language PocketSphinx has no model for (fr, pt, it, ca,
         // gl): the pool then only gives live words for the languages it has. Judged from the
@@ -105,7 +107,7 @@ public enum Daemon {
         let recognizers = try RecognizerPool(
             config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil,
             othersHear: [config.speakerA, config.speakerB].contains { heardAccurately.contains($0) })
-        let translator = try makeTranslator(config)
+        let translator = try makeTranslator(config, clock: clock)
         let history = try openHistory(config)
         let startup = StartupWork(jobs: [
             // A configured backend that does not answer is said now, not at the first turn.
@@ -120,7 +122,7 @@ public enum Daemon {
             },
         ])
         let events = EventBus()
-        let writer = makeHistoryWriter(config, history, events: events, logger: logger)
+        let writer = makeHistoryWriter(config, history, events: events, clock: clock, logger: logger)
         if let aside = history.movedAside {
             logger.error("the history was corrupt; it was moved to \(aside) and a new one started")
         }
@@ -150,7 +152,8 @@ public enum Daemon {
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
             synthesizer: synthesizer, playback: playback, capture: source, history: writer,
             events: events, logger: logger, logsTranscripts: { ParleyLogLevel.transcripts },
-            observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
+            observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }),
+            clock: clock)
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
                 "speaker \(speaker.rawValue) cannot be heard; they can still type with `parley say`",
@@ -179,16 +182,16 @@ public enum Daemon {
                     settings: WebSettings(
                         listen: config.web.listen, port: config.web.port,
                         code: config.web.pairing == .code ? WebSettings.randomCode() : nil),
-                    handler: control, events: events, logger: logger)
+                    handler: control, events: events, logger: logger, clock: clock)
                 control.web = web
                 services.append(.init(service: WebService(server: web, logger: logger), successTerminationBehavior: .ignore))
             }
             // Ready once capture is open, the models are loaded and the socket answers.
             let server = ControlServer(
                 path: config.controlSocket, inheritedSocket: activatedSocket, group: config.controlGroup,
-                idleTimeout: .seconds(config.controlIdleTimeoutSeconds), handler: control, logger: logger
+                idleTimeout: .seconds(config.controlIdleTimeoutSeconds), handler: control, logger: logger, clock: clock
             ) {
-                let milliseconds = Int(Date().timeIntervalSince(started) * 1000)
+                let milliseconds = clock.milliseconds(since: started)
                 logger.info(
                     "ready",
                     metadata: [

@@ -24,8 +24,7 @@ extension DaemonControl {
         guard turn.status == .untranslated else {
             throw FieldRefusal("turn \(id) is already translated; only untranslated turns are retried")
         }
-        let clock = ContinuousClock()
-        let started = clock.now
+        let started = interpreter.clock.now
         let outcome: Result<String, any Error>
         do {
             // Asked for by someone: backends the conversation skips since they failed are asked too.
@@ -34,8 +33,7 @@ extension DaemonControl {
         } catch {
             outcome = .failure(error)
         }
-        let elapsed = clock.now - started
-        let mtMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        let mtMs = interpreter.clock.milliseconds(since: started)
         switch outcome {
         case .success(let text):
             guard let updated = try await history.recordRetry(id: id, translation: text, error: nil, mtMs: mtMs) else {

@@ -17,7 +17,8 @@ struct DaemonControl: ControlHandler {
     let events: EventBus
     /// The history write queue; it knows the current session.
     let writer: HistoryWriter
-    let started: Date
+    /// When the daemon started, on its clock (`interpreter.clock`).
+    let started: ParleyClock.Instant
     let logger: Logger
     let reloader: Reloader
     /// The caption page's server, when `[web]` is enabled; `web` says where it listens.
@@ -116,7 +117,7 @@ struct DaemonControl: ControlHandler {
         var status = StatusInfo(
             version: ParleyVersion.string, state: snapshot.state, speaker: snapshot.speaker?.rawValue,
             mode: snapshot.settings.mode.rawValue, a: side(.a), b: side(.b), turns: snapshot.turns, sessionID: writer.currentSessionID,
-            uptimeSeconds: Date().timeIntervalSince(started), captureDevice: config.captureDevice,
+            uptimeSeconds: (interpreter.clock.now - started).timeInterval, captureDevice: config.captureDevice,
             playbackDevice: config.playbackDevice)
         addHistoryHealth(to: &status)
         return status

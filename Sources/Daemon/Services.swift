@@ -17,7 +17,10 @@ import Glibc
 
 /// Work started with the daemon that nothing waits for (asking the translation backends a
 /// fixed word, history retention): child tasks of the service group, so none outlives
-/// `Daemon.run`. It ends when its jobs have; a shutdown before that cancels them.
+/// `Daemon.run`. A shutdown before they end cancels them. Once they have ended, the service
+/// waits for its turn to shut down: the group takes a service that ends while it shuts the
+/// others down for one that failed (a SIGTERM just after start, while the backends were still
+/// being asked, made parleyd exit 1).
 struct StartupWork: Service {
     let jobs: [@Sendable () async -> Void]
 
@@ -27,6 +30,7 @@ struct StartupWork: Service {
                 for job in jobs { group.addTask { await job() } }
             }
         }
+        try? await gracefulShutdown()
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ParleyCore
 import Synchronization
 
 /// Where `HistoryWriter` stores things, synchronously, on the writer's own queue. `AppDatabase`
@@ -22,8 +23,8 @@ extension HistoryStore {
 /// worker, on a dispatch queue of its own (not the concurrency pool, so no busy task can
 /// delay it), commits items in order. A write that fails for a reason that can pass (disk full,
 /// database locked or busy, I/O error) keeps the item in memory and retries it with backoff
-/// (0.1 s doubling to `maxBackoff`); meanwhile the writer is `degraded`. Nothing already stored
-/// is touched by a failure.
+/// (0.1 s, or `maxBackoff` if shorter, doubling to `maxBackoff`); meanwhile the writer is
+/// `degraded`. Nothing already stored is touched by a failure.
 ///
 /// The writer also keeps the current session: a turn that comes more than `sessionGap` after
 /// the previous one starts a new session first.
@@ -83,25 +84,21 @@ public final class HistoryWriter: Sendable {
     private let worker = DispatchQueue(label: "parley.history")
     /// Told when the writer becomes degraded (with the error) or recovers (nil).
     private let onHealthChange: @Sendable (String?) -> Void
-    /// The wall clock, for retention by age.
-    private let now: @Sendable () -> Date
-    /// Waits out a backoff on the worker's queue (a sleep; tests record the waits instead).
-    private let wait: @Sendable (Duration) -> Void
+    /// The backoff is waited out on it (the worker's thread blocks: it has nothing else to do
+    /// meanwhile), and its date is the wall clock retention by age and new sessions go by.
+    private let clock: ParleyClock
     /// Told when the history file was found deleted and made again.
     private let onFileRecreated: @Sendable () -> Void
 
-    /// `now` and `wait` are the clock: the daemon's by default; a test's to drive retries and
-    /// retention without waiting.
+    /// `clock` is the daemon's by default; a test's drives retries and retention without waiting.
     public init(
         store: any HistoryStore, retention: Retention = Retention(), sessionGap: TimeInterval = 30 * 60, speakerA: String,
-        speakerB: String, maxBackoff: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() },
-        wait: @escaping @Sendable (Duration) -> Void = HistoryWriter.sleep,
+        speakerB: String, maxBackoff: Duration = .seconds(5), clock: ParleyClock = .continuous,
         onHealthChange: @escaping @Sendable (String?) -> Void = { _ in },
         onFileRecreated: @escaping @Sendable () -> Void = {}
     ) {
         self.onFileRecreated = onFileRecreated
-        self.now = now
-        self.wait = wait
+        self.clock = clock
         self.store = store
         self.retention = retention
         self.sessionGap = sessionGap
@@ -124,14 +121,14 @@ public final class HistoryWriter: Sendable {
     /// Starts a new session (ending the current one) with these languages; `done` is told once
     /// it is committed.
     public func startSession(
-        speakerA: String, speakerB: String, at date: Date = Date(),
+        speakerA: String, speakerB: String, at date: Date? = nil,
         done: @escaping @Sendable (Result<SessionRecord, any Error>) -> Void = { _ in }
     ) {
         let (start, closed) = state.withLock { state in
             guard !state.closed else { return (false, true) }
             state.speakers = (speakerA, speakerB)
             state.lastTurnAt = nil
-            Self.append(.session(speakerA: speakerA, speakerB: speakerB, at: date, done: done), to: &state)
+            Self.append(.session(speakerA: speakerA, speakerB: speakerB, at: date ?? clock.date, done: done), to: &state)
             return (Self.claimDrain(&state), false)
         }
         if closed { done(.failure(Self.closedError)) }
@@ -204,12 +201,6 @@ public final class HistoryWriter: Sendable {
         return abandoned.count
     }
 
-    /// The daemon's backoff: the worker's thread sleeps (it has nothing else to do meanwhile).
-    public static func sleep(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
-    }
-
     static let closedError = HistoryError("the daemon is stopping and history could not be written; the turn was not stored")
 
     private static func append(_ item: Item, to state: inout State) {
@@ -227,7 +218,7 @@ public final class HistoryWriter: Sendable {
 
     /// On `worker`: commits the queue in order, retrying what fails for a passing reason.
     private func drain() {
-        var backoff = Duration.milliseconds(100)
+        var backoff = Backoff(first: min(.milliseconds(100), maxBackoff), longest: maxBackoff)
         while true {
             guard let (number, item, previousSession) = state.withLock({ state -> (Int, Item, Int64?)? in
                 guard let first = state.queue.first else {
@@ -261,11 +252,11 @@ public final class HistoryWriter: Sendable {
                         sessionID = id
                     }
                     turn.sessionID = sessionID
-                    let stored = try store.writeTurn(turn, retention: retention, now: now())
+                    let stored = try store.writeTurn(turn, retention: retention, now: clock.date)
                     guard try checkedGeneration() == generation else { continue }
                     if committed(number) { done(.success(stored)) }
                 }
-                backoff = .milliseconds(100)
+                backoff.reset()
             } catch where Self.isPassing(error) {
                 let message = "\(error)"
                 let first = state.withLock { state in
@@ -273,8 +264,7 @@ public final class HistoryWriter: Sendable {
                     return state.lastError == nil
                 }
                 if first { onHealthChange(message) }
-                wait(backoff)
-                backoff = min(backoff * 2, maxBackoff)
+                clock.block(for: backoff.next())
             } catch {
                 // A failure that retrying cannot mend: give up on this item only.
                 if committed(number) { item.fail(error) }

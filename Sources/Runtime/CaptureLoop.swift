@@ -17,10 +17,11 @@ import Synchronization
 /// closes it and `resume` reopens it.
 struct CaptureLoop: Sendable {
     let interpreter: Interpreter
-    /// The first wait before reopening a lost device, doubling up to `maxBackoff`.
-    var backoff: TimeInterval = 0.5
-    /// Short: a microphone plugged back in is heard again within 2 s; an open that fails costs little.
-    var maxBackoff: TimeInterval = 2
+    /// The waits before a lost device is opened again, on the runtime's clock: 0.5 s, 1 s, then
+    /// every 2 s until it opens. Short, because nobody is at the keyboard of a hands-free
+    /// device: a USB microphone plugged back in is heard again within 2 s, and an open that
+    /// fails costs little.
+    static let reopenBackoff = Backoff(first: .milliseconds(500), longest: .seconds(2))
 
     /// Runs the loop on a thread of its own until the recording ends or a stop, and settles the
     /// turn in flight.
@@ -41,7 +42,7 @@ struct CaptureLoop: Sendable {
         var capture: (any AudioCapture)? = try source.open()
         let isRealTime = capture?.isRealTime ?? true
         var position: SampleTime = 0
-        var backoff = self.backoff
+        var backoff = Self.reopenBackoff
         var pendingLevel: Levels?
         // Fed every period, whatever the conversation does, so its memory of the audio is whole.
         var detector = interpreter.voiceActivity
@@ -60,7 +61,7 @@ struct CaptureLoop: Sendable {
                     capture = nil
                     interpreter.logger.info("microphone released (paused)")
                 }
-                waitForSignal(seconds: 1)
+                waitWhilePaused()
                 continue
             }
             guard let current = capture else {
@@ -70,23 +71,21 @@ struct CaptureLoop: Sendable {
                     deviceRestored()
                 } catch {
                     deviceLost(error)
-                    waitForSignal(seconds: backoff)
-                    backoff = min(backoff * 2, maxBackoff)
+                    waitBeforeReopening(backoff.next())
                 }
                 continue
             }
             let frame: [Int16]
             do {
                 frame = try current.read()
-                backoff = self.backoff
+                backoff.reset()
             } catch {
                 guard isRealTime else { throw error }
                 current.close()
                 capture = nil
                 deviceLost(error)
                 // A device that opens but cannot be read must not be retried in a tight loop.
-                waitForSignal(seconds: backoff)
-                backoff = min(backoff * 2, maxBackoff)
+                waitBeforeReopening(backoff.next())
                 continue
             }
             if frame.isEmpty { break }
@@ -169,12 +168,27 @@ struct CaptureLoop: Sendable {
         }
     }
 
-    private func waitForSignal(seconds: TimeInterval) {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        var woken = false
-        interpreter.wakeup.wait(until: deadline) {
-            defer { woken = true }
-            return !woken && !interpreter.stopping.load(ordering: .relaxed)
+    /// While paused: until `resume` or a stop, and at most a second, so the loop's heartbeat
+    /// (the service watchdog's) goes on.
+    private func waitWhilePaused() {
+        interpreter.wakeup.wait(until: Date(timeIntervalSinceNow: 1)) {
+            interpreter.shared.withLock(\.userPaused) && !interpreter.stopping.load(ordering: .relaxed)
+        }
+    }
+
+    /// Waits `duration` on the runtime's clock before a lost device is opened again; a stop or a
+    /// pause ends the wait early.
+    private func waitBeforeReopening(_ duration: Duration) {
+        let clock = interpreter.clock
+        let wakeup = interpreter.wakeup
+        let deadline = clock.now + duration
+        let alarm = Task {
+            try? await clock.sleep(until: deadline)
+            wakeup.wake()
+        }
+        defer { alarm.cancel() }
+        wakeup.wait(until: .distantFuture) {
+            clock.now < deadline && !interpreter.stopping.load(ordering: .relaxed) && !interpreter.shared.withLock(\.userPaused)
         }
     }
 

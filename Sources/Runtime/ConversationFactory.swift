@@ -3,6 +3,7 @@ import Logging
 import ParleyAudio
 import ParleyConfig
 import ParleyControl
+import ParleyCore
 import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
@@ -21,7 +22,7 @@ extension Interpreter {
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
         events: EventBus, logger: Logger, logsTranscripts: @escaping @Sendable () -> Bool = { false }, observer: Observer? = nil,
-        clock: RuntimeClock = .continuous, date: @escaping @Sendable () -> Date = { Date() }, reopenBackoff: TimeInterval = 0.5
+        clock: ParleyClock = .continuous
     ) -> Interpreter {
         Interpreter(
             settings: RuntimeSettings(
@@ -29,6 +30,6 @@ extension Interpreter {
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
             endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, failureNotice: config.failureNotice, engines: engines,
             synthesizer: synthesizer, playback: playback, capture: capture, history: history, events: events,
-            logger: logger, logsTranscripts: logsTranscripts, observer: observer, clock: clock, date: date, reopenBackoff: reopenBackoff)
+            logger: logger, logsTranscripts: logsTranscripts, observer: observer, clock: clock)
     }
 }

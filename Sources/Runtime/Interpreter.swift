@@ -38,7 +38,8 @@ public final class Interpreter: Sendable {
     let events: EventBus
     let logger: Logger
     let observer: Observer?
-    let clock: RuntimeClock
+    /// The daemon's one clock (see `ParleyClock`).
+    public let clock: ParleyClock
     let hearing: @Sendable (String) -> Bool
     let speaking: @Sendable (String) -> Bool
     /// The translator the conversation uses (also for `retry` and `languages`).
@@ -65,9 +66,6 @@ public final class Interpreter: Sendable {
     let report: @Sendable (String) -> Void
     let translations: AsyncStream<(Speaker, String)>
     let translationInbox: AsyncStream<(Speaker, String)>.Continuation
-
-    /// The first wait before a lost capture device is opened again (doubling up to 10 s).
-    let reopenBackoff: TimeInterval
 
     /// How long a stop waits for the turn in flight.
     public static let stopTimeout: TimeInterval = 10
@@ -214,10 +212,9 @@ public final class Interpreter: Sendable {
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
         events: EventBus, logger: Logger, logsTranscripts: @escaping @Sendable () -> Bool = { false }, observer: Observer? = nil,
-        clock: RuntimeClock = .continuous, date: @escaping @Sendable () -> Date = { Date() }, reopenBackoff: TimeInterval = 0.5
+        clock: ParleyClock = .continuous
     ) {
         self.observer = observer
-        self.reopenBackoff = reopenBackoff
         self.capture = Mutex(capture)
         self.events = events
         self.logger = logger
@@ -238,7 +235,7 @@ public final class Interpreter: Sendable {
         self.report = report
         self.lanes = Mutex([:])
         self.speech = SpeechWorker(synthesizer: synthesizer, playback: playback, clock: clock, logger: logger)
-        self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: date, logsTranscripts: logsTranscripts)
+        self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: { clock.date }, logsTranscripts: logsTranscripts)
         (translations, translationInbox) = AsyncStream.makeStream()
         var endpoint = endpoint
         endpoint.silenceMs = settings.silenceMs
@@ -302,7 +299,7 @@ public final class Interpreter: Sendable {
         let accurateLoop = accurate.map { worker in Task { await worker.run() } }
         accurate?.inbox.yield(.warm)
         let translationLoop = Task { await translateTurns() }
-        let result = await CaptureLoop(interpreter: self, backoff: reopenBackoff).run(source)
+        let result = await CaptureLoop(interpreter: self).run(source)
         let recognitionLoops = closeLanes()
         speech.inbox.yield(.close)
         accurate?.inbox.yield(.close)

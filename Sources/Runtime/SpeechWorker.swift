@@ -55,7 +55,7 @@ actor SpeechWorker {
     private let commands: AsyncStream<Command>
     private let synthesizer: any SpeechSynthesizer
     private let playback: any AudioPlayback
-    private let clock: RuntimeClock
+    private let clock: ParleyClock
     private let logger: Logger
     /// `stop`: cut the speech between two chunks. Set from any thread; cleared when the next
     /// utterance is queued (not when it starts, so a stop that comes meanwhile is kept).
@@ -67,7 +67,7 @@ actor SpeechWorker {
     /// next utterance that says the same text in the same language while it is still wanted.
     private var prepared: (id: Int, text: String, language: String, chunks: [[Int16]], produced: Int)?
 
-    init(synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, clock: RuntimeClock, logger: Logger) {
+    init(synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, clock: ParleyClock, logger: Logger) {
         (commands, inbox) = AsyncStream.makeStream()
         self.synthesizer = synthesizer
         self.playback = playback

@@ -14,7 +14,7 @@ struct TurnDraft: Sendable {
     var sourceLang: String
     var targetLang: String
     /// When the end of speech was decided (or the text typed), on the runtime's clock.
-    var endOfSpeech: Duration
+    var endOfSpeech: ParleyClock.Instant
     var recognition: Recognition?
     /// How the speaker was told (auto mode).
     var detection: SpeakerDetection?

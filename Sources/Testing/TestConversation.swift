@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ParleyAudio
 import ParleyConfig
+import ParleyCore
 import ParleyControl
 import ParleyHistory
 import ParleyProtocol
@@ -15,7 +16,8 @@ import Synchronization
 /// clock. Nothing here touches a sound card, a model or the disk.
 ///
 /// Time on the capture timeline passes only when the test gives the microphone audio, so every
-/// turn is driven period by period; `ManualClock` times the turns.
+/// turn is driven period by period; `ManualClock` times the turns, and the capture backoff of a
+/// lost microphone waits on it until the test moves it (`clock.letSleepsPass`).
 public final class TestConversation: Sendable {
     public let interpreter: Interpreter
     public let microphone: ScriptedMicrophone
@@ -59,8 +61,7 @@ public final class TestConversation: Sendable {
                 recognizers: recognizers, canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) },
                 translator: translator, accurate: accurate),
             synthesizer: synthesizer, playback: speaker.playback(),
-            capture: microphone.source(), history: writer, events: events, logger: logger, clock: RuntimeClock(clock),
-            reopenBackoff: 0.001)
+            capture: microphone.source(), history: writer, events: events, logger: logger, clock: ParleyClock(clock))
         running = Mutex(nil)
         let subscription = events.subscribe()
         Task { [self] in

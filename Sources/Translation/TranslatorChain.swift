@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import Synchronization
 
 /// Translators tried in order until one answers, with a cache of recent translations in front.
@@ -31,14 +32,13 @@ public final class TranslatorChain: Translator {
 
     /// Time as the chain sees it; tests make the waits short or move the clock.
     public struct Timing: Sendable {
+        /// The clock deadlines, retries, 429 cool-downs and broken circuits are timed by: the
+        /// daemon's; a test's manual one.
+        public var clock: ParleyClock
         /// The waits before the retries of a transient failure.
         public var backoff: [Duration]
         /// How long one backend may take over a turn, retries included.
         public var deadline: Duration
-        /// Sleeps (between retries).
-        public var sleep: @Sendable (Duration) async throws -> Void
-        /// Now, for deadlines, 429 cool-downs and broken circuits.
-        public var now: @Sendable () -> ContinuousClock.Instant
         /// How long a backend that failed is skipped before the first probe.
         public var coolDown: Duration
         /// The longest wait between probes (each failed probe doubles the wait up to this).
@@ -46,14 +46,11 @@ public final class TranslatorChain: Translator {
 
         public init(
             backoff: [Duration] = [.seconds(1), .seconds(2), .seconds(4)], deadline: Duration = .seconds(5),
-            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-            now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
-            coolDown: Duration = .seconds(30), longestCoolDown: Duration = .seconds(300)
+            clock: ParleyClock = .continuous, coolDown: Duration = .seconds(30), longestCoolDown: Duration = .seconds(300)
         ) {
             self.backoff = backoff
             self.deadline = deadline
-            self.sleep = sleep
-            self.now = now
+            self.clock = clock
             self.coolDown = coolDown
             self.longestCoolDown = max(coolDown, longestCoolDown)
         }
@@ -63,7 +60,7 @@ public final class TranslatorChain: Translator {
     private let timing: Timing
     private let cache: TranslationCache
     /// Backends told to wait (HTTP 429), by name, until when.
-    private let coolingDown = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let coolingDown = Mutex<[String: ParleyClock.Instant]>([:])
     private let circuits: Circuits
 
     public init(_ backends: [Backend], timing: Timing = Timing(), cacheCapacity: Int = 256) {
@@ -146,8 +143,8 @@ public final class TranslatorChain: Translator {
                 failures.append("\(backend.name): no \(pair) pair")
                 continue
             }
-            if let until = coolingDown.withLock({ $0[backend.name] }), until > timing.now() {
-                failures.append("\(backend.name): rate-limited for \((until - timing.now()).seconds) s more")
+            if let until = coolingDown.withLock({ $0[backend.name] }), until > timing.clock.now {
+                failures.append("\(backend.name): rate-limited for \((until - timing.clock.now).seconds) s more")
                 continue
             }
             let wasBroken = circuits.broken(backend.name)
@@ -187,10 +184,10 @@ public final class TranslatorChain: Translator {
 
     /// One backend's go at a turn: retries of transient failures, within the deadline.
     private func attempt(_ backend: Backend, _ text: String, from source: String, to target: String) async throws -> RoutedTranslation {
-        let deadline = timing.now() + timing.deadline
+        let deadline = timing.clock.now + timing.deadline
         var retries = 0
         while true {
-            let remaining = deadline - timing.now()
+            let remaining = deadline - timing.clock.now
             guard remaining > .zero else { throw Unanswered("no answer within the \(timing.deadline.milliseconds) ms deadline") }
             do {
                 return try await Self.withDeadline(remaining, limit: timing.deadline) {
@@ -203,7 +200,7 @@ public final class TranslatorChain: Translator {
                 case .permanent:
                     throw error
                 case .rateLimited(let wait):
-                    coolingDown.withLock { $0[backend.name] = timing.now() + wait }
+                    coolingDown.withLock { $0[backend.name] = timing.clock.now + wait }
                     throw error
                 case .transient:
                     guard retries < timing.backoff.count else {
@@ -211,10 +208,10 @@ public final class TranslatorChain: Translator {
                     }
                     let pause = timing.backoff[retries]
                     retries += 1
-                    guard timing.now() + pause < deadline else {
+                    guard timing.clock.now + pause < deadline else {
                         throw Unanswered("\(error) (no time left in the \(timing.deadline.milliseconds) ms deadline for a retry)")
                     }
-                    try await timing.sleep(pause)
+                    try await timing.clock.sleep(for: pause)
                 }
             }
         }
@@ -286,8 +283,8 @@ public final class TranslatorChain: Translator {
     func probesFinished() async { await circuits.probesFinished() }
 
     /// When `name` may be asked again after a 429, if it is cooling down.
-    public func coolingDownUntil(_ name: String) -> ContinuousClock.Instant? {
-        coolingDown.withLock { $0[name] }.flatMap { $0 > timing.now() ? $0 : nil }
+    public func coolingDownUntil(_ name: String) -> ParleyClock.Instant? {
+        coolingDown.withLock { $0[name] }.flatMap { $0 > timing.clock.now ? $0 : nil }
     }
 }
 
@@ -308,7 +305,7 @@ struct DeadlinePassed: Error, CustomStringConvertible {
 /// asks it again after a cool-down until it answers.
 final class Circuits: Sendable {
     private struct Broken {
-        var since: ContinuousClock.Instant
+        var since: ParleyClock.Instant
         var reason: String
         var probe: Task<Void, Never>?
     }
@@ -322,14 +319,14 @@ final class Circuits: Sendable {
 
     /// Why `name` is skipped and since when, if its circuit is broken.
     func broken(_ name: String) -> String? {
-        let now = timing.now()
+        let now = timing.clock.now
         return state.withLock { $0[name] }.map { "\($0.reason), \((now - $0.since).seconds) s ago" }
     }
 
     /// Breaks `backend`'s circuit (if it is not broken already) and starts its probe.
     func open(_ backend: TranslatorChain.Backend, pair: LanguagePair, reason: String) {
         let (timing, name, translator) = (self.timing, backend.name, backend.translator)
-        let since = timing.now()
+        let since = timing.clock.now
         let opened = state.withLock { broken -> Bool in
             guard broken[name] == nil else { return false }
             broken[name] = Broken(since: since, reason: reason)
@@ -340,7 +337,7 @@ final class Circuits: Sendable {
             var wait = timing.coolDown
             while !Task.isCancelled {
                 do {
-                    try await timing.sleep(wait)
+                    try await timing.clock.sleep(for: wait)
                 } catch {
                     return
                 }
@@ -440,13 +437,5 @@ private final class Race<T: Sendable>: Sendable {
         }
         continuation?.resume(with: result)
         cleanup?()
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, for messages.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }

@@ -56,17 +56,18 @@ public final class WebServer: Service, Sendable {
     private let onListening: @Sendable (Int) -> Void
     private let boundPort = Atomic<Int>(-1)
     private let connected = Atomic<Int>(0)
-    /// When the last wrong code was given: the next try waits a second, so the code cannot be
+    /// After a wrong code, the next try (from any page) waits a second, so the code cannot be
     /// guessed quickly whatever the number of connections.
-    private let lastWrongCode = Mutex<ContinuousClock.Instant?>(nil)
+    private let pairingTries: RateLimit
     /// Wrong codes one connection may give before it is closed.
     public static let maxWrongCodes = 5
 
     public init(
-        settings: WebSettings, handler: any ControlHandler, events: EventBus, logger: Logger,
+        settings: WebSettings, handler: any ControlHandler, events: EventBus, logger: Logger, clock: ParleyClock = .continuous,
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.settings = settings
+        self.pairingTries = RateLimit(once: .seconds(1), clock: clock)
         self.handler = handler
         self.events = events
         self.logger = logger
@@ -245,14 +246,12 @@ public final class WebServer: Service, Sendable {
         guard let expected = settings.code else {
             return Replies.error(.unavailable, "this page only reads: [web] pairing is \"read-only\"", id: id)
         }
-        let now = ContinuousClock.now
-        let tooSoon = lastWrongCode.withLock { last in last.map { now - $0 < .seconds(1) } ?? false }
-        if tooSoon {
+        if !pairingTries.allows {
             connection.wrongCodes += 1
             return Replies.error(.wrongCode, "a wrong code was given a moment ago; wait a second and type the code again", id: id)
         }
         guard Self.constantTimeEqual(code, expected) else {
-            lastWrongCode.withLock { $0 = now }
+            pairingTries.record()
             connection.wrongCodes += 1
             logger.notice("wrong pairing code from a caption page")
             return Replies.error(.wrongCode, "wrong pairing code; `parley web` on the device shows the right one", id: id)

@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import ParleyControl
 import ParleyControlSocket
+import ParleyCore
 import ParleyProtocol
+import ParleyTesting
 import Synchronization
 import Testing
 
@@ -41,21 +43,24 @@ struct ControlDrainTests {
         let arrived: AsyncStream<Void>
         /// Finishing it lets every `say` be answered.
         let release: AsyncStream<Void>.Continuation
+        /// What subscribers are sent.
+        let bus: EventBus
 
-        static func start(idleTimeout: Duration?, drainTimeout: Duration) async throws -> Running {
+        static func start(idleTimeout: Duration?, drainTimeout: Duration, clock: ParleyClock = .continuous) async throws -> Running {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-drain-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             let path = dir.appendingPathComponent("control.sock").path
             let arrived = AsyncStream<Void>.makeStream()
             let release = AsyncStream<Void>.makeStream()
             let listening = AsyncStream<Void>.makeStream()
+            let handler = GatedHandler(arrived: arrived.continuation, release: release.stream)
             let server = ControlServer(
-                path: path, idleTimeout: idleTimeout, handler: GatedHandler(arrived: arrived.continuation, release: release.stream),
-                logger: Logger(label: "test"), drainTimeout: drainTimeout
+                path: path, idleTimeout: idleTimeout, handler: handler,
+                logger: Logger(label: "test"), drainTimeout: drainTimeout, clock: clock
             ) { listening.continuation.finish() }
             let task = Task { try await server.run() }
             for await _ in listening.stream {}
-            return Running(dir: dir, path: path, server: server, task: task, arrived: arrived.stream, release: release.continuation)
+            return Running(dir: dir, path: path, server: server, task: task, arrived: arrived.stream, release: release.continuation, bus: handler.bus)
         }
 
         /// Sends `say` from a thread of its own; the reply line, or nil when the connection
@@ -105,13 +110,17 @@ struct ControlDrainTests {
     }
 
     @Test(.timeLimit(.minutes(1))) func aRequestStillInFlightWhenTheDrainTimesOutIsClosed() async throws {
-        let rig = try await Running.start(idleTimeout: nil, drainTimeout: .milliseconds(200))
+        let manual = ManualClock()
+        let rig = try await Running.start(idleTimeout: nil, drainTimeout: .seconds(3), clock: ParleyClock(manual))
         defer { rig.cleanUp() }
         // A `say` whose work never ends while the daemon stops.
         let waiting = rig.say(timeout: .seconds(600))
         var requests = rig.arrived.makeAsyncIterator()
         _ = await requests.next()
         rig.server.drain()
+        // The drain waits its 3 s on the server's clock, and only then closes the connection.
+        #expect(await manual.nextSleep() == .seconds(3))
+        manual.advance(by: .seconds(3))
         #expect(await waiting.value == nil, "the connection was closed without a reply")
         try await rig.task.value
     }

@@ -210,7 +210,7 @@ struct ServiceLifecycleTests {
         #expect(text.contains("handed over by systemd"), "\(text)")
         kill(daemon.processIdentifier, SIGTERM)
         #expect(EndToEnd.wait(daemon, timeout: 20))
-        #expect(daemon.terminationStatus == 0)
+        #expect(daemon.terminationStatus == 0, "\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import Synchronization
 import Testing
 import ParleyTesting
@@ -24,62 +25,40 @@ struct TranslatorChainFaultTests {
         .init(name: "libre-\(server.port)", translator: LibreTranslateTranslator(url: server.url, timeoutMs: timeoutMs, apiKey: key))
     }
 
-    /// The chain with `backends`, the shipped backoff and `deadline`, on a manual clock that only
-    /// the waits the test lets pass move: each wait is handed to the test through `gate`.
-    fileprivate func gated(_ backends: [TranslatorChain.Backend], deadline: Duration, _ gate: SleepGate) -> TranslatorChain {
-        let clock = ManualClock()
-        let start = ContinuousClock.now
-        let timing = TranslatorChain.Timing(
-            deadline: deadline,
-            sleep: { wait in
-                // Once let through: a wait the test never lets pass (the probe of a broken
-                // circuit) does not move the clock.
-                await gate.sleep(wait)
-                clock.advance(by: wait)
-            }, now: { start + clock.now.offset })
-        return TranslatorChain(backends, timing: timing)
-    }
-
-    /// Lets the chain's first `count` waits pass; what they were.
-    fileprivate func pass(_ count: Int, of gate: SleepGate) async -> [Duration] {
-        var sleeps = gate.sleeps.makeAsyncIterator()
-        var waits: [Duration] = []
-        for _ in 0..<count {
-            guard let (wait, wake) = await sleeps.next() else { break }
-            waits.append(wait)
-            wake.resume()
-        }
-        return waits
+    /// The chain with `backends`, the shipped backoff and `deadline`, on `clock`, which only the
+    /// waits the test lets pass move.
+    fileprivate func gated(_ backends: [TranslatorChain.Backend], deadline: Duration, _ clock: ManualClock) -> TranslatorChain {
+        TranslatorChain(backends, timing: TranslatorChain.Timing(deadline: deadline, clock: ParleyClock(clock)))
     }
 
     /// A server answering 500 and a working one behind a gated chain with `deadline`, asked
     /// one sentence.
     fileprivate func askFailingThenWorking(deadline: Duration) async throws -> (
-        failing: FaultServer, working: FaultServer, gate: SleepGate, answer: Task<(text: String, backend: String), any Error>
+        failing: FaultServer, working: FaultServer, clock: ManualClock, answer: Task<(text: String, backend: String), any Error>
     ) {
         let failing = try await FaultServer("500")
         let working = try await FaultServer("echo")
-        let gate = SleepGate()
-        let chain = gated([libre(failing), libre(working)], deadline: deadline, gate)
+        let clock = ManualClock()
+        let chain = gated([libre(failing), libre(working)], deadline: deadline, clock)
         let answer = Task { try await chain.translateNamingBackend("the house is red", from: "en", to: "es") }
-        return (failing, working, gate, answer)
+        return (failing, working, clock, answer)
     }
 
-    // A missing wait would leave `pass` waiting: the limit turns that into a failure.
+    // A missing wait would leave `letSleepsPass` waiting: the limit turns that into a failure.
     @Test(.timeLimit(.minutes(1))) func a500IsRetriedThreeTimesBackingOffOneTwoFourSecondsThenTheNextBackendAnswers() async throws {
-        let (failing, working, gate, answer) = try await askFailingThenWorking(deadline: .seconds(60))
-        #expect(await pass(3, of: gate) == [.seconds(1), .seconds(2), .seconds(4)])
+        let (failing, working, clock, answer) = try await askFailingThenWorking(deadline: .seconds(60))
+        #expect(await clock.letSleepsPass(3) == [.seconds(1), .seconds(2), .seconds(4)])
         let (text, backend) = try await answer.value
         #expect(text == reversed("the house is red"))
         #expect(backend == "libre-\(working.port)")
         #expect(try await failing.count().requests == 4, "one request and three retries")
     }
 
-    // A missing wait would leave `pass` waiting: the limit turns that into a failure.
+    // A missing wait would leave `letSleepsPass` waiting: the limit turns that into a failure.
     @Test(.timeLimit(.minutes(1))) func aRetryThatWouldEndPastTheDeadlineIsNotMade() async throws {
         // 1 + 2 s fit in 5 s; the 4 s wait would end past it, so the next backend answers.
-        let (failing, working, gate, answer) = try await askFailingThenWorking(deadline: .seconds(5))
-        #expect(await pass(2, of: gate) == [.seconds(1), .seconds(2)])
+        let (failing, working, clock, answer) = try await askFailingThenWorking(deadline: .seconds(5))
+        #expect(await clock.letSleepsPass(2) == [.seconds(1), .seconds(2)])
         #expect(try await answer.value.backend == "libre-\(working.port)")
         #expect(try await failing.count().requests == 3, "one request and the two retries that fit")
     }
@@ -125,22 +104,21 @@ struct TranslatorChainFaultTests {
     @Test func a429CoolsTheBackendDownForRetryAfterWhileTheNextTakesTheTurn() async throws {
         let limited = try await FaultServer("429", "30")
         let working = try await FaultServer("echo")
-        let offset = Mutex(Duration.zero)
+        let clock = ManualClock()
         var timing = quick
-        timing.now = { ContinuousClock.now + offset.withLock { $0 } }
+        timing.clock = ParleyClock(clock)
         let chain = TranslatorChain([libre(limited), libre(working)], timing: timing)
-        let before = timing.now()
+        let asked = timing.clock.now
         #expect(try await chain.translate("one", from: "en", to: "es") == reversed("one"))
-        let after = timing.now()
         #expect(try await limited.count().requests == 1, "a 429 is not retried")
-        // Thirty seconds from when the 429 came, some time between `before` and `after`.
-        let until = try #require(chain.coolingDownUntil("libre-\(limited.port)"))
-        #expect(until - before >= .seconds(30) && until - after <= .seconds(30))
+        // Thirty seconds from when the 429 came.
+        #expect(chain.coolingDownUntil("libre-\(limited.port)") == asked + .seconds(30))
         // While it cools down, the limited server is not asked.
+        clock.advance(by: .seconds(29))
         #expect(try await chain.translate("two", from: "en", to: "es") == reversed("two"))
         #expect(try await limited.count().requests == 1)
         // Once Retry-After has passed, it is asked again.
-        offset.withLock { $0 = .seconds(31) }
+        clock.advance(by: .seconds(1))
         try await limited.setMode("echo")
         #expect(try await chain.translate("three", from: "en", to: "es") == reversed("three"))
         #expect(try await limited.count().requests == 2)
@@ -150,9 +128,9 @@ struct TranslatorChainFaultTests {
     @Test func a429WithoutRetryAfterWaitsThirtySeconds() async throws {
         let limited = try await FaultServer("429")
         let chain = TranslatorChain([apy(limited)], timing: quick)
-        let before = ContinuousClock.now
+        let before = quick.clock.now
         await #expect(throws: TranslationError.self) { try await chain.translate("one", from: "en", to: "es") }
-        let after = ContinuousClock.now
+        let after = quick.clock.now
         let until = try #require(chain.coolingDownUntil("apy-\(limited.port)"))
         #expect(until - before >= .seconds(30) && until - after <= .seconds(30))
     }
@@ -313,36 +291,20 @@ private final class FlakyTranslator: Translator {
     }
 }
 
-/// Sleeps that end only when the test wakes them, one at a time, in order: the chain's probes
-/// run on a clock the test moves.
-private final class SleepGate: Sendable {
-    let sleeps: AsyncStream<(Duration, CheckedContinuation<Void, Never>)>
-    private let continuation: AsyncStream<(Duration, CheckedContinuation<Void, Never>)>.Continuation
-
-    init() {
-        (sleeps, continuation) = AsyncStream.makeStream()
-    }
-
-    func sleep(_ duration: Duration) async {
-        await withCheckedContinuation { continuation.yield((duration, $0)) }
-    }
-}
-
 @Suite("Translation backends: circuit breaker")
 struct CircuitBreakerTests {
     /// No retries, a manual clock for the probes, and a cool-down of 30 s doubling up to 120 s.
-    fileprivate func makeChain(_ flaky: FlakyTranslator, _ gate: SleepGate) -> TranslatorChain {
+    fileprivate func makeChain(_ flaky: FlakyTranslator, _ clock: ManualClock) -> TranslatorChain {
         let timing = TranslatorChain.Timing(
-            backoff: [], deadline: .seconds(600), sleep: { await gate.sleep($0) }, coolDown: .seconds(30), longestCoolDown: .seconds(120))
+            backoff: [], deadline: .seconds(600), clock: ParleyClock(clock), coolDown: .seconds(30), longestCoolDown: .seconds(120))
         return TranslatorChain(
             [.init(name: "flaky", translator: flaky), .init(name: "echo", translator: CountingTranslator())], timing: timing, cacheCapacity: 0)
     }
 
     @Test func aFailedBackendIsSkippedAndProbedUntilItAnswers() async throws {
         let flaky = FlakyTranslator()
-        let gate = SleepGate()
-        let chain = makeChain(flaky, gate)
-        var sleeps = gate.sleeps.makeAsyncIterator()
+        let clock = ManualClock()
+        let chain = makeChain(flaky, clock)
         // It fails a turn: the next backend answers, and the circuit breaks.
         #expect(try await chain.translateNamingBackend("one", from: "en", to: "es") == (reversed("one"), "echo"))
         #expect(chain.isSkipping("flaky"))
@@ -352,20 +314,15 @@ struct CircuitBreakerTests {
         #expect(flaky.asked == ["one"])
         // The probe waits 30 s, asks a fixed word (no one's words), fails, and waits twice as long,
         // then longer, up to 120 s.
-        var waits: [Duration] = []
-        for _ in 0..<4 {
-            let (wait, wake) = try #require(await sleeps.next())
-            waits.append(wait)
-            wake.resume()
-        }
-        let (wait, wake) = try #require(await sleeps.next())
+        var waits = await clock.letSleepsPass(4)
+        let wait = await clock.nextSleep()
         waits.append(wait)
         #expect(waits == [.seconds(30), .seconds(60), .seconds(120), .seconds(120), .seconds(120)])
         #expect(flaky.asked == ["one", "hello", "hello", "hello", "hello"])
         #expect(chain.isSkipping("flaky"))
         // Back up: the next probe closes the circuit and turns use it again.
         flaky.work(true)
-        wake.resume()
+        clock.advance(by: wait)
         await chain.probesFinished()
         #expect(!chain.isSkipping("flaky"))
         #expect(try await chain.translateNamingBackend("four", from: "en", to: "es") == (reversed("four"), "flaky"))
@@ -375,7 +332,7 @@ struct CircuitBreakerTests {
         let flaky = FlakyTranslator()
         let chain = TranslatorChain(
             [.init(name: "flaky", translator: flaky)],
-            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+            timing: .init(backoff: [], deadline: .seconds(600), clock: ParleyClock(ManualClock())))
         await #expect(throws: TranslationError.self) { try await chain.translate("one", from: "en", to: "es") }
         #expect(chain.isSkipping("flaky"))
         flaky.work(true)
@@ -389,7 +346,7 @@ struct CircuitBreakerTests {
         let flaky = FlakyTranslator()
         let chain = TranslatorChain(
             [.init(name: "flaky", translator: flaky)],
-            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+            timing: .init(backoff: [], deadline: .seconds(600), clock: ParleyClock(ManualClock())))
         await #expect(throws: TranslationError.self) { try await chain.translate("one", from: "en", to: "es") }
         do {
             _ = try await chain.translate("two", from: "en", to: "es")
@@ -421,7 +378,7 @@ struct CircuitBreakerTests {
                 .init(name: "libretranslate", translator: LibreTranslateTranslator(url: try #require(URL(string: "http://127.0.0.1:\(port)")))),
                 .init(name: "working", translator: flaky),
             ],
-            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+            timing: .init(backoff: [], deadline: .seconds(600), clock: ParleyClock(ManualClock())))
         let warnings = await chain.checkBackends([LanguagePair("en", "es")])
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("translation backend libretranslate does not answer") == true, "\(warnings)")
@@ -446,7 +403,7 @@ struct CircuitBreakerTests {
         }
         let chain = TranslatorChain(
             [.init(name: "apertium", translator: ColdStart())],
-            timing: .init(backoff: [], deadline: .milliseconds(300), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+            timing: .init(backoff: [], deadline: .milliseconds(300), clock: ParleyClock(ManualClock())))
         let warnings = await chain.checkBackends([LanguagePair("en", "es")])
         #expect(warnings.isEmpty, "\(warnings)")
         #expect(!chain.isSkipping("apertium"))

@@ -79,9 +79,10 @@ extension WebBrowserTests {
                     try await tab.waitFor("\(language): the wrong code refused") { $0.notice == wrong }
                     try await read(&tab)
 
-                    // Paired (a second after the wrong code, which the server makes the next try wait for):
-                    // the reply box, then every state Parley can be in.
-                    try await Task.sleep(for: .milliseconds(1100))
+                    // Paired (a second after the wrong code, which the server makes the next try wait for;
+                    // its clock is the conversation's, which the test moves): the reply box, then every
+                    // state Parley can be in.
+                    conversation.clock.advance(by: .seconds(1))
                     try await tab.open("about:blank")
                     try await tab.open("http://127.0.0.1:\(port)/#code=\(WebTests.code)")
                     let paired = try await tab.waitFor("the \(language) page paired") { $0.connected && !$0.replyHidden }

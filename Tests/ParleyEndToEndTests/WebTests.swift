@@ -40,13 +40,13 @@ import FoundationNetworking
         logger.logLevel = .critical
         let control = DaemonControl(
             interpreter: conversation.interpreter, config: config, history: conversation.history, events: conversation.events,
-            writer: conversation.writer, started: Date(), logger: logger,
+            writer: conversation.writer, started: conversation.interpreter.clock.now, logger: logger,
             reloader: Reloader(
                 path: nil, initial: config, interpreter: conversation.interpreter,
                 notifier: SystemdNotifier(environment: [:], unsetEnvironment: false), logger: logger))
         let server = WebServer(
             settings: WebSettings(listen: "127.0.0.1", port: 0, code: code, maxConnections: maxConnections),
-            handler: control, events: conversation.events, logger: logger)
+            handler: control, events: conversation.events, logger: logger, clock: conversation.interpreter.clock)
         let running = Task { try await server.run() }
         defer { running.cancel() }
         #expect(await TestConversation.until { server.port != nil }, "the server listens")
@@ -158,6 +158,32 @@ import FoundationNetworking
             }
             #expect(try await conversation.history.recentTurns(limit: 5).isEmpty)
             #expect(conversation.synthesizer.texts.isEmpty)
+        }
+    }
+
+    /// After a wrong code, any page's next try waits a second on the server's clock (here the
+    /// conversation's manual one), so the code cannot be guessed quickly.
+    @Test func theNextCodeAfterAWrongOneIsTakenOnlyASecondLater() async throws {
+        try await withServer { port, conversation in
+            try await page(port, query: "?code=000000") { reader, _ in
+                _ = try #require(try await reader.next("hello"))
+                #expect(try await reader.reply(id: nil)?.code == "wrong_code")
+            }
+            try await page(port) { reader, outbound in
+                _ = try #require(try await reader.next("hello"))
+                try await outbound.write(.text(#"{"type":"pair","id":1,"data":{"code":"\#(Self.code)"}}"#))
+                let early = try #require(try await reader.reply(id: 1))
+                #expect(early.code == "wrong_code")
+                #expect(early.message.contains("a moment ago"), "\(early.message)")
+                conversation.clock.advance(by: .milliseconds(999))
+                try await outbound.write(.text(#"{"type":"pair","id":2,"data":{"code":"\#(Self.code)"}}"#))
+                #expect(try await reader.reply(id: 2)?.message.contains("a moment ago") == true)
+                conversation.clock.advance(by: .milliseconds(1))
+                try await outbound.write(.text(#"{"type":"pair","id":3,"data":{"code":"\#(Self.code)"}}"#))
+                let paired = try #require(try await reader.reply(id: 3))
+                #expect(paired.type == "result")
+                #expect(paired.data["paired"] == .bool(true))
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ParleyCore
+import ParleyTesting
 import Synchronization
 import Testing
 @testable import ParleyHistory
@@ -68,19 +69,19 @@ struct HistoryWriterTests {
     @Test func retriesBackOffByDoublingUpToTheLimitOnTheInjectedClock() async throws {
         let database = try AppDatabase.inMemory()
         let store = FaultyStore(database)
-        let waits = Mutex<[Duration]>([])
+        let manual = ManualClock()
         // The store fails until the sixth backoff has been waited out; no real time passes.
         let writer = HistoryWriter(
-            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(500),
-            wait: { duration in
-                let count = waits.withLock { $0.append(duration); return $0.count }
-                if count == 6 { store.failing.withLock { $0 = nil } }
-            })
+            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(500), clock: ParleyClock(manual))
         store.failing.withLock { $0 = .SQLITE_FULL }
         writer.startSession(speakerA: "en", speakerB: "es")
-        let stored = try await writer.store(turn("after a full disk", at: 1))
-        #expect(stored.id != nil)
-        #expect(waits.withLock { $0 } == [100, 200, 400, 500, 500, 500].map { Duration.milliseconds($0) })
+        let stored = Task { try await writer.store(turn("after a full disk", at: 1)) }
+        var waits = await manual.letSleepsPass(5)
+        waits.append(await manual.nextSleep())
+        store.failing.withLock { $0 = nil }
+        manual.advance(by: waits[5])
+        #expect(try await stored.value.id != nil)
+        #expect(waits == [100, 200, 400, 500, 500, 500].map { Duration.milliseconds($0) })
         #expect(writer.health == .init(degraded: false, pending: 0, lastError: nil))
     }
 
@@ -89,7 +90,7 @@ struct HistoryWriterTests {
         let day: TimeInterval = 86_400
         let writer = HistoryWriter(
             store: database, retention: Retention(maxTurns: 100, maxAgeDays: 1), speakerA: "en", speakerB: "es",
-            now: { Date(timeIntervalSince1970: 10 * day) })
+            clock: ParleyClock(ManualClock(), date: { Date(timeIntervalSince1970: 10 * day) }))
         writer.startSession(speakerA: "en", speakerB: "es", at: Date(timeIntervalSince1970: 8 * day))
         _ = try await writer.store(turn("two days old", at: 8 * day))
         _ = try await writer.store(turn("an hour old", at: 10 * day - 3_600))
@@ -103,12 +104,14 @@ struct HistoryWriterTests {
         let database = try AppDatabase.inMemory()
         let store = FaultyStore(database)
         let changes = Mutex<[String?]>([])
+        let manual = ManualClock()
         let writer = HistoryWriter(
-            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(50),
+            store: store, speakerA: "en", speakerB: "es", maxBackoff: .milliseconds(50), clock: ParleyClock(manual),
             onHealthChange: { change in changes.withLock { $0.append(change) } })
         writer.startSession(speakerA: "en", speakerB: "es")
         _ = try await writer.store(turn("before", at: 1))
         store.failing.withLock { $0 = .SQLITE_FULL }
+        let triedBefore = store.attempts.load(ordering: .relaxed)
         // When turns come in meanwhile
         let acknowledged = Atomic<Int>(0)
         for index in 0..<3 {
@@ -116,8 +119,11 @@ struct HistoryWriterTests {
                 if case .success = result { acknowledged.add(1, ordering: .relaxed) }
             }
         }
-        // Then nothing is acknowledged, they wait in memory, status is degraded, and retries go on
-        #expect(try await eventually { store.attempts.load(ordering: .relaxed) > 4 })
+        // Then nothing is acknowledged, they wait in memory, status is degraded, and retries go on:
+        // four backoffs pass on the clock, and the fifth try fails too (the writer waits again)
+        #expect(await manual.letSleepsPass(4) == [50, 50, 50, 50].map { Duration.milliseconds($0) })
+        let wait = await manual.nextSleep()
+        #expect(store.attempts.load(ordering: .relaxed) - triedBefore == 5)
         #expect(writer.health.degraded)
         #expect(writer.health.pending == 3)
         #expect(writer.health.lastError?.contains("injected") == true)
@@ -125,6 +131,7 @@ struct HistoryWriterTests {
         #expect(try await database.turnCount() == 1)
         // When the disk has room again, every turn is stored, in order, and the writer recovers
         store.failing.withLock { $0 = nil }
+        manual.advance(by: wait)
         #expect(await writer.flush(timeout: .seconds(10)))
         #expect(acknowledged.load(ordering: .relaxed) == 3)
         #expect(!writer.health.degraded)

@@ -166,6 +166,8 @@ struct RuntimeTests {
         conversation.start()
         conversation.microphone.silence(ms: 100)
         conversation.microphone.fail(reopensFailing: 2)
+        // Tried again after 0.5 s, 1 s and 2 s on the runtime's clock; the third try opens it.
+        #expect(await conversation.clock.letSleepsPass(3) == [.milliseconds(500), .seconds(1), .seconds(2)])
         #expect(await until { conversation.microphone.opens == 2 })
         let states = await conversation.types(until: EventType.state)
         #expect(states != nil)
@@ -179,6 +181,25 @@ struct RuntimeTests {
         _ = await conversation.finish()
     }
 
+    /// A hands-free device's USB microphone unplugged: tried again after 0.5 s, 1 s, then every
+    /// 2 s on the runtime's clock; once it reads again, the next loss starts at 0.5 s again.
+    @Test func aLostMicrophoneIsTriedEveryTwoSecondsAtMostAndTheBackoffStartsAgainOnceItWorks() async throws {
+        let conversation = try TestConversation(config: alternating())
+        conversation.start()
+        conversation.microphone.silence(ms: 100)
+        conversation.microphone.fail(reopensFailing: 5)
+        let waits = await conversation.clock.letSleepsPass(6)
+        #expect(waits == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(2), .seconds(2), .seconds(2)])
+        #expect(await until { conversation.microphone.opens == 2 })
+        conversation.microphone.silence(ms: 20)
+        conversation.microphone.fail()
+        #expect(await conversation.clock.nextSleep() == .milliseconds(500))
+        // A stop does not wait for the backoff to end.
+        let result = await conversation.finish(stop: true)
+        #expect((try? result?.get()) != nil)
+        #expect(conversation.microphone.opens == 2)
+    }
+
     @Test func theDeviceLossIsReportedAsAStateAndAnError() async throws {
         let conversation = try TestConversation(config: alternating())
         conversation.start()
@@ -186,6 +207,7 @@ struct RuntimeTests {
         conversation.microphone.fail(reopensFailing: 1)
         let error = try #require(await conversation.next(EventType.error, as: ErrorEvent.self))
         #expect(error.message.contains("microphone lost"))
+        _ = await conversation.clock.letSleepsPass(2)
         var states: [String] = []
         while states.last != "listening", let state = await conversation.next(EventType.state, as: StateEvent.self) {
             states.append(state.state)

@@ -1,3 +1,4 @@
+import ParleyCore
 import Synchronization
 import Testing
 import ParleyTesting
@@ -20,7 +21,7 @@ struct TranslatorBackendsTests {
         let down = SwitchedTranslator()
         let chain = TranslatorChain(
             [.init(name: "down", translator: down)],
-            timing: .init(backoff: [], deadline: .seconds(600), sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+            timing: .init(backoff: [], deadline: .seconds(600), clock: ParleyClock(ManualClock())))
         let translator: any Translator = chain
         await #expect(throws: TranslationError.self) { try await translator.translate("one", from: "en", to: "es") }
         #expect(chain.isSkipping("down"))
