@@ -95,16 +95,10 @@ public enum EndpointEvent: Sendable, Equatable {
 public struct EndCue: Sendable, Equatable {
     public var through: SampleTime
     public var probability: Double
-    /// The accurate engine's words judged by the language model, rather than the streaming
-    /// recognizer's: they come later in the pause (the engine hears the utterance first), and
-    /// may end it at any time before `silenceMs`, not only within `cueWindowMs` of
-    /// `likelyEndMs`. They are what the person said, not what the silence became.
-    public var accurate: Bool
 
-    public init(through: SampleTime, probability: Double, accurate: Bool = false) {
+    public init(through: SampleTime, probability: Double) {
         self.through = through
         self.probability = probability
-        self.accurate = accurate
     }
 }
 
@@ -273,8 +267,8 @@ public struct Endpointer: Sendable {
             // The short pause needs the detector's word too, when one runs: a dip in the level
             // that it still hears as a voice, or stopped hearing only just now, is a breath
             // inside the sentence, not its end.
-            if settings.likelyEndMs > 0, pause >= count(ms: settings.likelyEndMs), let cue,
-                cue.accurate || pause < count(ms: settings.likelyEndMs + Self.cueWindowMs), cue.through >= cueFrom, cue.probability >= settings.endProbability,
+            if settings.likelyEndMs > 0, pause >= count(ms: settings.likelyEndMs), pause < count(ms: settings.likelyEndMs + Self.cueWindowMs),
+                let cue, cue.through >= cueFrom, cue.probability >= settings.endProbability,
                 speech == nil || end - lastVoiceHeardEnd >= count(ms: Self.voiceQuietMs)
             {
                 return finish(at: end, reason: .languageModel, judgedAgain: speech != nil)

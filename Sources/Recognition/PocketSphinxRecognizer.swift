@@ -230,25 +230,6 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
         // level that says speech.
         let pauseFrame = lastFrame - Int32(pause / 160) + Self.pauseSlackFrames
         let words = segments.filter { $0.start <= pauseFrame }.map(\.word)
-        guard let probability = languageModelEnd(after: words) else { return nil }
-        let logmath = ps_get_logmath(decoder)
-        let frames = Int(ps_get_n_frames(decoder))
-        return SentenceEnd(
-            probability: probability, words: words.count,
-            score: frames > 0 ? logmath_log_to_ln(logmath, score) / Double(frames) : nil, text: text)
-    }
-
-    public func endProbability(after words: [String]) -> Double? {
-        // A last word the model does not know says nothing of the end: its probability would
-        // be the model's guess for any word.
-        guard let last = words.last, let model = ps_get_lm(decoder, searchName), ngram_wid(model, last) != ngram_unknown_wid(model) else {
-            return nil
-        }
-        return languageModelEnd(after: words)
-    }
-
-    /// P(</s> | the last two of `words`) by the search's trigram model.
-    private func languageModelEnd(after words: [String]) -> Double? {
         guard let last = words.last, let model = ps_get_lm(decoder, searchName) else { return nil }
         // ngram_prob takes the word, then its history, most recent first.
         let history = [last, words.count > 1 ? words[words.count - 2] : "<s>"]
@@ -259,7 +240,11 @@ public final class PocketSphinxRecognizer: SpeechRecognizer {
                 base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { ngram_prob(model, $0, Int32(buffer.count)) }
             } ?? 0
         }
-        return min(1, max(0, logmath_exp(ps_get_logmath(decoder), logProbability)))
+        let logmath = ps_get_logmath(decoder)
+        let frames = Int(ps_get_n_frames(decoder))
+        return SentenceEnd(
+            probability: min(1, max(0, logmath_exp(logmath, logProbability))), words: words.count,
+            score: frames > 0 ? logmath_log_to_ln(logmath, score) / Double(frames) : nil, text: text)
     }
 
     /// How far into a pause a word may begin and still count as said (150 ms).

@@ -87,10 +87,6 @@ public protocol SpeechRecognizer: AnyObject {
     /// model; nil when there are no words or the recognizer cannot tell. The audio fed last is a
     /// pause of `pause` samples: words "heard" in it (noise, a breath) do not count.
     func sentenceEnd(pause: Int) -> SentenceEnd?
-    /// How likely `words` (another engine's, lowercased, without punctuation) end a sentence,
-    /// by this recognizer's language model; nil when it cannot tell (no model, no words, or a
-    /// last word the model does not know). Asked between utterances' audio, on the lane.
-    func endProbability(after words: [String]) -> Double?
     /// Closes the utterance and returns the best hypothesis.
     func finishUtterance() throws(RecognizerError) -> Recognition
     /// Closes the utterance and forgets it.

@@ -105,12 +105,6 @@ public final class Interpreter: Sendable {
         var speculation: Speculation?
         /// Speculations started so far (their ids).
         var speculations = 0
-        /// How likely the accurate pass's words at the current pause end the sentence, by the
-        /// language model, while that speculation stands.
-        var accurateEnd: (speculation: Int, probability: Double)?
-        /// The speculation whose accurate words are being heard or judged: a recording waits
-        /// for them (`isAwaitingJudgement`).
-        var accurateLook: Int?
 
         /// The latest audio every language of the utterance has judged, with each language's
         /// judgement of it. A lane that is ahead does not speak alone: in auto mode the other
@@ -139,19 +133,11 @@ public final class Interpreter: Sendable {
             bestJudgement.map { EndCue(through: $0.through, probability: $0.end.probability) }
         }
 
-        /// The language model's view of the accurate pass's words at this pause, if they are
-        /// known: they are the better words, so theirs is the cue once it comes.
-        var accurateCue: EndCue? {
-            guard let accurateEnd, speculation?.id == accurateEnd.speculation else { return nil }
-            return EndCue(through: endpointer.cueFrom, probability: accurateEnd.probability, accurate: true)
-        }
-
         /// How many recent judgements each language keeps.
         static let keptJudgements = 16
 
         /// Whether a lane has yet to judge the audio through `awaitedJudgement`.
         var isAwaitingJudgement: Bool {
-            if let accurateLook, accurateLook == speculation?.id { return true }
             guard let awaited = awaitedJudgement else { return false }
             return utteranceLanguages.contains { (judgements[$0]?.last?.through ?? -1) < awaited }
         }
@@ -350,7 +336,7 @@ public final class Interpreter: Sendable {
             }
             let wasInSpeech = state.endpointer.isInSpeech
             var audio: [Int16]?
-            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB, speech: speech, cue: state.accurateCue ?? (judgedByEveryLanguage(state) ? state.endCue : nil)) {
+            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB, speech: speech, cue: judgedByEveryLanguage(state) ? state.endCue : nil) {
             case .started(let at, let preroll)?:
                 logger.debug("speech started at \(Self.seconds(at))")
                 actions += state.handle(.speechStarted(at: at))

@@ -32,9 +32,6 @@ actor RecognitionWorker {
         /// cannot be heard or the decoder failed).
         case finish(language: String?, reply: @Sendable (Recognition) -> Void)
         case cancel(language: String)
-        /// Judge whether another engine's `words` (the accurate pass's) end a sentence in
-        /// `language`, by this lane's language model, and hand the probability to `reply`.
-        case judgeWords([String], language: String, reply: @Sendable (Double?) -> Void)
         /// Log what recognition cost, then end.
         case close
     }
@@ -114,8 +111,6 @@ actor RecognitionWorker {
                 reply(recognition)
             case .cancel(let language):
                 recognizer(language)?.cancelUtterance()
-            case .judgeWords(let words, let language, let reply):
-                reply(recognizer(language)?.endProbability(after: words))
             case .close:
                 logCost()
                 inbox.finish()

@@ -83,16 +83,13 @@ extension Interpreter {
     /// worker answers from what it heard (`AccurateWorker`), and the translation and the audio
     /// are ready.
     func speculate(_ state: inout Shared) {
-        let candidate = state.speculationCandidate
+        guard let candidate = state.speculationCandidate else { return }
         if let accurate, let sides = state.utteranceSides, let speaker = state.machine.state.speaker, hearsAccurately(sides) {
             // Not before the pause is as long as the audio the pass keeps of it: the same speech
             // then gives the same samples at every later look, and at the end of the turn.
             let pause = Int(state.endpointer.pause ?? 0)
             // Once the end is decided, the end's own pass follows at once.
             guard case .hearing = state.machine.state, pause >= Self.keptPauseMs * captureSampleRate / 1000 else { return }
-            // Where the streaming words do not look like an end (they may be wrong), the pass
-            // still hears a pause of `accurateLookMs`: its own words are judged (`judgeEnd`).
-            guard candidate != nil || pause >= Self.accurateLookMs * captureSampleRate / 1000 else { return }
             // Called at every period of a pause, under the capture loop's lock: the audio is
             // copied only when a new pass starts.
             let length = Self.accurateLength(of: state.utteranceAudio.count, pause: pause)
@@ -106,29 +103,22 @@ extension Interpreter {
             let pass = AccuratePass.Utterance(
                 samples: samples, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other),
                 detect: detectsSpeaker(state, languages: state.utteranceLanguages, sides: sides),
-                streaming: candidate.map { [(language: $0.language, recognition: Recognition(text: $0.text, confidence: nil))] } ?? [],
+                streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))],
                 aboveFloorDB: state.endpointer.speechAboveFloorDB)
             accurate.inbox.yield(
                 .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.speculation?.id == id } ?? false }) { [weak self] heard in
-                    guard let self else { return }
-                    self.shared.withLock { state in
+                    self?.shared.withLock { state in
                         let words = heard.recognition.text.trimmingCharacters(in: .whitespacesAndNewlines)
-                        // Judged by the language model (the lane clears `accurateLook`), or nothing to judge.
-                        let judging = state.speculation?.id == id && !words.isEmpty && self.judgeEnd(of: words, in: heard.language, speculation: id, state)
-                        if !judging, state.accurateLook == id { state.accurateLook = nil }
-                        guard state.speculation?.id == id, !words.isEmpty, self.speaking(heard.target) else { return }
+                        guard let self, state.speculation?.id == id, !words.isEmpty, self.speaking(heard.target) else { return }
                         state.speculation?.text = words
                         state.speculation?.language = heard.language
                         state.speculation?.target = heard.target
                         state.speculation?.translation = self.speculativeTranslation(id: id, of: words, from: heard.language, to: heard.target)
                     }
-                    self.wakeup.wake()
                 })
-            // A recording waits for the pass's words to be judged, as a live pause gives them time to.
-            state.accurateLook = id
             return
         }
-        guard let candidate, speaking(candidate.target) else { return }
+        guard speaking(candidate.target) else { return }
         if let running = state.speculation, running.serves(candidate.text, from: candidate.language, to: candidate.target) { return }
         dropSpeculation(&state)
         state.speculations += 1
@@ -136,40 +126,6 @@ extension Interpreter {
         state.speculation = Speculation(
             id: id, text: candidate.text, language: candidate.language, target: candidate.target,
             translation: speculativeTranslation(id: id, of: candidate.text, from: candidate.language, to: candidate.target))
-    }
-
-    /// A pause this long is heard by the accurate pass even when the streaming words do not
-    /// look like the end of a sentence: those words are often wrong at the end (a last word
-    /// misheard), and the turn would wait for the silence limit. A thinking pause costs one pass.
-    static let accurateLookMs = 300
-
-    /// Asks the language model of `language`'s lane how likely the accurate pass's `words` end
-    /// a sentence; the answer is the endpointer's cue for the rest of the pause, while the
-    /// speculation `id` stands (speech resuming drops it). Called under the lock.
-    /// Whether the words were given to the lane to judge.
-    func judgeEnd(of words: String, in language: String, speculation id: Int, _ state: Shared) -> Bool {
-        guard case .hearing = state.machine.state, recognizers(language) != nil else { return false }
-        let tokens = Self.languageModelWords(words)
-        guard !tokens.isEmpty else { return false }
-        lane(for: language).inbox.yield(
-            .judgeWords(tokens, language: language) { [weak self] probability in
-                guard let self else { return }
-                self.shared.withLock { state in
-                    if state.accurateLook == id { state.accurateLook = nil }
-                    guard let probability, state.speculation?.id == id else { return }
-                    state.accurateEnd = (speculation: id, probability: probability)
-                }
-                self.wakeup.wake()
-                self.logger.debug("the accurate words end a sentence with probability \(probability.map { String(format: "%.3f", $0) } ?? "unknown")")
-            })
-        return true
-    }
-
-    /// `text` as a language model's words: lowercased, without the punctuation around words.
-    static func languageModelWords(_ text: String) -> [String] {
-        text.lowercased().split(whereSeparator: \.isWhitespace)
-            .map { $0.trimmingCharacters(in: .punctuationCharacters.union(.symbols)) }
-            .filter { !$0.isEmpty }
     }
 
     /// Translates a speculation's words on the concurrency pool, and has its audio made.

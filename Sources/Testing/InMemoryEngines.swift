@@ -122,8 +122,6 @@ public final class RecognizerScript: RecognizerLanes {
         var sentenceEnds: [String: SentenceEnd] = [:]
         var judged: [String: Int] = [:]
         var heldJudgements: Set<String> = []
-        var wordEnds: [String: Double] = [:]
-        var judgedWords: [String: [[String]]] = [:]
     }
 
     private let state = Gate(State())
@@ -149,15 +147,6 @@ public final class RecognizerScript: RecognizerLanes {
     public func judgeEnds(_ end: SentenceEnd?, in language: String) {
         state.withLock { $0.sentenceEnds[language] = end }
     }
-
-    /// From now on, another engine's words in `language` are judged to end a sentence with
-    /// `probability` (nil: the recognizer cannot tell).
-    public func judgeWords(_ probability: Double?, in language: String) {
-        state.withLock { $0.wordEnds[language] = probability }
-    }
-
-    /// The other engines' words judged in `language` so far.
-    public func judgedWords(in language: String) -> [[String]] { state.withLock { $0.judgedWords[language, default: []] } }
 
     /// Judging a pause in `language` waits until `releaseJudgements()`: that language's lane
     /// falls behind the other's, as a slower decoder does live.
@@ -190,12 +179,6 @@ public final class RecognizerScript: RecognizerLanes {
             return .some(state.sentenceEnds[language])
         }
     }
-    fileprivate func endProbability(after words: [String], _ language: String) -> Double? {
-        state.withLock { state in
-            state.judgedWords[language, default: []].append(words)
-            return state.wordEnds[language]
-        }
-    }
     fileprivate func answer(_ language: String) -> Recognition {
         state.withLock { state in
             guard var queue = state.answers[language], !queue.isEmpty else { return Recognition(text: "", confidence: nil) }
@@ -220,7 +203,6 @@ final class ScriptedRecognizer: SpeechRecognizer {
     func feed(_ samples: [Int16]) throws(RecognizerError) { script.feed(samples.count, language) }
     func partial() -> String? { nil }
     func sentenceEnd(pause: Int) -> SentenceEnd? { script.sentenceEnd(language) }
-    func endProbability(after words: [String]) -> Double? { script.endProbability(after: words, language) }
     func finishUtterance() throws(RecognizerError) -> Recognition {
         script.record(.finish(language))
         return script.answer(language)

@@ -236,34 +236,6 @@ struct AccurateConversationTests {
         _ = await conversation.finish()
     }
 
-    /// The streaming words do not look like an end (a last word misheard); the accurate words
-    /// do, by the same language model: the turn ends well before the silence limit. As a
-    /// recording, which waits for the accurate words to be judged, as a live pause gives them time.
-    @Test(arguments: [(0.4, "language_model"), (0.001, "silence")])
-    func theAccurateWordsJudgedByTheLanguageModelEndThePause(probability: Double, endedBy: String) async throws {
-        let engine = ScriptedTranscriber(name: "accurate")
-        engine.willHear("He was not an ill-disposed young man.")
-        var config = ParleyConfig()
-        config.mode = .alternate
-        let conversation = try TestConversation(config: config, realTime: false, accurate: AccurateHearing(engines: [engine]))
-        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0, words: 2, text: "young and"), in: "en")
-        conversation.recognizers.judgeWords(probability, in: "en")
-        conversation.recognizers.willHear("young and", in: "en")
-        conversation.start()
-        conversation.microphone.alternate(ms: [200, 1_000, 2_500])
-        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
-        #expect(turn.sourceText == "He was not an ill-disposed young man.")
-        #expect(turn.timings.endedBy == endedBy, "\(turn.timings)")
-        let pause = try #require(turn.timings.pauseMs)
-        if endedBy == "language_model" {
-            #expect(pause >= Interpreter.accurateLookMs && pause < config.endpoint.silenceMs, "ended after \(pause) ms of pause")
-        } else {
-            #expect(pause == config.endpoint.silenceMs)
-        }
-        #expect(conversation.recognizers.judgedWords(in: "en").first == ["he", "was", "not", "an", "ill-disposed", "young", "man"])
-        _ = await conversation.finish()
-    }
-
     @Test func moonshinesSpuriousOneWordLineBesideASentenceIsDropped() {
         #expect(MoonshineTranscriber.words(of: [("You", 0.3), ("Two years ago I gave up civilization for this.", 2.4)])
             == "Two years ago I gave up civilization for this.")

@@ -339,25 +339,6 @@ struct EndpointerCueTests {
         #expect(ended.reason == .silence)
     }
 
-    /// The accurate engine's words come later in the pause than the streaming recognizer's
-    /// (it hears the utterance first): judged likely, they end the pause when they come, after
-    /// the window a streaming judgement has; a streaming judgement that late does not.
-    @Test(arguments: [true, false])
-    func theAccurateWordsEndThePauseWhenTheyCome(accurate: Bool) throws {
-        var endpointer = Endpointer(settings: EndpointSettings(), sampleRate: Signals.rate)
-        var position: Int64 = 0
-        var events: [EndpointEvent] = []
-        for period in Signals.periods(sentence) {
-            // 600 ms into the pause (the tone stops at 2000 ms) the words are judged.
-            let cue = position >= ms(2600) ? EndCue(through: endpointer.cueFrom, probability: 0.3, accurate: accurate) : nil
-            if let event = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB, cue: cue) { events.append(event) }
-            position += Int64(period.count)
-        }
-        let decided = try #require(end(events))
-        #expect(decided.reason == (accurate ? .languageModel : .silence))
-        #expect(decided.pause == (accurate ? ms(620) : ms(1500)))
-    }
-
     @Test func withTheShortPauseOffOnlySilenceEnds() throws {
         var settings = EndpointSettings()
         settings.likelyEndMs = 0
