@@ -218,8 +218,11 @@ actor AccurateWorker {
                 }
             case .hear(let utterance, let speculative, let wanted, let reply):
                 if speculative, !wanted() { continue }
+                // The same audio between the same sides: the pause's words stand, even if the
+                // floor moved the utterance across `noisyBelowDB` since (near it, either engine
+                // is the right one, and hearing it again costs the person the whole pass).
                 if !speculative, let last = lastSpeculation, last.heard.recognition.engine != nil, last.utterance.samples == utterance.samples,
-                    last.utterance.sides == utterance.sides, last.utterance.expected == utterance.expected, last.utterance.detect == utterance.detect, last.utterance.noisy == utterance.noisy
+                    last.utterance.sides == utterance.sides, last.utterance.expected == utterance.expected, last.utterance.detect == utterance.detect
                 {
                     reused += 1
                     logger.debug("the accurate pass: the end of the turn answered from the pause's pass")
