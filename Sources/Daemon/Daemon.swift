@@ -139,6 +139,9 @@ public enum Daemon {
         // while the conversation goes on.
         writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
         let accurate = makeAccurateHearing(config, logger: logger)
+        // The models are loaded: what loading them freed goes back now, a turn's once it ends.
+        let trimmer = HeapTrimmer()
+        trimmer.stateChanged(to: "listening")
         let voices = synthesizer.languages
         let setVoices = Set(synthesizer.voices.filter { $0.value.voice != nil }.keys)
         let interpreter = Interpreter.make(
@@ -150,7 +153,12 @@ public enum Daemon {
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
             synthesizer: synthesizer, playback: playback, capture: source, history: writer,
             events: events, logger: logger, logsTranscripts: { ParleyLogLevel.transcripts },
-            observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }))
+            observer: Interpreter.Observer(
+                heartbeat: { notifier.watchdog() },
+                stateChanged: {
+                    notifier.status(statusLine($0))
+                    trimmer.stateChanged(to: $0.state)
+                }))
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(
                 "speaker \(speaker.rawValue) cannot be heard; they can still type with `parley say`",
