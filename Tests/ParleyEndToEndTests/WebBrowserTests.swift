@@ -369,9 +369,8 @@ struct DevTools {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record(
-            "timed out waiting for \(what); the page showed: \(last.map { "\($0)" } ?? "nothing")"
-                + (lastError.map { "; reading it last failed with: \($0)" } ?? ""))
+        let failure: String = lastError.map { "; reading it last failed with: \($0)" } ?? ""
+        Issue.record("timed out waiting for \(what); the page showed: \(last.map { "\($0)" } ?? "nothing")\(failure)")
         throw CancellationError()
     }
 }
