@@ -44,7 +44,11 @@ public enum MappedModelFiles {
     @discardableResult
     public static func release(under folder: String) -> Int {
         #if os(Linux)
-            guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return 0 }
+            // Read to the end: /proc's files say they are empty, and a reader that trusts the size
+            // gets only the first part of a long one.
+            guard let file = FileHandle(forReadingAtPath: "/proc/self/maps") else { return 0 }
+            let maps = String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
+            try? file.close()
             // /proc names files by their real path ("config/../x" and links resolved).
             let real = realpath(folder, nil).map { pointer in
                 defer { free(pointer) }

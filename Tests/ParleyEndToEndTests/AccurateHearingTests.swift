@@ -124,7 +124,8 @@ struct AccurateHearingTests {
         }
         // The .ort files' mapped pages were released once the session was made, and hearing
         // does not read them again (42 MiB of parleyd's memory otherwise).
-        let maps = (try? String(contentsOfFile: "/proc/self/smaps", encoding: .utf8)) ?? ""
+        // Read to the end: /proc's files say they are empty, and smaps is long.
+        let maps = FileHandle(forReadingAtPath: "/proc/self/smaps").map { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) } ?? ""
         var resident = 0
         var inside = false
         for line in maps.split(separator: "\n") {
