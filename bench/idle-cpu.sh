@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Idle CPU of parleyd listening to silence in real time, on the PulseAudio rig of bench/rig.sh.
-# Prints the start-up time until ready and the share of one core parleyd used over the
-# measuring window.
-# Usage: bench/idle-cpu.sh [BIN_DIR] [SECONDS]
+# Prints the start-up time until ready, the share of one core parleyd used over the measuring
+# window, and the memory (PSS) of every Parley process, by process: idle, then again after
+# TURNS English and TURNS Spanish recordings of ../shared/speech have been heard in the room
+# (alternating; each waits for its turn to be stored). TURNS=0 skips the turns.
+# Usage: bench/idle-cpu.sh [BIN_DIR] [SECONDS] [TURNS]
 set -euo pipefail
 bin=${1:-$(swift build -c release --show-bin-path)}
 seconds=${2:-20}
+turns=${3:-4}
+speech=${SPEECH:-$(cd "$(dirname "$0")/.." && pwd)/../shared/speech}
 source "$(dirname "$0")/rig.sh"
 start_rig "$bin"
 # The first start also cuts the dictionary down to the language model's words and keeps the
@@ -26,8 +30,41 @@ cpu() { for pid in $(family); do awk '{print $14 + $15}' "/proc/$pid/stat"; done
 before=$(cpu); start=$(date +%s.%N)
 sleep "$seconds"
 after=$(cpu); end=$(date +%s.%N)
-rss=$(for pid in $(family); do awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup"; done | awk '{s += $1} END {print s}')
+pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
+rss=$(for pid in $(family); do pss "$pid"; done | awk '{s += $1} END {print s}')
+# PSS by process: parleyd, the Whisper worker (a python3 child), the Apertium stages (the rest).
+memory() {
+  local d w=0 a=0 n=0 hwm
+  d=$(pss "$daemon")
+  for pid in $(family); do
+    [[ $pid = "$daemon" ]] && continue
+    if grep -q parley-whisper "/proc/$pid/cmdline" 2>/dev/null; then w=$((w + $(pss "$pid"))); hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+    else a=$((a + $(pss "$pid"))); n=$((n + 1)); fi
+  done
+  awk -v l="$1" -v d="$d" -v w="$w" -v a="$a" -v n="$n" -v h="${hwm:-0}" -v dh="$(awk '/^VmHWM/ {print $2}' "/proc/$daemon/status")" 'BEGIN {
+    printf "memory %s: %.1f MiB in all (PSS): parleyd %.1f (VmHWM %.0f), Whisper worker %.1f (VmHWM %.0f), %d Apertium stages %.1f\n", l, (d + w + a) / 1024, d / 1024, dh / 1024, w / 1024, h / 1024, n, a / 1024
+  }'
+}
 state=$("$bin/parley" status --json --socket "$work/control.sock" | awk -F'"' '/"state"/ {print $4}')
 awk -v b="$before" -v a="$after" -v s="$start" -v e="$end" -v t="$ticks" -v r="$rss" -v st="$state" 'BEGIN {
   printf "idle CPU while %s to silence: %.2f%% of one core over %.0f s; memory %.1f MiB (PSS of parleyd, the Whisper worker and the Apertium stages)\n", st, 100 * (a - b) / t / (e - s), e - s, r / 1024
 }'
+memory idle
+[[ $turns != 0 ]] || exit 0
+# Turns: English and Spanish in turn, each played into the microphone; then wait for it to be stored.
+stored() { "$bin/parley" history --json --limit 1000 --socket "$work/control.sock" | { grep -o '"source_text"' || true; } | wc -l; }
+mapfile -t english < <(ls "$speech"/en/*.wav | head -n "$turns")
+mapfile -t spanish < <(ls "$speech"/es/fleurs/*.wav | head -n "$turns")
+for i in $(seq 0 $((turns - 1))); do
+  for clip in "${english[$i]}" "${spanish[$i]}"; do
+    before=$(stored)
+    paplay -d mic "$clip"
+    for _ in $(seq 200); do [[ $(stored) -gt $before ]] && break; sleep 0.1; done
+    sleep 3  # the translation is spoken
+  done
+done
+sleep 5
+echo "turns stored: $(stored) from $((2 * turns)) recordings"
+"$bin/parley" history --json --limit 1000 --socket "$work/control.sock" |
+  python3 -c 'import json, sys; [print("  " + t["source_text"]) for t in sorted(json.load(sys.stdin), key=lambda t: t["id"])]'
+memory "after the turns"

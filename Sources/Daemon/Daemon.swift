@@ -141,6 +141,9 @@ public enum Daemon {
         // while the conversation goes on.
         writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
         let accurate = makeAccurateHearing(config, logger: logger)
+        // The models are loaded: what loading them freed goes back now, a turn's once it ends.
+        let trimmer = HeapTrimmer(clock: clock)
+        trimmer.stateChanged(to: "listening")
         let voices = synthesizer.languages
         let setVoices = Set(synthesizer.voices.filter { $0.value.voice != nil }.keys)
         let interpreter = Interpreter.make(
@@ -152,7 +155,12 @@ public enum Daemon {
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
             synthesizer: synthesizer, playback: playback, capture: source, history: writer,
             events: events, logger: logger, logsTranscripts: { ParleyLogLevel.transcripts },
-            observer: Interpreter.Observer(heartbeat: { notifier.watchdog() }, stateChanged: { notifier.status(statusLine($0)) }),
+            observer: Interpreter.Observer(
+                heartbeat: { notifier.watchdog() },
+                stateChanged: {
+                    notifier.status(statusLine($0))
+                    trimmer.stateChanged(to: $0.state)
+                }),
             clock: clock)
         for speaker in Speaker.allCases where !interpreter.isHearable(speaker) {
             logger.warning(

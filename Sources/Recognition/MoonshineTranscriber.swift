@@ -108,6 +108,8 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         }
         self.api = api
         self.handle = handle
+        // ONNX Runtime has copied the weights: the files' mapped pages are not read again.
+        MappedModelFiles.release(under: modelFolder)
     }
 
     deinit { api.free(handle) }

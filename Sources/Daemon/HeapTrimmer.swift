@@ -1,0 +1,55 @@
+import ParleyCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Gives the heap's free pages back to the system once a turn is over and the room has been
+/// quiet for a while (glibc's `malloc_trim`).
+///
+/// A turn's buffers (the utterance, the engines' scratch, the translation and its speech) are
+/// freed when it ends, but glibc keeps the pages in the arena of the thread that used them:
+/// parleyd grew by about 17 MiB of such pages over eight turns (docs/benchmarks.md, "Memory
+/// after turns"). The trim runs on a utility queue, `quiet` after parleyd went back to
+/// listening, and not at all when anything happened meanwhile: never during a turn.
+final class HeapTrimmer: Sendable {
+    private let generation = Mutex<UInt64>(0)
+    private let quiet: Duration
+    private let clock: ParleyClock
+    private let trim: @Sendable () -> Void
+
+    init(quiet: Duration = .seconds(2), clock: ParleyClock, trim: @escaping @Sendable () -> Void = HeapTrimmer.mallocTrim) {
+        self.quiet = quiet
+        self.clock = clock
+        self.trim = trim
+    }
+
+    /// Told every state change (the interpreter's observer; quick, on the caller's thread).
+    func stateChanged(to state: String) {
+        let current = generation.withLock { value -> UInt64 in
+            value &+= 1
+            return value
+        }
+        guard state == "listening" else { return }
+        let deadline = clock.now + quiet
+        Task(priority: .utility) { [self] in
+            try? await clock.sleep(until: deadline)
+            // Still listening since then: nothing started in between.
+            guard generation.withLock({ $0 == current }) else { return }
+            trim()
+        }
+    }
+
+    /// glibc's `malloc_trim(0)`, found at run time (nothing where the C library has none).
+    static let mallocTrim: @Sendable () -> Void = {
+        #if os(Linux)
+            typealias Trim = @convention(c) (Int) -> Int32
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return {} }
+            let function = unsafeBitCast(symbol, to: Trim.self)
+            return { _ = function(0) }
+        #else
+            return {}
+        #endif
+    }()
+}
