@@ -77,8 +77,8 @@ extension Interpreter {
             case .startRecognition:
                 dropSpeculation(&state)
                 for language in state.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
-            case .finishRecognition(let speaker):
-                let sides = state.utteranceSides ?? (state.settings.language(of: speaker), state.settings.language(of: speaker.other))
+            case .finishRecognition(let speaker, let turnLanguages):
+                let sides = (speaker: turnLanguages.source, other: turnLanguages.target)
                 let languages = state.utteranceLanguages.isEmpty ? [sides.speaker] : state.utteranceLanguages
                 state.draft = TurnDraft(speaker: speaker, sourceLang: sides.speaker, targetLang: sides.other, endOfSpeech: clock.now)
                 if let ended = state.utteranceEnd {

@@ -63,8 +63,8 @@ public final class Interpreter: Sendable {
     let settingsChange = Mutex(())
     /// Logs a failure and tells subscribers; the conversation goes on.
     let report: @Sendable (String) -> Void
-    let translations: AsyncStream<(Speaker, String)>
-    let translationInbox: AsyncStream<(Speaker, String)>.Continuation
+    let translations: AsyncStream<(Speaker, String, TurnLanguages)>
+    let translationInbox: AsyncStream<(Speaker, String, TurnLanguages)>.Continuation
 
     /// The first wait before a lost capture device is opened again (doubling up to 10 s).
     let reopenBackoff: TimeInterval
@@ -88,8 +88,6 @@ public final class Interpreter: Sendable {
         var turnCount = 0
         var userPaused = false
         var deviceLost = false
-        /// The language of the last turn that could not be translated, for the spoken notice.
-        var noticeLanguage: String?
         /// The lanes' recent views of the utterance's pause, by language, oldest first (the
         /// last `keptJudgements`): lanes run side by side, one may be a few periods ahead.
         var judgements: [String: [Judgement]] = [:]
@@ -155,11 +153,11 @@ public final class Interpreter: Sendable {
             for action in actions {
                 switch action {
                 case .resetEndpointer: endpointer.reset()
-                case .startRecognition(let speaker):
+                case .startRecognition(_, let languages):
                     judgements = [:]
                     awaitedJudgement = nil
                     utteranceEnd = nil
-                    let sides = (speaker: settings.language(of: speaker), other: settings.language(of: speaker.other))
+                    let sides = (speaker: languages.source, other: languages.target)
                     utteranceSides = sides
                     utteranceLanguages = dualDecoding ? [sides.speaker, sides.other] : [sides.speaker]
                 default: break
@@ -231,7 +229,8 @@ public final class Interpreter: Sendable {
         let machine = ConversationMachine(
             settings: .init(
                 mode: settings.mode, echoTail: samples(ms: settings.echoTailMs),
-                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt, failureNotice: failureNotice))
+                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt, failureNotice: failureNotice,
+                languageA: settings.speakerA, languageB: settings.speakerB))
         var shared = Shared(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), settings: settings)
         shared.dualDecoding = Self.dualDecoding(settings, engines)
         self.shared = Mutex(shared)
