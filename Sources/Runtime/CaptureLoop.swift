@@ -125,15 +125,7 @@ struct CaptureLoop: Sendable {
     /// its history write queued.
     private func finishInput(at position: SampleTime) {
         let stopped = interpreter.stopping.load(ordering: .relaxed)
-        let actions = interpreter.locked { state -> [ConversationMachine.Action] in
-            guard case .hearing = state.machine.state else { return [] }
-            if stopped {
-                state.endpointer.reset()
-                return state.handle(.speechDiscarded)
-            }
-            if case .ended(_, let reason, let pause)? = state.endpointer.forceEnd(at: position) { state.utteranceEnd = (reason, pause) }
-            return state.handle(.speechEnded(at: position))
-        }
+        let actions = interpreter.locked { $0.turn.endInput(at: position, stopped: stopped) }
         interpreter.perform(actions)
         waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Interpreter.stopTimeout) : .distantFuture, unlessStopping: false)
         interpreter.shared.withLock { _ in interpreter.closing.store(true, ordering: .relaxed) }
@@ -157,7 +149,7 @@ struct CaptureLoop: Sendable {
     /// was asked for); a stop does so once, up to a deadline.
     private func waitWhileBusy(until deadline: Date, unlessStopping: Bool) {
         interpreter.wakeup.wait(until: deadline) {
-            interpreter.shared.withLock({ $0.machine.isBusy }) && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
+            interpreter.shared.withLock({ $0.turn.machine.isBusy }) && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
         }
     }
 
@@ -165,7 +157,7 @@ struct CaptureLoop: Sendable {
     /// live microphone would give them time to (bounded, should a lane be stuck).
     private func waitForJudgement() {
         interpreter.wakeup.wait(until: Date(timeIntervalSinceNow: 5)) {
-            interpreter.shared.withLock(\.isAwaitingJudgement) && !interpreter.stopping.load(ordering: .relaxed)
+            interpreter.shared.withLock(\.turn.isAwaitingJudgement) && !interpreter.stopping.load(ordering: .relaxed)
         }
     }
 

@@ -84,7 +84,7 @@ extension Interpreter {
                 guard !actions.isEmpty else { return [] }
                 // The last spoken turn's speculation serves no typed turn (even on the same words).
                 dropSpeculation(&state)
-                state.draft = draft(state.machine.turnLanguages) { continuation.resume(with: $0) }
+                state.draft = draft(state.turn.machine.turnLanguages) { continuation.resume(with: $0) }
                 return actions
             }
             guard !actions.isEmpty else {
@@ -155,15 +155,15 @@ extension Interpreter {
         let hearable = Self.hearable(settings, hearing)
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
             state.settings = settings
-            state.endpointer.settings.silenceMs = settings.silenceMs
-            var machineSettings = state.machine.settings
+            state.turn.endpointer.settings.silenceMs = settings.silenceMs
+            var machineSettings = state.turn.machine.settings
             machineSettings.mode = settings.mode
             machineSettings.echoTail = samples(ms: settings.echoTailMs)
             machineSettings.hearable = hearable
             machineSettings.languageA = settings.speakerA
             machineSettings.languageB = settings.speakerB
-            state.dualDecoding = Self.dualDecoding(settings, hearing: hearing, laneKey: laneKey)
-            return state.absorb(state.machine.reconfigure(machineSettings))
+            state.turn.dualDecoding = Self.dualDecoding(settings, hearing: hearing, laneKey: laneKey)
+            return state.turn.absorb(state.turn.machine.reconfigure(machineSettings))
         }
         perform(actions)
         // Keep the new languages' engines warm before their first turn.

@@ -1,0 +1,150 @@
+import ParleyAudio
+import ParleyCore
+import ParleyEndpoint
+import ParleyRecognition
+import Testing
+@testable import ParleyConversation
+
+/// A turn's logic driven period by period, with no thread, no engine and no device: the test
+/// plays the lanes, answering each period that asks for a judgement of the pause.
+private struct Drive {
+    var logic: TurnLogic
+    var position: SampleTime = 0
+    /// Every period's outcome, in order.
+    var periods: [TurnLogic.Period] = []
+    /// Each period's speculation candidate, after the lanes judged it.
+    var candidates: [(text: String, language: String, target: String)?] = []
+
+    init(mode: ConversationMode = .alternate, dual: Bool = false) {
+        let machine = ConversationMachine(settings: .init(mode: mode, echoTail: 4_800))
+        logic = TurnLogic(machine: machine, endpointer: Endpointer(settings: EndpointSettings(), sampleRate: Signals.rate), keepsAudio: true)
+        logic.dualDecoding = dual
+    }
+
+    /// Feeds `signal` in 20 ms periods; `lanes` gives each language's view of a pause when one
+    /// is asked for (none: the lanes have not answered yet).
+    mutating func feed(_ signal: [Int16], lanes: (_ through: SampleTime) -> [(language: String, end: SentenceEnd?)] = { _ in [] }) {
+        for frame in Signals.periods(signal) {
+            let now = position + SampleTime(frame.count)
+            let period = logic.hear(frame, at: position, rmsDB: Levels(measuring: frame).rmsDB, speech: nil, now: now) { _ in true }
+            if let judge = period.feed?.judge {
+                for (language, end) in lanes(judge.through) { logic.judged(language, through: judge.through, end) }
+            }
+            periods.append(period)
+            candidates.append(logic.speculationCandidate)
+            position = now
+        }
+    }
+
+    var actions: [ConversationMachine.Action] { periods.flatMap(\.actions) }
+    var log: [String] { periods.flatMap(\.log) }
+}
+
+private let background = Signals.noise(ms: 1000, amplitude: 0.002)
+private let words = Signals.tone(ms: 1000, amplitude: 0.3)
+private func pause(ms: Int) -> [Int16] { Signals.noise(ms: ms, amplitude: 0.002, seed: 7) }
+private let enEs = TurnLanguages(source: "en", target: "es")
+
+@Suite("Turn logic, sample by sample")
+struct TurnLogicTests {
+    @Test func aLikelyEndEndsTheTurnAtAShortPauseAndIsSpeculatedOnFirst() throws {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 1500)) { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: " go forward "))] }
+        #expect(drive.actions.contains(.startRecognition(.a, enEs)))
+        #expect(drive.actions.contains(.finishRecognition(.a, enEs)))
+        #expect(drive.logic.utteranceEnd?.reason == .languageModel)
+        // The speech ends at the first cue that can end it; the words were speculated on before.
+        let end = try #require(drive.periods.firstIndex { $0.actions.contains(.finishRecognition(.a, enEs)) })
+        let speculated = try #require(drive.periods.firstIndex { $0.speculation == .consider })
+        #expect(speculated < end)
+        #expect(drive.candidates[..<end].contains { $0?.text == "go forward" && $0?.language == "en" && $0?.target == "es" })
+        #expect(drive.log.contains { $0.hasPrefix("speech started at ") })
+        #expect(drive.log.contains { $0.hasPrefix("speech ended at ") && $0.contains("(language_model, after ") })
+    }
+
+    @Test func aThinkingPauseCostsNothingUntilItNearsTheSilenceLimit() throws {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 1600)) { _ in [("en", SentenceEnd(probability: 0.001, words: 2, text: "and then"))] }
+        #expect(drive.logic.utteranceEnd?.reason == .silence)
+        let end = try #require(drive.periods.firstIndex { $0.actions.contains(.finishRecognition(.a, enEs)) })
+        let first = try #require(drive.candidates.firstIndex { $0 != nil })
+        // The words end 2000 ms in; nothing is speculated on before 1100 ms of pause (1500 - 400).
+        let pauseAtFirst = (first + 1) * 20 - 2000
+        #expect(pauseAtFirst >= 1500 - TurnLogic.lateSpeculationMs)
+        #expect(first < end)
+    }
+
+    @Test func speechThatResumesAfterAPauseDropsWhatWasSpeculated() {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 300)) { _ in [("en", SentenceEnd(probability: 0.01, words: 1, text: "go"))] }
+        #expect(drive.periods.contains { $0.speculation == .consider })
+        let before = drive.periods.count
+        drive.feed(words)
+        #expect(drive.periods[before...].contains { $0.speculation == .drop })
+        #expect(!drive.actions.contains(.finishRecognition(.a, enEs)))
+    }
+
+    @Test func aLaneAheadNeverSpeaksAlone() {
+        var drive = Drive(mode: .auto, dual: true)
+        // Only Spanish judges: however sure it is, the English lane has not seen that audio yet.
+        drive.feed(background + words + pause(ms: 300)) { _ in [("es", SentenceEnd(probability: 0.9, words: 2, score: -1, text: "hola"))] }
+        #expect(drive.logic.utteranceLanguages == ["en", "es"])
+        #expect(drive.logic.commonJudgement == nil && drive.logic.endCue == nil)
+        #expect(!drive.actions.contains(.finishRecognition(.a, enEs)))
+        #expect(drive.logic.isAwaitingJudgement, "a recording waits for the English lane")
+        // English judges the same audio: the language that explains it best speaks.
+        let through = drive.position
+        drive.logic.judged("en", through: through, SentenceEnd(probability: 0.01, words: 2, score: -3, text: "or la"))
+        drive.logic.judged("es", through: through, SentenceEnd(probability: 0.9, words: 2, score: -1, text: "hola"))
+        #expect(drive.logic.bestJudgement?.language == "es")
+        #expect(drive.logic.endCue == EndCue(through: through, probability: 0.9))
+        #expect(drive.logic.speculationCandidate?.text == "hola" && drive.logic.speculationCandidate?.target == "en")
+        #expect(!drive.logic.isAwaitingJudgement)
+    }
+
+    @Test func aJudgementOfAnotherLanguageOrOlderAudioIsNotKept() {
+        var drive = Drive()
+        drive.feed(background + words)
+        let kept = [
+            drive.logic.judged("en", through: 100, nil), drive.logic.judged("en", through: 100, nil), drive.logic.judged("en", through: 50, nil),
+            drive.logic.judged("fr", through: 200, nil),
+        ]
+        // Kept; the same audio again, older audio and a language not of this utterance are not.
+        #expect(kept == [true, false, false, false])
+    }
+
+    @Test func theVoiceDetectorIsAskedOnlyWhereItsAnswerCounts() {
+        var drive = Drive()
+        drive.feed(background)
+        let quiet = drive.periods.last?.judgeAbove ?? .nan
+        #expect(quiet.isFinite && quiet == drive.logic.endpointer.thresholdDB, "in silence: above the threshold only")
+        drive.feed(words)
+        #expect(drive.periods.last?.judgeAbove == -.infinity, "in speech: every period")
+        drive.feed(pause(ms: 1600))
+        // The utterance ended: the machine recognizes, and no audio counts.
+        #expect(!drive.logic.machine.acceptsAudio)
+        drive.feed(pause(ms: 20))
+        #expect(drive.periods.last?.judgeAbove == .infinity)
+        #expect(drive.periods.last?.feed == nil)
+    }
+
+    @Test func theEndOfARecordingEndsTheUtteranceAndAStopAbandonsIt() {
+        var ended = Drive()
+        ended.feed(background + words)
+        let end = ended.logic.endInput(at: ended.position, stopped: false)
+        #expect(end.contains(.finishRecognition(.a, enEs)))
+        var stopped = Drive()
+        stopped.feed(background + words)
+        let stop = stopped.logic.endInput(at: stopped.position, stopped: true)
+        #expect(stop == [.stateChanged(.listening(.a)), .cancelRecognition])
+    }
+
+    @Test func theAccuratePassHearsTheUtteranceWithoutMostOfItsFinalPause() {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 1600))
+        let audio = drive.logic.takeUtteranceAudio()
+        // From the pre-roll (500 ms before the onset) through 80 ms of the 1500 ms pause.
+        #expect(audio.count == (500 + 1000 + TurnLogic.keptPauseMs) * 16)
+        #expect(drive.logic.utteranceAudio.isEmpty)
+    }
+}
