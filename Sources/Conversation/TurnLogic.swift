@@ -18,11 +18,22 @@ public import ParleyRecognition
 public struct Judgement: Sendable, Equatable {
     public var through: SampleTime
     public var end: SentenceEnd?
+}
 
-    public init(through: SampleTime, end: SentenceEnd?) {
-        self.through = through
-        self.end = end
-    }
+/// Words a speculation may translate: the hypothesis so far, its language and the target.
+public struct SpeculationCandidate: Sendable, Equatable {
+    public var text: String
+    public var language: String
+    public var target: String
+}
+
+/// The speculation to start now (see `TurnLogic.speculationStart`).
+public enum SpeculationStart: Sendable, Equatable {
+    /// The accurate pass hears the utterance's first `samples`, at a pause of `pause` samples;
+    /// `candidate` is what the streaming lanes heard.
+    case accuratePass(SpeculationCandidate, samples: Int, pause: Int)
+    /// The candidate's words are translated and their audio made.
+    case translate(SpeculationCandidate)
 }
 
 /// See the top of this file.
@@ -280,7 +291,7 @@ public struct TurnLogic: Sendable {
     /// limit (a last word misheard, whose end the language model cannot see): a thinking pause
     /// after "and" costs no translation or synthesis for its first second, and the person who
     /// goes on speaking competes with none for the processor.
-    public var speculationCandidate: (text: String, language: String, target: String)? {
+    public var speculationCandidate: SpeculationCandidate? {
         var late = false
         switch machine.state {
         case .hearing(_, _):
@@ -297,6 +308,29 @@ public struct TurnLogic: Sendable {
         if case .hearing = machine.state, through < endpointer.cueFrom { return nil }
         let text = end.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return nil }
-        return (text, language, language == sides.source ? sides.target : sides.source)
+        return SpeculationCandidate(text: text, language: language, target: language == sides.source ? sides.target : sides.source)
+    }
+
+    /// The speculation to start now, if any, on `speculationCandidate`: the accurate pass on the
+    /// audio so far where it gives the words (`accurately`), else the candidate's translation
+    /// where its target can be spoken. Nothing when the running speculation already hears the
+    /// same samples (`heardSamples`) or serves the same words (`serves`).
+    public func speculationStart(
+        accurately: (TurnLanguages) -> Bool, canSpeak: (String) -> Bool, heardSamples: Int?,
+        serves: (SpeculationCandidate) -> Bool
+    ) -> SpeculationStart? {
+        guard let candidate = speculationCandidate else { return nil }
+        if let sides = utteranceSides, machine.state.speaker != nil, accurately(sides) {
+            // Not before the pause is as long as the audio the pass keeps of it: the same speech
+            // then gives the same samples at every later look, and at the end of the turn.
+            let pause = Int(endpointer.pause ?? 0)
+            // Once the end is decided, the end's own pass follows at once.
+            guard case .hearing = machine.state, pause >= Self.keptPauseMs * endpointer.sampleRate / 1000 else { return nil }
+            let length = Self.accurateLength(of: utteranceAudio.count, pause: pause, sampleRate: endpointer.sampleRate)
+            if heardSamples == length { return nil }
+            return .accuratePass(candidate, samples: length, pause: pause)
+        }
+        guard canSpeak(candidate.target), !serves(candidate) else { return nil }
+        return .translate(candidate)
     }
 }

@@ -47,17 +47,17 @@ extension Interpreter {
     /// worker answers from what it heard (`AccurateWorker`), and the translation and the audio
     /// are ready.
     func speculate(_ state: inout Shared) {
-        guard let candidate = state.turn.speculationCandidate else { return }
-        if let accurate, let sides = state.turn.utteranceSides, let speaker = state.turn.machine.state.speaker, hearsAccurately(sides) {
-            // Not before the pause is as long as the audio the pass keeps of it: the same speech
-            // then gives the same samples at every later look, and at the end of the turn.
-            let pause = Int(state.turn.endpointer.pause ?? 0)
-            // Once the end is decided, the end's own pass follows at once.
-            guard case .hearing = state.turn.machine.state, pause >= TurnLogic.keptPauseMs * captureSampleRate / 1000 else { return }
+        let running = state.speculation
+        let start = state.turn.speculationStart(
+            accurately: hearsAccurately, canSpeak: speaking, heardSamples: running?.heardSamples,
+            serves: { running?.serves($0.text, from: $0.language, to: $0.target) == true })
+        switch start {
+        case nil:
+            return
+        case .accuratePass(let candidate, let length, let pause)?:
+            guard let accurate, let sides = state.turn.utteranceSides, let speaker = state.turn.machine.state.speaker else { return }
             // Called at every period of a pause, under the capture loop's lock: the audio is
             // copied only when a new pass starts.
-            let length = TurnLogic.accurateLength(of: state.turn.utteranceAudio.count, pause: pause, sampleRate: captureSampleRate)
-            if let running = state.speculation, running.heardSamples == length { return }
             let samples = Array(state.turn.utteranceAudio.prefix(length))
             logger.debug("the accurate pass starts at a pause of \(pause * 1000 / captureSampleRate) ms")
             dropSpeculation(&state)
@@ -80,16 +80,14 @@ extension Interpreter {
                         state.speculation?.translation = self.speculativeTranslation(id: id, of: words, from: heard.language, to: heard.target)
                     }
                 })
-            return
+        case .translate(let candidate)?:
+            dropSpeculation(&state)
+            state.speculations += 1
+            let id = state.speculations
+            state.speculation = Speculation(
+                id: id, text: candidate.text, language: candidate.language, target: candidate.target,
+                translation: speculativeTranslation(id: id, of: candidate.text, from: candidate.language, to: candidate.target))
         }
-        guard speaking(candidate.target) else { return }
-        if let running = state.speculation, running.serves(candidate.text, from: candidate.language, to: candidate.target) { return }
-        dropSpeculation(&state)
-        state.speculations += 1
-        let id = state.speculations
-        state.speculation = Speculation(
-            id: id, text: candidate.text, language: candidate.language, target: candidate.target,
-            translation: speculativeTranslation(id: id, of: candidate.text, from: candidate.language, to: candidate.target))
     }
 
     /// Translates a speculation's words on the concurrency pool, and has its audio made.

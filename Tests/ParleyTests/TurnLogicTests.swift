@@ -13,7 +13,7 @@ private struct Drive {
     /// Every period's outcome, in order.
     var periods: [TurnLogic.Period] = []
     /// Each period's speculation candidate, after the lanes judged it.
-    var candidates: [(text: String, language: String, target: String)?] = []
+    var candidates: [SpeculationCandidate?] = []
 
     init(mode: ConversationMode = .alternate, dual: Bool = false) {
         let machine = ConversationMachine(settings: .init(mode: mode, echoTail: 4_800))
@@ -72,6 +72,29 @@ struct TurnLogicTests {
         let pauseAtFirst = (first + 1) * 20 - 2000
         #expect(pauseAtFirst >= 1500 - TurnLogic.lateSpeculationMs)
         #expect(first < end)
+    }
+
+    @Test func theSpeculationStartedIsTheAccuratePassWhereItHearsTheWordsElseATranslation() throws {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 160)) { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: "go forward"))] }
+        let candidate = SpeculationCandidate(text: "go forward", language: "en", target: "es")
+        let logic = drive.logic
+        func start(accurately: Bool = false, canSpeak: Bool = true, heard: Int? = nil, serves: Bool = false) -> SpeculationStart? {
+            logic.speculationStart(accurately: { _ in accurately }, canSpeak: { _ in canSpeak }, heardSamples: heard, serves: { _ in serves })
+        }
+        #expect(start() == .translate(candidate))
+        #expect(start(serves: true) == nil, "a speculation on the same words runs")
+        #expect(start(canSpeak: false) == nil, "no voice for the target")
+        // The accurate pass hears the audio so far, less all but 80 ms of the pause.
+        let silence = Int(try #require(logic.endpointer.pause))
+        let length = logic.utteranceAudio.count - (silence - TurnLogic.keptPauseMs * 16)
+        #expect(start(accurately: true) == .accuratePass(candidate, samples: length, pause: silence))
+        #expect(start(accurately: true, heard: length) == nil, "the same samples are being heard")
+        // Nothing is left to speculate on once the utterance ended: the end's own pass follows.
+        drive.feed(pause(ms: 100))
+        #expect(!drive.logic.machine.acceptsAudio)
+        let ended = drive.logic.speculationStart(accurately: { _ in true }, canSpeak: { _ in true }, heardSamples: nil, serves: { _ in false })
+        #expect(ended == nil)
     }
 
     @Test func speechThatResumesAfterAPauseDropsWhatWasSpeculated() {
