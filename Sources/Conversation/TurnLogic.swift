@@ -334,3 +334,31 @@ public struct TurnLogic: Sendable {
         return .translate(candidate)
     }
 }
+
+// MARK: - Who spoke
+
+extension TurnLogic {
+    /// Frames (10 ms) an utterance needs before its language is trusted to say who spoke.
+    public static let minimumDecisionFrames = 50
+    /// How much better (per frame) the winning language must score.
+    public static let decisionMargin = 0.0
+
+    /// Who spoke, from the streaming lanes' results of an utterance decoded in both `sides`'
+    /// languages (auto mode): the language whose words explain the audio best
+    /// (`LanguageDecision`), else, when that cannot be told (too short, too close), the
+    /// expected speaker's (`turn_order`); with the scores and the losing hypothesis. Nil with
+    /// one language's result: nothing to decide.
+    public static func decideLanguage(
+        _ results: [(language: String, recognition: Recognition)], sides: TurnLanguages
+    ) -> (language: String, detection: SpeakerDetection)? {
+        guard results.count > 1 else { return nil }
+        let decided = LanguageDecision.decide(results, minimumFrames: minimumDecisionFrames, margin: decisionMargin)
+        let language = decided == sides.target ? sides.target : sides.source
+        let rival = language == sides.source ? sides.target : sides.source
+        let detection = SpeakerDetection(
+            decidedBy: decided == nil ? .turnOrder : .audio,
+            scores: Dictionary(results.compactMap { result in result.recognition.score.map { (result.language, $0) } }) { first, _ in first },
+            rivalLanguage: rival, rivalText: results.first { $0.language == rival }?.recognition.text)
+        return (language, detection)
+    }
+}

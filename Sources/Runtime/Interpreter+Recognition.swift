@@ -20,11 +20,6 @@ extension Interpreter {
         let loop: Task<Void, Never>
     }
 
-    /// Frames (10 ms) an utterance needs before its language is trusted to say who spoke.
-    static let minimumDecisionFrames = 50
-    /// How much better (per frame) the winning language must score.
-    static let decisionMargin = 0.0
-
     /// The lane of `language`'s decoder, made (and its loop started) on first use.
     func lane(for language: String) -> RecognitionWorker {
         let key = laneKey(language)
@@ -124,22 +119,12 @@ extension Interpreter {
 
     /// Every lane has finished the utterance: decide who spoke, then go on with their words.
     private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: TurnLanguages) {
-        var speaker = expected
-        var detection: SpeakerDetection?
-        if results.count > 1 {
-            let decided = LanguageDecision.decide(results, minimumFrames: Self.minimumDecisionFrames, margin: Self.decisionMargin)
-            if decided == sides.target { speaker = expected.other }
-            let winner = speaker == expected ? sides.source : sides.target
-            let rival = results.first { $0.language != winner }
-            detection = SpeakerDetection(
-                decidedBy: decided == nil ? .turnOrder : .audio,
-                scores: Dictionary(results.compactMap { result in result.recognition.score.map { (result.language, $0) } }) { first, _ in first },
-                rivalLanguage: rival?.language, rivalText: rival?.recognition.text)
-        }
-        let language = speaker == expected ? sides.source : sides.target
-        let target = speaker == expected ? sides.target : sides.source
+        let decision = TurnLogic.decideLanguage(results, sides: sides)
+        let language = decision?.language ?? sides.source
+        let speaker = language == sides.source ? expected : expected.other
+        let target = language == sides.source ? sides.target : sides.source
         let finished = results.first { $0.language == language }?.recognition ?? Recognition(text: "", confidence: nil)
-        recognized(finished, speaker: speaker, language: language, target: target, detection: detection)
+        recognized(finished, speaker: speaker, language: language, target: target, detection: decision?.detection)
     }
 }
 

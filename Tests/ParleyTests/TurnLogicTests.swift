@@ -170,4 +170,25 @@ struct TurnLogicTests {
         #expect(audio.count == (500 + 1000 + TurnLogic.keptPauseMs) * 16)
         #expect(drive.logic.utteranceAudio.isEmpty)
     }
+
+    // MARK: - Who spoke
+
+    private func result(_ language: String, _ text: String, score: Double, frames: Int) -> (language: String, recognition: Recognition) {
+        (language, Recognition(text: text, confidence: 0.9, score: score, frames: frames))
+    }
+
+    @Test func theLanguageThatExplainsTheAudioBestSaysWhoSpoke() throws {
+        let heard = [result("en", "or la", score: -4, frames: 120), result("es", "hola", score: -2.5, frames: 120)]
+        let decision = try #require(TurnLogic.decideLanguage(heard, sides: enEs))
+        #expect(decision.language == "es")
+        #expect(decision.detection == SpeakerDetection(decidedBy: .audio, scores: ["en": -4, "es": -2.5], rivalLanguage: "en", rivalText: "or la"))
+    }
+
+    @Test func anUtteranceTooShortToTellIsTheExpectedSpeakers() throws {
+        let heard = [result("en", "see", score: -4, frames: 20), result("es", "sí", score: -2, frames: 20)]
+        let decision = try #require(TurnLogic.decideLanguage(heard, sides: enEs))
+        #expect(decision.language == "en")
+        #expect(decision.detection.decidedBy == .turnOrder && decision.detection.rivalText == "sí")
+        #expect(TurnLogic.decideLanguage([heard[0]], sides: enEs) == nil, "one language heard: nothing to decide")
+    }
 }
