@@ -63,6 +63,10 @@ public struct TurnLogic: Sendable {
     public private(set) var utteranceAboveFloorDB: Float?
     /// The audio of the utterance being heard (from its pre-roll), when `keepsAudio`.
     public private(set) var utteranceAudio: [Int16] = []
+    /// Whether a client paused the conversation: the microphone is released.
+    public private(set) var userPaused = false
+    /// Whether the capture device failed and is being opened again.
+    public private(set) var deviceLost = false
 
     /// How many recent judgements each language keeps.
     public static let keptJudgements = 16
@@ -102,6 +106,38 @@ public struct TurnLogic: Sendable {
             }
         }
         return actions.filter { $0 != .resetEndpointer }
+    }
+
+    /// What happens to the microphone: a client pauses or resumes, the device is lost or back.
+    public enum Microphone: Sendable, Equatable {
+        case paused, resumed, lost, restored
+    }
+
+    /// The machine is paused while a client's pause or a lost device holds, and resumes when
+    /// neither does. Returns the machine's actions, and whether the device was newly lost or
+    /// restored (false for a loss already known, or a device that was not lost).
+    public mutating func microphone(_ event: Microphone) -> (actions: [ConversationMachine.Action], deviceChanged: Bool) {
+        switch event {
+        case .paused:
+            userPaused = true
+            return (deviceLost ? [] : handle(.pause), false)
+        case .resumed:
+            userPaused = false
+            return (deviceLost ? [] : handle(.resume), false)
+        case .lost:
+            guard !deviceLost else { return ([], false) }
+            deviceLost = true
+            return (userPaused ? [] : handle(.pause), true)
+        case .restored:
+            guard deviceLost else { return ([], false) }
+            deviceLost = false
+            return (userPaused ? [] : handle(.resume), true)
+        }
+    }
+
+    /// What clients see as the state.
+    public var stateName: String {
+        deviceLost ? "device_lost" : machine.state.name
     }
 
     // MARK: - A captured period

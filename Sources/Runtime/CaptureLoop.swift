@@ -54,7 +54,7 @@ struct CaptureLoop: Sendable {
         }
         while !interpreter.stopping.load(ordering: .relaxed) {
             interpreter.observer?.heartbeat()
-            if interpreter.shared.withLock({ $0.userPaused }) {
+            if interpreter.shared.withLock({ $0.turn.userPaused }) {
                 if let open = capture {
                     open.close()
                     capture = nil
@@ -173,10 +173,9 @@ struct CaptureLoop: Sendable {
     private func deviceLost(_ error: AudioError) {
         var first = false
         let actions = interpreter.locked { state -> [ConversationMachine.Action] in
-            guard !state.deviceLost else { return [] }
-            state.deviceLost = true
-            first = true
-            return state.userPaused ? [] : state.handle(.pause)
+            let lost = state.turn.microphone(.lost)
+            first = lost.deviceChanged
+            return lost.actions
         }
         if first {
             interpreter.report("microphone lost, retrying: \(error)")
@@ -186,11 +185,7 @@ struct CaptureLoop: Sendable {
     }
 
     private func deviceRestored() {
-        let (actions, wasLost) = interpreter.shared.withLock { state -> ([ConversationMachine.Action], Bool) in
-            guard state.deviceLost else { return ([], false) }
-            state.deviceLost = false
-            return (state.userPaused ? [] : state.handle(.resume), true)
-        }
+        let (actions, wasLost) = interpreter.shared.withLock { $0.turn.microphone(.restored) }
         if wasLost {
             interpreter.logger.notice("microphone is back")
             // The sound server may have restarted with it: the speaker's device is stale too.

@@ -29,19 +29,13 @@ extension Interpreter {
 
     /// Releases the microphone; a turn in flight finishes first.
     public func pause() {
-        perform(locked { state in
-            state.userPaused = true
-            return state.deviceLost ? [] : state.handle(.pause)
-        })
+        perform(locked { $0.turn.microphone(.paused).actions })
         wakeup.wake()
     }
 
     /// Takes the microphone back.
     public func resume() {
-        perform(shared.withLock { state in
-            state.userPaused = false
-            return state.deviceLost ? [] : state.handle(.resume)
-        })
+        perform(shared.withLock { $0.turn.microphone(.resumed).actions })
         wakeup.wake()
     }
 

@@ -29,7 +29,7 @@ import Synchronization
 /// All mutable state sits in `shared`, behind one lock: the turn's logic (`TurnLogic`: the
 /// machine, the endpointer, the utterance and the lanes' judgements, pure and tested without
 /// threads), and beside it what the runtime performs (the draft being recorded, the running
-/// speculation's tasks, pause and device flags). The work an action calls for is queued to its
+/// speculation's tasks). The work an action calls for is queued to its
 /// worker inside the lock that decided it, so the workers see it in order.
 public final class Interpreter: Sendable {
     /// The recognition lanes by decoder, made when a language is first heard.
@@ -81,8 +81,6 @@ public final class Interpreter: Sendable {
         var settings: RuntimeSettings
         var draft: TurnDraft?
         var turnCount = 0
-        var userPaused = false
-        var deviceLost = false
         /// The translation and audio being made from the words before the current pause.
         var speculation: Speculation?
         /// Speculations started so far (their ids).
@@ -99,11 +97,6 @@ public final class Interpreter: Sendable {
             defer { draft = nil }
             if draft != nil { recorder.reserve() }
             return draft
-        }
-
-        /// What clients see as the state.
-        var stateName: String {
-            deviceLost ? "device_lost" : turn.machine.state.name
         }
     }
 
@@ -179,7 +172,7 @@ public final class Interpreter: Sendable {
     }
 
     public var snapshot: Snapshot {
-        shared.withLock { Snapshot(state: $0.stateName, speaker: $0.turn.machine.state.speaker, turns: $0.turnCount, settings: $0.settings) }
+        shared.withLock { Snapshot(state: $0.turn.stateName, speaker: $0.turn.machine.state.speaker, turns: $0.turnCount, settings: $0.settings) }
     }
 
     /// True when `speaker`'s language has a recognizer.

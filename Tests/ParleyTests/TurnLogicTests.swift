@@ -191,4 +191,23 @@ struct TurnLogicTests {
         #expect(decision.detection.decidedBy == .turnOrder && decision.detection.rivalText == "sí")
         #expect(TurnLogic.decideLanguage([heard[0]], sides: enEs) == nil, "one language heard: nothing to decide")
     }
+
+    // MARK: - The microphone
+
+    @Test func aPauseAndALostDeviceEachHoldTheMachineUntilNeitherDoes() {
+        var drive = Drive()
+        let paused = drive.logic.microphone(.paused)
+        #expect(paused.actions == [.stateChanged(.paused(next: .a)), .releaseCapture] && !paused.deviceChanged)
+        // Lost while paused: the machine is already paused; the state says so.
+        #expect(drive.logic.microphone(.lost) == ([], true) as ([ConversationMachine.Action], Bool))
+        #expect(drive.logic.stateName == "device_lost")
+        #expect(drive.logic.microphone(.lost).deviceChanged == false, "a loss already known")
+        // A resume while the device is lost waits for the device.
+        #expect(drive.logic.microphone(.resumed).actions.isEmpty)
+        #expect(drive.logic.machine.state == .paused(next: .a))
+        let back = drive.logic.microphone(.restored)
+        #expect(back.deviceChanged && back.actions == [.stateChanged(.listening(.a)), .reopenCapture])
+        #expect(drive.logic.stateName == "listening")
+        #expect(drive.logic.microphone(.restored).deviceChanged == false, "a device that was not lost")
+    }
 }
