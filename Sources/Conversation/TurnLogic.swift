@@ -371,6 +371,34 @@ public struct TurnLogic: Sendable {
     }
 }
 
+// MARK: - The words
+
+extension TurnLogic {
+    /// What the end of recognition decided (see `recognized`).
+    public struct Recognized: Sendable, Equatable {
+        public var actions: [ConversationMachine.Action]
+        /// Words were heard, under the minimum confidence.
+        public var lowConfidence: Bool
+        /// Why the turn is flagged, for its record (nil: it is not).
+        public var error: String?
+    }
+
+    /// The utterance's words, from `speaker` (who spoke, in auto mode): the machine is told who
+    /// spoke, then the words, confident or not by `minConfidence`.
+    public mutating func recognized(_ words: Recognition, from speaker: Speaker, minConfidence: Double) -> Recognized {
+        let confident = (words.confidence ?? 1) >= minConfidence
+        let lowConfidence = !words.text.isEmpty && !confident
+        let actions = handle(.identified(speaker)) + handle(.recognized(text: words.text, confident: confident))
+        var error: String?
+        if actions.contains(where: \.asksToRepeat) {
+            error = "low confidence; the speaker was asked to repeat"
+        } else if lowConfidence {
+            error = String(format: "low confidence (%.2f < %.2f)", words.confidence ?? 0, minConfidence)
+        }
+        return Recognized(actions: actions, lowConfidence: lowConfidence, error: error)
+    }
+}
+
 // MARK: - Who spoke
 
 extension TurnLogic {

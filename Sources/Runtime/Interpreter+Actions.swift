@@ -62,7 +62,7 @@ extension Interpreter {
     /// The utterance's words, from `speaker` (decided by `detection` in auto mode).
     func recognized(_ finished: Recognition, speaker: Speaker, language: String, target: String, detection: SpeakerDetection?) {
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
-            let confident = (finished.confidence ?? 1) >= state.settings.minConfidence
+            let heard = state.turn.recognized(finished, from: speaker, minConfidence: state.settings.minConfidence)
             if let end = state.draft?.endOfSpeech {
                 state.draft?.asrMs = clock.milliseconds(since: end)
             }
@@ -71,20 +71,14 @@ extension Interpreter {
             state.draft?.targetLang = target
             state.draft?.detection = detection
             state.draft?.recognition = finished
-            state.draft?.lowConfidence = !finished.text.isEmpty && !confident
-            var actions = state.handle(.identified(speaker))
-            actions += state.handle(.recognized(text: finished.text, confident: confident))
+            state.draft?.lowConfidence = heard.lowConfidence
             // A speculation on other words (or a turn that will not be translated) is dropped.
-            let served = actions.lazy.compactMap(\.translation).first.map { words in
+            let served = heard.actions.lazy.compactMap(\.translation).first.map { words in
                 state.speculation?.serves(words.text, from: words.languages.source, to: words.languages.target) == true
             }
             if served != true { dropSpeculation(&state) }
-            if actions.contains(where: \.asksToRepeat) {
-                state.draft?.error = "low confidence; the speaker was asked to repeat"
-            } else if state.draft?.lowConfidence == true {
-                state.draft?.error = String(format: "low confidence (%.2f < %.2f)", finished.confidence ?? 0, state.settings.minConfidence)
-            }
-            return actions
+            if let error = heard.error { state.draft?.error = error }
+            return heard.actions
         }
         if !finished.text.isEmpty {
             events.publish(

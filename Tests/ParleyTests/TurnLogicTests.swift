@@ -210,4 +210,40 @@ struct TurnLogicTests {
         #expect(drive.logic.stateName == "listening")
         #expect(drive.logic.microphone(.restored).deviceChanged == false, "a device that was not lost")
     }
+
+    // MARK: - The words
+
+    /// A turn by A that has just ended, recognized by `speaker`'s words.
+    private func recognized(
+        _ text: String, confidence: Double?, by speaker: Speaker = .a, mode: ConversationMode = .alternate, repeatPrompt: Bool = false
+    ) -> TurnLogic.Recognized {
+        var drive = Drive(mode: mode)
+        drive.logic.machine.settings.repeatPrompt = repeatPrompt
+        drive.feed(background + words)
+        _ = drive.logic.endInput(at: drive.position, stopped: false)
+        return drive.logic.recognized(Recognition(text: text, confidence: confidence), from: speaker, minConfidence: 0.5)
+    }
+
+    @Test func confidentWordsAreTranslatedUnflagged() {
+        let heard = recognized(" go forward ", confidence: 0.8)
+        #expect(heard.actions == [.stateChanged(.translating(.a)), .translate(.a, text: "go forward", enEs)])
+        #expect(!heard.lowConfidence && heard.error == nil)
+    }
+
+    @Test func doubtfulWordsAreFlaggedAndTranslatedOrTheSpeakerAskedToRepeat() {
+        let flagged = recognized("mumble", confidence: 0.3)
+        #expect(flagged.actions.contains(.translate(.a, text: "mumble", enEs)))
+        #expect(flagged.lowConfidence && flagged.error == "low confidence (0.30 < 0.50)")
+        let asked = recognized("mumble", confidence: 0.3, repeatPrompt: true)
+        #expect(asked.actions == [.stateChanged(.speaking(.a)), .askToRepeat(.a, language: "en")])
+        #expect(asked.lowConfidence && asked.error == "low confidence; the speaker was asked to repeat")
+    }
+
+    @Test func noWordsAreNoTurnAndTheOtherSideHeardIsTranslatedFromTheirLanguage() {
+        let nothing = recognized("", confidence: 0)
+        #expect(nothing.actions == [.stateChanged(.listening(.a)), .reportNoSpeech(.a)])
+        #expect(!nothing.lowConfidence && nothing.error == nil)
+        let other = recognized("hola", confidence: nil, by: .b, mode: .auto)
+        #expect(other.actions == [.stateChanged(.recognizing(.b)), .stateChanged(.translating(.b)), .translate(.b, text: "hola", enEs.swapped)])
+    }
 }
