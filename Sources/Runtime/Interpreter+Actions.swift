@@ -46,7 +46,7 @@ extension Interpreter {
             case .releaseCapture, .reopenCapture:
                 wakeup.wake()  // the capture loop follows `userPaused`
             case .resetEndpointer:
-                break  // applied inside `Shared.handle`
+                break  // applied by `TurnLogic.handle`
             }
         }
     }
