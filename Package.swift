@@ -70,7 +70,7 @@ let package = Package(
             name: "ParleyHistory", dependencies: ["ParleyCore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Sources/History", swiftSettings: swiftSettings),
         .target(
-            name: "ParleyConversation", dependencies: ["ParleyCore"], path: "Sources/Conversation", swiftSettings: swiftSettings),
+            name: "ParleyConversation", dependencies: ["ParleyCore", "ParleyEndpoint", "ParleyRecognition"], path: "Sources/Conversation", swiftSettings: swiftSettings),
         .target(
             name: "ParleyConfig", dependencies: ["TOMLKit", "ParleyCore", "ParleyEndpoint", "ParleyProtocol", "ParleyRecognition"],
             path: "Sources/Config",

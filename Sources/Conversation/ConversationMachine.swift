@@ -7,6 +7,20 @@
 // The shared vocabulary (`Speaker`, `ConversationMode`, `SampleTime`); users import it themselves.
 public import ParleyCore
 
+/// The languages of one turn: the one it is spoken (or typed) in and the one it is translated into.
+public struct TurnLanguages: Sendable, Equatable {
+    public var source: String
+    public var target: String
+
+    public init(source: String, target: String) {
+        self.source = source
+        self.target = target
+    }
+
+    /// The same pair of languages, as the other side's turn.
+    public var swapped: TurnLanguages { TurnLanguages(source: target, target: source) }
+}
+
 /// The conversation's turn-taking; see the top of this file.
 public struct ConversationMachine: Sendable {
     public enum State: Sendable, Equatable {
@@ -60,7 +74,8 @@ public struct ConversationMachine: Sendable {
         case speechEnded(at: SampleTime)
         /// What started as speech was too short and was dropped.
         case speechDiscarded
-        /// What was heard says who spoke (auto mode): the turn being recognized is theirs.
+        /// What was heard says who spoke (auto mode): the turn being recognized is theirs, in
+        /// their language.
         case identified(Speaker)
         /// The recognizer finished; `text` is empty when nothing was recognized. `confident` is
         /// false when the decoder's confidence is under the configured minimum.
@@ -81,29 +96,30 @@ public struct ConversationMachine: Sendable {
         case pause
         /// Take the microphone back.
         case resume
-        /// `speaker` typed `text` instead of speaking it.
-        case typed(Speaker, text: String)
+        /// `speaker` typed `text` instead of speaking it; in `languages` (a turn replayed from the
+        /// history), else in the speakers' languages of the settings.
+        case typed(Speaker, text: String, languages: TurnLanguages? = nil)
     }
 
     public enum Action: Sendable, Equatable {
-        /// Open an utterance in the recognizer for `speaker`.
-        case startRecognition(Speaker)
+        /// Open an utterance in the recognizer for `speaker`, who is expected to speak `languages.source`.
+        case startRecognition(Speaker, TurnLanguages)
         /// Close the utterance and produce the hypothesis.
-        case finishRecognition(Speaker)
+        case finishRecognition(Speaker, TurnLanguages)
         /// Drop the utterance in progress.
         case cancelRecognition
         /// Translate `text`, spoken by `speaker`.
-        case translate(Speaker, text: String)
-        /// Speak `text` (the translation of `speaker`'s words) to the other side.
-        case speak(Speaker, text: String)
+        case translate(Speaker, text: String, TurnLanguages)
+        /// Speak `text` (the translation of `speaker`'s words) to the other side, in `language`.
+        case speak(Speaker, text: String, language: String)
         /// Forget pre-roll and partial onsets: audio before now must not leak into the next turn.
         case resetEndpointer
         /// Nothing was recognized: tell clients, keep listening to the same speaker.
         case reportNoSpeech(Speaker)
-        /// Ask `speaker`, in their own language, to say it again (low confidence).
-        case askToRepeat(Speaker)
-        /// Tell `speaker`, in their own language, that their words could not be translated.
-        case tellUntranslated(Speaker)
+        /// Ask `speaker`, in their own `language`, to say it again (low confidence).
+        case askToRepeat(Speaker, language: String)
+        /// Tell `speaker`, in their own `language`, that their words could not be translated.
+        case tellUntranslated(Speaker, language: String)
         /// Cut the speech being played.
         case stopSpeaking
         /// Close the capture device (pause).
@@ -124,16 +140,26 @@ public struct ConversationMachine: Sendable {
         public var repeatPrompt: Bool
         /// Whether a failed translation is answered with a spoken notice to the speaker.
         public var failureNotice: Bool
+        /// The speakers' languages (ISO 639-1).
+        public var languageA: String
+        public var languageB: String
 
         public init(
             mode: ConversationMode = .alternate, echoTail: SampleTime, hearable: Set<Speaker> = [.a, .b],
-            repeatPrompt: Bool = false, failureNotice: Bool = false
+            repeatPrompt: Bool = false, failureNotice: Bool = false, languageA: String = "en", languageB: String = "es"
         ) {
             self.mode = mode
             self.echoTail = echoTail
             self.hearable = hearable
             self.repeatPrompt = repeatPrompt
             self.failureNotice = failureNotice
+            self.languageA = languageA
+            self.languageB = languageB
+        }
+
+        /// The languages of a turn by `speaker`: theirs, translated into the other side's.
+        public func languages(of speaker: Speaker) -> TurnLanguages {
+            speaker == .a ? TurnLanguages(source: languageA, target: languageB) : TurnLanguages(source: languageB, target: languageA)
         }
     }
 
@@ -146,10 +172,14 @@ public struct ConversationMachine: Sendable {
     public private(set) var pauseRequested = false
     /// Who listens after the prompt or turn being spoken (set when speaking starts).
     private var nextAfterSpeaking: Speaker??
+    /// The languages of the turn in flight, fixed when it starts (speech heard, or typed) and
+    /// swapped when what was heard says the other side spoke.
+    public private(set) var turnLanguages: TurnLanguages
 
     public init(settings: Settings) {
         self.settings = settings
         self.state = .idle
+        self.turnLanguages = settings.languages(of: .a)
         if settings.mode != .manual, let first = Self.firstHearable(preferring: .a, in: settings.hearable) {
             state = .listening(first)
         }
@@ -182,20 +212,22 @@ public struct ConversationMachine: Sendable {
 
         // MARK: Hearing a speaker
         case (.listening(let speaker), .speechStarted(let at)):
-            return transition(to: .hearing(speaker, since: at)) + [.startRecognition(speaker)]
+            turnLanguages = settings.languages(of: speaker)
+            return transition(to: .hearing(speaker, since: at)) + [.startRecognition(speaker, turnLanguages)]
 
         case (.hearing(let speaker, _), .speechEnded):
-            return transition(to: .recognizing(speaker)) + [.finishRecognition(speaker)]
+            return transition(to: .recognizing(speaker)) + [.finishRecognition(speaker, turnLanguages)]
 
         case (.hearing(let speaker, _), .stop):
             // The utterance ends here; what was said so far is processed.
-            return transition(to: .recognizing(speaker)) + [.finishRecognition(speaker), .resetEndpointer]
+            return transition(to: .recognizing(speaker)) + [.finishRecognition(speaker, turnLanguages), .resetEndpointer]
 
         case (.hearing(let speaker, _), .speechDiscarded):
             return transition(to: .listening(speaker)) + [.cancelRecognition]
 
         case (.recognizing(let expected), .identified(let speaker)):
             guard speaker != expected, settings.hearable.contains(speaker) else { return [] }
+            turnLanguages = turnLanguages.swapped
             return transition(to: .recognizing(speaker))
 
         case (.recognizing(let speaker), .recognized(let text, let confident)):
@@ -206,14 +238,14 @@ public struct ConversationMachine: Sendable {
             if !confident && settings.repeatPrompt {
                 nextAfterSpeaking = .some(speaker)
                 speakingSince = nil
-                return transition(to: .speaking(speaker)) + [.askToRepeat(speaker)]
+                return transition(to: .speaking(speaker)) + [.askToRepeat(speaker, language: turnLanguages.source)]
             }
-            return transition(to: .translating(speaker)) + [.translate(speaker, text: words)]
+            return transition(to: .translating(speaker)) + [.translate(speaker, text: words, turnLanguages)]
 
         // MARK: Translating and speaking
         case (.translating(let speaker), .translated(let text)):
             speakingSince = nil
-            return transition(to: .speaking(speaker)) + [.speak(speaker, text: text)]
+            return transition(to: .speaking(speaker)) + [.speak(speaker, text: text, language: turnLanguages.target)]
 
         case (.translating(let speaker), .translationFailed):
             // Nobody heard a translation: the same person keeps the floor and may say it again,
@@ -223,7 +255,7 @@ public struct ConversationMachine: Sendable {
             guard settings.failureNotice else { return settle(listeningTo: speaker) }
             nextAfterSpeaking = .some(Self.firstHearable(preferring: speaker, in: settings.hearable))
             speakingSince = nil
-            return transition(to: .speaking(speaker)) + [.tellUntranslated(speaker)]
+            return transition(to: .speaking(speaker)) + [.tellUntranslated(speaker, language: turnLanguages.source)]
 
         case (.speaking, .speakingStarted):
             speakingSince = now
@@ -246,12 +278,13 @@ public struct ConversationMachine: Sendable {
             return transition(to: .echoGuard(next: next, until: until))
 
         // MARK: Typed turns
-        case (.listening, .typed(let speaker, let text)), (.idle, .typed(let speaker, let text)),
-            (.echoGuard, .typed(let speaker, let text)), (.paused, .typed(let speaker, let text)):
+        case (.listening, .typed(let speaker, let text, let languages)), (.idle, .typed(let speaker, let text, let languages)),
+            (.echoGuard, .typed(let speaker, let text, let languages)), (.paused, .typed(let speaker, let text, let languages)):
             let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !words.isEmpty else { return [] }
             if case .paused = state { pauseRequested = true }
-            return transition(to: .translating(speaker)) + [.translate(speaker, text: words)]
+            turnLanguages = languages ?? settings.languages(of: speaker)
+            return transition(to: .translating(speaker)) + [.translate(speaker, text: words, turnLanguages)]
 
         // MARK: Choosing who speaks
         case (.idle, .listen(let speaker)), (.listening, .listen(let speaker)):
@@ -351,6 +384,20 @@ public struct ConversationMachine: Sendable {
         guard newState != state else { return [] }
         state = newState
         return [.stateChanged(newState)]
+    }
+}
+
+extension ConversationMachine.Action {
+    /// The words `translate` asks for, with their languages (nil for any other action).
+    public var translation: (text: String, languages: TurnLanguages)? {
+        guard case .translate(_, let text, let languages) = self else { return nil }
+        return (text, languages)
+    }
+
+    /// Whether this asks the speaker to say it again.
+    public var asksToRepeat: Bool {
+        guard case .askToRepeat = self else { return false }
+        return true
     }
 }
 

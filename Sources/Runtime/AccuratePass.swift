@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyAudio
+import ParleyConversation
 import ParleyCore
 import ParleyProtocol
 import ParleyRecognition
@@ -85,14 +86,9 @@ enum AccuratePass {
                 report("\(detector.name) could not tell the language: \(error); the streaming recognizers decide")
             }
         }
-        if language == nil, utterance.streaming.count > 1 {
-            let decided = LanguageDecision.decide(utterance.streaming, minimumFrames: Interpreter.minimumDecisionFrames, margin: Interpreter.decisionMargin)
-            language = decided ?? sides.speaker
-            let rival = language == sides.speaker ? sides.other : sides.speaker
-            detection = SpeakerDetection(
-                decidedBy: decided == nil ? .turnOrder : .audio,
-                scores: Dictionary(utterance.streaming.compactMap { result in result.recognition.score.map { (result.language, $0) } }) { first, _ in first },
-                rivalLanguage: rival, rivalText: utterance.streaming.first { $0.language == rival }?.recognition.text)
+        if language == nil, let decision = TurnLogic.decideLanguage(utterance.streaming, sides: TurnLanguages(source: sides.speaker, target: sides.other)) {
+            language = decision.language
+            detection = decision.detection
         }
         let chosen = language ?? sides.speaker
         let speaker = chosen == sides.speaker ? utterance.expected : utterance.expected.other

@@ -55,7 +55,7 @@ struct CaptureLoop: Sendable {
         }
         while !interpreter.stopping.load(ordering: .relaxed) {
             interpreter.observer?.heartbeat()
-            if interpreter.shared.withLock({ $0.userPaused }) {
+            if interpreter.shared.withLock({ $0.turn.userPaused }) {
                 if let open = capture {
                     open.close()
                     capture = nil
@@ -124,15 +124,7 @@ struct CaptureLoop: Sendable {
     /// its history write queued.
     private func finishInput(at position: SampleTime) {
         let stopped = interpreter.stopping.load(ordering: .relaxed)
-        let actions = interpreter.locked { state -> [ConversationMachine.Action] in
-            guard case .hearing = state.machine.state else { return [] }
-            if stopped {
-                state.endpointer.reset()
-                return state.handle(.speechDiscarded)
-            }
-            if case .ended(_, let reason, let pause)? = state.endpointer.forceEnd(at: position) { state.utteranceEnd = (reason, pause) }
-            return state.handle(.speechEnded(at: position))
-        }
+        let actions = interpreter.locked { $0.turn.endInput(at: position, stopped: stopped) }
         interpreter.perform(actions)
         waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Interpreter.stopTimeout) : .distantFuture, unlessStopping: false)
         interpreter.shared.withLock { _ in interpreter.closing.store(true, ordering: .relaxed) }
@@ -156,7 +148,7 @@ struct CaptureLoop: Sendable {
     /// was asked for); a stop does so once, up to a deadline.
     private func waitWhileBusy(until deadline: Date, unlessStopping: Bool) {
         interpreter.wakeup.wait(until: deadline) {
-            interpreter.shared.withLock({ $0.machine.isBusy }) && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
+            interpreter.shared.withLock({ $0.turn.machine.isBusy }) && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
         }
     }
 
@@ -164,7 +156,7 @@ struct CaptureLoop: Sendable {
     /// live microphone would give them time to (bounded, should a lane be stuck).
     private func waitForJudgement() {
         interpreter.wakeup.wait(until: Date(timeIntervalSinceNow: 5)) {
-            interpreter.shared.withLock(\.isAwaitingJudgement) && !interpreter.stopping.load(ordering: .relaxed)
+            interpreter.shared.withLock(\.turn.isAwaitingJudgement) && !interpreter.stopping.load(ordering: .relaxed)
         }
     }
 
@@ -172,7 +164,7 @@ struct CaptureLoop: Sendable {
     /// (the service watchdog's) goes on.
     private func waitWhilePaused() {
         interpreter.wakeup.wait(until: Date(timeIntervalSinceNow: 1)) {
-            interpreter.shared.withLock(\.userPaused) && !interpreter.stopping.load(ordering: .relaxed)
+            interpreter.shared.withLock(\.turn.userPaused) && !interpreter.stopping.load(ordering: .relaxed)
         }
     }
 
@@ -188,17 +180,16 @@ struct CaptureLoop: Sendable {
         }
         defer { alarm.cancel() }
         wakeup.wait(until: .distantFuture) {
-            clock.now < deadline && !interpreter.stopping.load(ordering: .relaxed) && !interpreter.shared.withLock(\.userPaused)
+            clock.now < deadline && !interpreter.stopping.load(ordering: .relaxed) && !interpreter.shared.withLock(\.turn.userPaused)
         }
     }
 
     private func deviceLost(_ error: AudioError) {
         var first = false
         let actions = interpreter.locked { state -> [ConversationMachine.Action] in
-            guard !state.deviceLost else { return [] }
-            state.deviceLost = true
-            first = true
-            return state.userPaused ? [] : state.handle(.pause)
+            let lost = state.turn.microphone(.lost)
+            first = lost.deviceChanged
+            return lost.actions
         }
         if first {
             interpreter.report("microphone lost, retrying: \(error)")
@@ -208,11 +199,7 @@ struct CaptureLoop: Sendable {
     }
 
     private func deviceRestored() {
-        let (actions, wasLost) = interpreter.shared.withLock { state -> ([ConversationMachine.Action], Bool) in
-            guard state.deviceLost else { return ([], false) }
-            state.deviceLost = false
-            return (state.userPaused ? [] : state.handle(.resume), true)
-        }
+        let (actions, wasLost) = interpreter.shared.withLock { $0.turn.microphone(.restored) }
         if wasLost {
             interpreter.logger.notice("microphone is back")
             // The sound server may have restarted with it: the speaker's device is stale too.

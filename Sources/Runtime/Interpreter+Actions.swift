@@ -17,24 +17,21 @@ extension Interpreter {
             switch action {
             case .startRecognition, .cancelRecognition:
                 break  // queued by `locked`
-            case .finishRecognition(let speaker):
-                publish(EventType.speechEnd, speaker: speaker)  // the work was queued by `locked`
-            case .translate(let speaker, let text):
+            case .finishRecognition(let speaker, let languages):
+                // The work was queued by `locked`.
+                publish(EventType.speechEnd, speaker: speaker, language: languages.source)
+            case .translate(let speaker, let text, let languages):
                 guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
-                translationInbox.yield((speaker, text))
-            case .speak(let speaker, let text):
+                translationInbox.yield((speaker, text, languages))
+            case .speak(let speaker, let text, let language):
                 guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
-                let language = shared.withLock { $0.draft?.targetLang ?? $0.settings.language(of: speaker.other) }
                 say(text, in: language, to: speaker.other, prompt: false)
-            case .askToRepeat(let speaker):
+            case .askToRepeat(let speaker, let language):
                 guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
-                let language = shared.withLock { $0.draft?.sourceLang ?? $0.settings.language(of: speaker) }
                 say(RepeatPrompt.text(for: language), in: language, to: speaker, prompt: true)
-            case .tellUntranslated(let speaker):
-                // The failed turn is already stored: the language comes from the settings that
-                // turn was translated with, kept in `noticeLanguage`.
+            case .tellUntranslated(let speaker, let language):
+                // The failed turn is already stored; `language` is the one it was spoken in.
                 guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
-                let language = shared.withLock { $0.noticeLanguage ?? $0.settings.language(of: speaker) }
                 say(UntranslatedNotice.text(for: language), in: language, to: speaker, prompt: true)
             case .stopSpeaking:
                 speech.stop()
@@ -49,7 +46,7 @@ extension Interpreter {
             case .releaseCapture, .reopenCapture:
                 wakeup.wake()  // the capture loop follows `userPaused`
             case .resetEndpointer:
-                break  // applied inside `Shared.handle`
+                break  // applied by `TurnLogic.handle`
             }
         }
     }
@@ -65,7 +62,7 @@ extension Interpreter {
     /// The utterance's words, from `speaker` (decided by `detection` in auto mode).
     func recognized(_ finished: Recognition, speaker: Speaker, language: String, target: String, detection: SpeakerDetection?) {
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
-            let confident = (finished.confidence ?? 1) >= state.settings.minConfidence
+            let heard = state.turn.recognized(finished, from: speaker, minConfidence: state.settings.minConfidence)
             if let end = state.draft?.endOfSpeech {
                 state.draft?.asrMs = clock.milliseconds(since: end)
             }
@@ -74,20 +71,14 @@ extension Interpreter {
             state.draft?.targetLang = target
             state.draft?.detection = detection
             state.draft?.recognition = finished
-            state.draft?.lowConfidence = !finished.text.isEmpty && !confident
-            var actions = state.handle(.identified(speaker))
-            actions += state.handle(.recognized(text: finished.text, confident: confident))
+            state.draft?.lowConfidence = heard.lowConfidence
             // A speculation on other words (or a turn that will not be translated) is dropped.
-            let words = finished.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !actions.contains(.translate(speaker, text: words)) || state.speculation?.serves(words, from: language, to: target) != true {
-                dropSpeculation(&state)
+            let served = heard.actions.lazy.compactMap(\.translation).first.map { words in
+                state.speculation?.serves(words.text, from: words.languages.source, to: words.languages.target) == true
             }
-            if actions.contains(.askToRepeat(speaker)) {
-                state.draft?.error = "low confidence; the speaker was asked to repeat"
-            } else if state.draft?.lowConfidence == true {
-                state.draft?.error = String(format: "low confidence (%.2f < %.2f)", finished.confidence ?? 0, state.settings.minConfidence)
-            }
-            return actions
+            if served != true { dropSpeculation(&state) }
+            if let error = heard.error { state.draft?.error = error }
+            return heard.actions
         }
         if !finished.text.isEmpty {
             events.publish(
@@ -101,18 +92,14 @@ extension Interpreter {
 
     /// Translates turns one at a time, as the machine asks for them, until the runtime ends.
     func translateTurns() async {
-        for await (speaker, text) in translations {
-            await translate(text, spokenBy: speaker)
+        for await (speaker, text, languages) in translations {
+            await translate(text, spokenBy: speaker, in: languages)
         }
     }
 
-    private func translate(_ text: String, spokenBy speaker: Speaker) async {
-        let (source, target, replayed) = shared.withLock { state in
-            (
-                state.draft?.sourceLang ?? state.settings.language(of: speaker), state.draft?.targetLang ?? state.settings.language(of: speaker.other),
-                state.draft?.replaying?.translatedText
-            )
-        }
+    private func translate(_ text: String, spokenBy speaker: Speaker, in languages: TurnLanguages) async {
+        let (source, target) = (languages.source, languages.target)
+        let replayed = shared.withLock { $0.draft?.replaying?.translatedText }
         let started = clock.now
         do {
             let speculated = replayed == nil ? await speculatedTranslation(of: text, from: source, to: target) : nil
@@ -139,7 +126,6 @@ extension Interpreter {
             let (actions, draft) = shared.withLock { state in
                 state.draft?.error = "\(error)"
                 state.draft?.mtMs = clock.milliseconds(since: started)
-                state.noticeLanguage = source
                 return (state.handle(.translationFailed), state.takeDraft(for: recorder))
             }
             if let draft { record(draft) }

@@ -29,19 +29,13 @@ extension Interpreter {
 
     /// Releases the microphone; a turn in flight finishes first.
     public func pause() {
-        perform(locked { state in
-            state.userPaused = true
-            return state.deviceLost ? [] : state.handle(.pause)
-        })
+        perform(locked { $0.turn.microphone(.paused).actions })
         wakeup.wake()
     }
 
     /// Takes the microphone back.
     public func resume() {
-        perform(shared.withLock { state in
-            state.userPaused = false
-            return state.deviceLost ? [] : state.handle(.resume)
-        })
+        perform(shared.withLock { $0.turn.microphone(.resumed).actions })
         wakeup.wake()
     }
 
@@ -49,10 +43,9 @@ extension Interpreter {
     public func say(_ speaker: Speaker, text: String) async throws -> TurnRecord {
         let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !words.isEmpty else { throw ConversationRefusal("the text is empty; give the words to translate") }
-        return try await typedTurn(speaker, text: words) { state, completion in
+        return try await typedTurn(speaker, text: words, languages: nil) { languages, completion in
             TurnDraft(
-                speaker: speaker, sourceLang: state.settings.language(of: speaker),
-                targetLang: state.settings.language(of: speaker.other), endOfSpeech: self.clock.now,
+                speaker: speaker, sourceLang: languages.source, targetLang: languages.target, endOfSpeech: self.clock.now,
                 recognition: Recognition(text: words, confidence: nil), completion: completion)
         }
     }
@@ -63,27 +56,29 @@ extension Interpreter {
         guard let speaker = Speaker(rawValue: turn.speaker), let translation = turn.translatedText else {
             throw ConversationRefusal("turn \(turn.id ?? 0) has no translation to speak")
         }
-        return try await typedTurn(speaker, text: turn.sourceText) { _, completion in
+        let languages = TurnLanguages(source: turn.sourceLang, target: turn.targetLang)
+        return try await typedTurn(speaker, text: turn.sourceText, languages: languages) { languages, completion in
             TurnDraft(
-                speaker: speaker, sourceLang: turn.sourceLang, targetLang: turn.targetLang, endOfSpeech: self.clock.now,
+                speaker: speaker, sourceLang: languages.source, targetLang: languages.target, endOfSpeech: self.clock.now,
                 recognition: Recognition(text: turn.sourceText, confidence: nil), translation: translation,
                 completion: completion, replaying: turn)
         }
     }
 
-    /// Starts a turn that did not come from the microphone, if the machine takes it now.
+    /// Starts a turn that did not come from the microphone, if the machine takes it now; in
+    /// `languages`, else the settings' (the draft is made in the languages the machine fixed).
     private func typedTurn(
-        _ speaker: Speaker, text: String,
-        draft: @escaping (Shared, @escaping @Sendable (Result<TurnRecord, any Error>) -> Void) -> TurnDraft
+        _ speaker: Speaker, text: String, languages: TurnLanguages?,
+        draft: @escaping (TurnLanguages, @escaping @Sendable (Result<TurnRecord, any Error>) -> Void) -> TurnDraft
     ) async throws -> TurnRecord {
         try await withCheckedThrowingContinuation { continuation in
             let actions = shared.withLock { state -> [ConversationMachine.Action] in
                 guard !closing.load(ordering: .relaxed) else { return [] }
-                let actions = state.handle(.typed(speaker, text: text))
+                let actions = state.handle(.typed(speaker, text: text, languages: languages))
                 guard !actions.isEmpty else { return [] }
                 // The last spoken turn's speculation serves no typed turn (even on the same words).
                 dropSpeculation(&state)
-                state.draft = draft(state) { continuation.resume(with: $0) }
+                state.draft = draft(state.turn.machine.turnLanguages) { continuation.resume(with: $0) }
                 return actions
             }
             guard !actions.isEmpty else {
@@ -154,13 +149,15 @@ extension Interpreter {
         let hearable = Self.hearable(settings, hearing)
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
             state.settings = settings
-            state.endpointer.settings.silenceMs = settings.silenceMs
-            var machineSettings = state.machine.settings
+            state.turn.endpointer.settings.silenceMs = settings.silenceMs
+            var machineSettings = state.turn.machine.settings
             machineSettings.mode = settings.mode
             machineSettings.echoTail = samples(ms: settings.echoTailMs)
             machineSettings.hearable = hearable
-            state.dualDecoding = Self.dualDecoding(settings, hearing: hearing, laneKey: laneKey)
-            return state.absorb(state.machine.reconfigure(machineSettings))
+            machineSettings.languageA = settings.speakerA
+            machineSettings.languageB = settings.speakerB
+            state.turn.dualDecoding = Self.dualDecoding(settings, hearing: hearing, laneKey: laneKey)
+            return state.turn.absorb(state.turn.machine.reconfigure(machineSettings))
         }
         perform(actions)
         // Keep the new languages' engines warm before their first turn.

@@ -20,11 +20,6 @@ extension Interpreter {
         let loop: Task<Void, Never>
     }
 
-    /// Frames (10 ms) an utterance needs before its language is trusted to say who spoke.
-    static let minimumDecisionFrames = 50
-    /// How much better (per frame) the winning language must score.
-    static let decisionMargin = 0.0
-
     /// The lane of `language`'s decoder, made (and its loop started) on first use.
     func lane(for language: String) -> RecognitionWorker {
         let key = laneKey(language)
@@ -42,12 +37,7 @@ extension Interpreter {
     /// for it goes on.
     func judged(_ language: String, through: SampleTime, _ end: SentenceEnd?) {
         shared.withLock { state in
-            guard state.utteranceLanguages.contains(language) else { return }
-            var kept = state.judgements[language, default: []]
-            if let known = kept.last, known.through >= through { return }
-            kept.append(Judgement(through: through, end: end))
-            state.judgements[language] = kept.suffix(Shared.keptJudgements)
-            speculate(&state)
+            if state.turn.judged(language, through: through, end) { speculate(&state) }
         }
         wakeup.wake()
     }
@@ -76,24 +66,24 @@ extension Interpreter {
             switch action {
             case .startRecognition:
                 dropSpeculation(&state)
-                for language in state.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
-            case .finishRecognition(let speaker):
-                let sides = state.utteranceSides ?? (state.settings.language(of: speaker), state.settings.language(of: speaker.other))
-                let languages = state.utteranceLanguages.isEmpty ? [sides.speaker] : state.utteranceLanguages
-                state.draft = TurnDraft(speaker: speaker, sourceLang: sides.speaker, targetLang: sides.other, endOfSpeech: clock.now)
-                if let ended = state.utteranceEnd {
+                for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
+            case .finishRecognition(let speaker, let turnLanguages):
+                let sides = turnLanguages
+                let languages = state.turn.utteranceLanguages.isEmpty ? [sides.source] : state.turn.utteranceLanguages
+                state.draft = TurnDraft(speaker: speaker, sourceLang: sides.source, targetLang: sides.target, endOfSpeech: clock.now)
+                if let ended = state.turn.utteranceEnd {
                     state.draft?.endedBy = ended.reason.rawValue
                     state.draft?.pauseMs = Int(ended.pause * 1000 / SampleTime(captureSampleRate))
                 }
-                let utterance = takeUtteranceAudio(&state)
-                let detect = detectsSpeaker(state, languages: languages, sides: sides)
-                let aboveFloor = state.utteranceAboveFloorDB
+                let utterance = state.turn.takeUtteranceAudio()
+                let detect = detectsSpeaker(state.turn, languages: languages, sides: sides)
+                let aboveFloor = state.turn.utteranceAboveFloorDB
                 let ended = clock.now
                 let collector = Collector(expecting: languages) { [self] results in
                     logger.debug("the streaming lanes finished \(clock.milliseconds(since: ended)) ms after the end of the turn")
                     guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides) }
                     let pass = AccuratePass.Utterance(
-                        samples: utterance, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other), detect: detect,
+                        samples: utterance, expected: speaker, sides: .init(speaker: sides.source, other: sides.target), detect: detect,
                         streaming: results, aboveFloorDB: aboveFloor)
                     accurate.inbox.yield(
                         .hear(pass, speculative: false) { [self] heard in
@@ -105,70 +95,36 @@ extension Interpreter {
                 }
             case .cancelRecognition:
                 dropSpeculation(&state)
-                for language in state.utteranceLanguages { lane(for: language).inbox.yield(.cancel(language: language)) }
+                for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.cancel(language: language)) }
             default:
                 break
             }
         }
     }
 
-    /// The utterance's audio for the accurate pass, without the pause that ended it (but for
-    /// `keptPauseMs` of it).
-    func takeUtteranceAudio(_ state: inout Shared) -> [Int16] {
-        defer { state.utteranceAudio = [] }
-        return Self.accurateAudio(state.utteranceAudio, pause: Int(state.utteranceEnd?.pause ?? 0))
-    }
-
-    /// `audio` whose last `pause` samples are silence, cut to `keptPauseMs` of that silence. The
-    /// same speech heard at a pause (a speculation) and at the end of the turn gives the same
-    /// samples, once both pauses are longer than that: the accurate worker then answers the end
-    /// from what it heard at the pause.
-    static func accurateAudio(_ audio: [Int16], pause: Int) -> [Int16] {
-        Array(audio.prefix(accurateLength(of: audio.count, pause: pause)))
-    }
-
-    /// How many samples `accurateAudio` keeps of `count` whose last `pause` are silence.
-    static func accurateLength(of count: Int, pause: Int) -> Int {
-        max(0, count - max(0, pause - keptPauseMs * captureSampleRate / 1000))
-    }
-
-    /// How much of the pause that ended an utterance the accurate pass hears (under the
-    /// shortest pause a speculation starts at, `likely_end_ms`).
-    static let keptPauseMs = 80
-
     /// Whether the accurate pass gives the words of an utterance between `sides`.
-    func hearsAccurately(_ sides: (speaker: String, other: String)) -> Bool {
+    func hearsAccurately(_ sides: TurnLanguages) -> Bool {
         guard accurate != nil, let hearing = accurateHearing else { return false }
-        return hearing.name(for: sides.speaker) != nil || hearing.name(for: sides.other) != nil
+        return hearing.name(for: sides.source) != nil || hearing.name(for: sides.target) != nil
     }
 
     /// Whether who spoke is told by what is heard: auto mode, with both languages decoded by
     /// the streaming lanes, or a detector and both languages heard.
-    func detectsSpeaker(_ state: Shared, languages: [String], sides: (speaker: String, other: String)) -> Bool {
-        guard state.settings.mode == .auto else { return false }
+    func detectsSpeaker(_ turn: TurnLogic, languages: [String], sides: TurnLanguages) -> Bool {
+        guard turn.machine.settings.mode == .auto else { return false }
         if languages.count > 1 { return true }
         guard accurateHearing?.detector != nil else { return false }
-        return [sides.speaker, sides.other].allSatisfy { hearing($0) || accurateHearing?.name(for: $0) != nil }
+        return [sides.source, sides.target].allSatisfy { hearing($0) || accurateHearing?.name(for: $0) != nil }
     }
 
     /// Every lane has finished the utterance: decide who spoke, then go on with their words.
-    private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: (speaker: String, other: String)) {
-        var speaker = expected
-        var detection: SpeakerDetection?
-        if results.count > 1 {
-            let decided = LanguageDecision.decide(results, minimumFrames: Self.minimumDecisionFrames, margin: Self.decisionMargin)
-            if decided == sides.other { speaker = expected.other }
-            let winner = speaker == expected ? sides.speaker : sides.other
-            let rival = results.first { $0.language != winner }
-            detection = SpeakerDetection(
-                decidedBy: decided == nil ? .turnOrder : .audio,
-                scores: Dictionary(results.compactMap { result in result.recognition.score.map { (result.language, $0) } }) { first, _ in first },
-                rivalLanguage: rival?.language, rivalText: rival?.recognition.text)
-        }
-        let language = speaker == expected ? sides.speaker : sides.other
-        let target = speaker == expected ? sides.other : sides.speaker
+    private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: TurnLanguages) {
+        let decision = TurnLogic.decideLanguage(results, sides: sides)
+        let language = decision?.language ?? sides.source
+        let speaker = language == sides.source ? expected : expected.other
+        let target = language == sides.source ? sides.target : sides.source
         let finished = results.first { $0.language == language }?.recognition ?? Recognition(text: "", confidence: nil)
-        recognized(finished, speaker: speaker, language: language, target: target, detection: detection)
+        recognized(finished, speaker: speaker, language: language, target: target, detection: decision?.detection)
     }
 }
 

@@ -26,8 +26,11 @@ import Synchronization
 ///   pause, a `Speculation` translates and synthesizes the words so far ahead of the turn.
 /// - `TurnRecorder` hands finished turns to the history write queue.
 ///
-/// All mutable state sits in `shared`, behind one lock; the work an action calls for is queued
-/// to its worker inside the lock that decided it, so the workers see it in order.
+/// All mutable state sits in `shared`, behind one lock: the turn's logic (`TurnLogic`: the
+/// machine, the endpointer, the utterance and the lanes' judgements, pure and tested without
+/// threads), and beside it what the runtime performs (the draft being recorded, the running
+/// speculation's tasks). The work an action calls for is queued to its
+/// worker inside the lock that decided it, so the workers see it in order.
 public final class Interpreter: Sendable {
     /// The recognition lanes by decoder, made when a language is first heard.
     let lanes: Mutex<[String: Lane]>
@@ -64,106 +67,26 @@ public final class Interpreter: Sendable {
     let settingsChange = Mutex(())
     /// Logs a failure and tells subscribers; the conversation goes on.
     let report: @Sendable (String) -> Void
-    let translations: AsyncStream<(Speaker, String)>
-    let translationInbox: AsyncStream<(Speaker, String)>.Continuation
+    let translations: AsyncStream<(Speaker, String, TurnLanguages)>
+    let translationInbox: AsyncStream<(Speaker, String, TurnLanguages)>.Continuation
 
     /// How long a stop waits for the turn in flight.
     public static let stopTimeout: TimeInterval = 10
 
     struct Shared {
-        var machine: ConversationMachine
-        var endpointer: Endpointer
+        /// The machine, the endpointer, the utterance and the lanes' judgements: the pure part.
+        var turn: TurnLogic
         var settings: RuntimeSettings
         var draft: TurnDraft?
-        /// The languages the utterance being heard is decoded in (fixed when it starts): the
-        /// expected speaker's first, then, in auto mode, the other side's.
-        var utteranceLanguages: [String] = []
-        /// The languages of the expected speaker and of the other side when the utterance started.
-        var utteranceSides: (speaker: String, other: String)?
-        /// Whether auto mode can tell the speakers apart by what it hears: both sides hearable,
-        /// on decoders of their own.
-        var dualDecoding = false
         var turnCount = 0
-        var userPaused = false
-        var deviceLost = false
-        /// The language of the last turn that could not be translated, for the spoken notice.
-        var noticeLanguage: String?
-        /// The lanes' recent views of the utterance's pause, by language, oldest first (the
-        /// last `keptJudgements`): lanes run side by side, one may be a few periods ahead.
-        var judgements: [String: [Judgement]] = [:]
-        /// The sample through which the lanes were asked to judge the pause (a recording waits
-        /// for their answer, so it gives the same turns as a live microphone).
-        var awaitedJudgement: SampleTime?
-        /// How the utterance heard last ended: what decided it and after how much silence.
-        var utteranceEnd: (reason: EndpointEvent.EndReason, pause: SampleTime)?
-        /// How far that utterance's voice stood above the room's floor (dB): a noisy room is
-        /// heard by the engine that holds up in noise.
-        var utteranceAboveFloorDB: Float?
-        /// The audio of the utterance being heard (from its pre-roll), for the accurate pass.
-        var utteranceAudio: [Int16] = []
         /// The translation and audio being made from the words before the current pause.
         var speculation: Speculation?
         /// Speculations started so far (their ids).
         var speculations = 0
 
-        /// The latest audio every language of the utterance has judged, with each language's
-        /// judgement of it. A lane that is ahead does not speak alone: in auto mode the other
-        /// language's words, judged first, could otherwise end an English sentence after "and".
-        var commonJudgement: (through: SampleTime, byLanguage: [(language: String, judgement: Judgement)])? {
-            guard let first = utteranceLanguages.first, let candidates = judgements[first] else { return nil }
-            for candidate in candidates.reversed() {
-                let all = utteranceLanguages.compactMap { language in
-                    judgements[language]?.last { $0.through == candidate.through }.map { (language: language, judgement: $0) }
-                }
-                if all.count == utteranceLanguages.count { return (candidate.through, all) }
-            }
-            return nil
-        }
-
-        /// The judgement of the language that explains the audio best, at the latest audio
-        /// every language has judged (nil: none, or no words to judge).
-        var bestJudgement: (language: String, end: SentenceEnd, through: SampleTime)? {
-            guard let common = commonJudgement else { return nil }
-            return common.byLanguage.compactMap { entry in entry.judgement.end.map { (language: entry.language, end: $0, through: common.through) } }
-                .max { ($0.end.score ?? -.infinity) < ($1.end.score ?? -.infinity) }
-        }
-
-        /// The recognizer's view of the pause for the endpointer.
-        var endCue: EndCue? {
-            bestJudgement.map { EndCue(through: $0.through, probability: $0.end.probability) }
-        }
-
-        /// How many recent judgements each language keeps.
-        static let keptJudgements = 16
-
-        /// Whether a lane has yet to judge the audio through `awaitedJudgement`.
-        var isAwaitingJudgement: Bool {
-            guard let awaited = awaitedJudgement else { return false }
-            return utteranceLanguages.contains { (judgements[$0]?.last?.through ?? -1) < awaited }
-        }
-
-        /// Feeds the machine and applies what belongs to shared state right here.
+        /// Feeds the machine (through the turn's logic, which applies what concerns it).
         mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
-            absorb(machine.handle(event))
-        }
-
-        /// Applies the machine's actions that concern shared state (endpointer resets, the
-        /// utterance's languages) and returns the rest.
-        mutating func absorb(_ actions: [ConversationMachine.Action]) -> [ConversationMachine.Action] {
-            for action in actions {
-                switch action {
-                case .resetEndpointer: endpointer.reset()
-                case .startRecognition(let speaker):
-                    judgements = [:]
-                    awaitedJudgement = nil
-                    utteranceEnd = nil
-                    let sides = (speaker: settings.language(of: speaker), other: settings.language(of: speaker.other))
-                    utteranceSides = sides
-                    utteranceLanguages = dualDecoding ? [sides.speaker, sides.other] : [sides.speaker]
-                default: break
-                }
-            }
-            return actions.filter { $0 != .resetEndpointer }
+            turn.handle(event)
         }
 
         /// Takes the turn in flight to be recorded, registering its write with `recorder` under
@@ -172,11 +95,6 @@ public final class Interpreter: Sendable {
             defer { draft = nil }
             if draft != nil { recorder.reserve() }
             return draft
-        }
-
-        /// What clients see as the state.
-        var stateName: String {
-            deviceLost ? "device_lost" : machine.state.name
         }
     }
 
@@ -228,9 +146,12 @@ public final class Interpreter: Sendable {
         let machine = ConversationMachine(
             settings: .init(
                 mode: settings.mode, echoTail: samples(ms: settings.echoTailMs),
-                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt, failureNotice: failureNotice))
-        var shared = Shared(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), settings: settings)
-        shared.dualDecoding = Self.dualDecoding(settings, engines)
+                hearable: Self.hearable(settings, engines.canHear), repeatPrompt: repeatPrompt, failureNotice: failureNotice,
+                languageA: settings.speakerA, languageB: settings.speakerB))
+        var turn = TurnLogic(
+            machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: captureSampleRate), keepsAudio: engines.accurate != nil)
+        turn.dualDecoding = Self.dualDecoding(settings, engines)
+        let shared = Shared(turn: turn, settings: settings)
         self.shared = Mutex(shared)
     }
 
@@ -248,7 +169,7 @@ public final class Interpreter: Sendable {
     }
 
     public var snapshot: Snapshot {
-        shared.withLock { Snapshot(state: $0.stateName, speaker: $0.machine.state.speaker, turns: $0.turnCount, settings: $0.settings) }
+        shared.withLock { Snapshot(state: $0.turn.stateName, speaker: $0.turn.machine.state.speaker, turns: $0.turnCount, settings: $0.settings) }
     }
 
     /// True when `speaker`'s language has a recognizer.
@@ -271,7 +192,7 @@ public final class Interpreter: Sendable {
     /// Whether a turn no backend could translate is answered with a spoken notice to the
     /// speaker (`[translator] failure_notice`).
     public func setFailureNotice(_ on: Bool) {
-        shared.withLock { $0.machine.settings.failureNotice = on }
+        shared.withLock { $0.turn.machine.settings.failureNotice = on }
     }
 
     // MARK: - Running
@@ -302,12 +223,6 @@ public final class Interpreter: Sendable {
         try result.get()
     }
 
-    /// A position on the capture timeline, for the log ("12.34 s").
-    static func seconds(_ samples: SampleTime) -> String {
-        let hundredths = samples * 100 / 16_000
-        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
-    }
-
     /// Asks the capture loop to end after the period it is reading.
     public func stop() {
         stopping.store(true, ordering: .relaxed)
@@ -316,68 +231,28 @@ public final class Interpreter: Sendable {
 
     // MARK: - Audio
 
-    /// One captured period: the machine's clock moves to `now`, the endpointer judges the audio
-    /// (its level, and `speech`, the voice-activity detector's probability when one runs), and
-    /// audio of an utterance goes to the recognizer. Called by the capture loop.
-    /// Returns the level above which the next period needs the voice detector's judgement:
-    /// in silence, a period the level alone calls quiet cannot start speech (the detector may
-    /// skip it); in speech every period is judged; while Parley speaks, none.
+    /// One captured period, through the turn's logic (`TurnLogic.hear`); the recognizer work it
+    /// calls for is queued in the same lock. Called by the capture loop. Returns the level above
+    /// which the next period needs the voice detector's judgement.
     @discardableResult
     func process(_ frame: [Int16], at start: SampleTime, level: Levels, speech: Float? = nil, now: SampleTime) -> Float {
-        var judgeAbove: Float = .infinity
-        let actions = shared.withLock { state -> [ConversationMachine.Action] in
-            var actions = state.handle(.clock(now: now))
-            defer {
-                judgeAbove = state.machine.acceptsAudio ? (state.endpointer.phase == .silence ? state.endpointer.thresholdDB : -.infinity) : .infinity
+        let (actions, judgeAbove) = shared.withLock { state -> ([ConversationMachine.Action], Float) in
+            let period = state.turn.hear(frame, at: start, rmsDB: level.rmsDB, speech: speech, now: now) { judgedByEveryLanguage($0) }
+            for line in period.log { logger.debug("\(line)") }
+            switch period.speculation {
+            case .keep: break
+            case .drop: dropSpeculation(&state)
+            case .consider: speculate(&state)
             }
-            guard state.machine.acceptsAudio else {
-                queueRecognition(actions, &state)
-                return actions
-            }
-            let wasInSpeech = state.endpointer.isInSpeech
-            var audio: [Int16]?
-            switch state.endpointer.process(frame, at: start, rmsDB: level.rmsDB, speech: speech, cue: judgedByEveryLanguage(state) ? state.endCue : nil) {
-            case .started(let at, let preroll)?:
-                logger.debug("speech started at \(Self.seconds(at))")
-                actions += state.handle(.speechStarted(at: at))
-                audio = preroll
-                if accurate != nil { state.utteranceAudio = preroll }
-            case .ended(let end, let reason, let pause)?:
-                state.utteranceAboveFloorDB = state.endpointer.lastSpeechAboveFloorDB
-                logger.debug(
-                    "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(state.utteranceAboveFloorDB ?? 0)) dB above the floor)")
-                if accurate != nil { state.utteranceAudio += frame }
-                state.utteranceEnd = (reason, pause)
-                actions += state.handle(.speechEnded(at: end))
-            case .discarded(let end)?:
-                logger.debug("sound discarded at \(Self.seconds(end)): too short, or no louder than the background")
-                actions += state.handle(.speechDiscarded)
-            case nil:
-                if wasInSpeech {
-                    audio = frame
-                    // Before a speculation below looks at it: the pause it measures ends here.
-                    if accurate != nil { state.utteranceAudio += frame }
-                }
-                // Speech resumed after a pause: what was made from the words before it is dropped.
-                if state.endpointer.isInSpeech, state.endpointer.pause == nil { dropSpeculation(&state) }
-                // A pause nearing the silence limit is speculated on (`lateSpeculationMs`).
-                if state.endpointer.pause != nil { speculate(&state) }
-            }
-            queueRecognition(actions, &state)
-            // Queued after the utterance was opened, in the same lock. During a pause the lanes
-            // judge whether the words so far end the sentence.
-            state.awaitedJudgement = nil
-            if let audio, let speaker = state.machine.state.speaker {
-                var judge: JudgeRequest?
-                if state.endpointer.wantsCue, let pause = state.endpointer.pause {
-                    judge = JudgeRequest(through: now, pause: Int(pause))
-                }
-                state.awaitedJudgement = judge?.through
-                for (index, language) in state.utteranceLanguages.enumerated() {
-                    lane(for: language).inbox.yield(.feed(audio, speaker: speaker, language: language, partials: index == 0, judge: judge))
+            queueRecognition(period.actions, &state)
+            // Queued after the utterance was opened, in the same lock.
+            if let feed = period.feed {
+                let judge = feed.judge.map { JudgeRequest(through: $0.through, pause: $0.pause) }
+                for (index, language) in state.turn.utteranceLanguages.enumerated() {
+                    lane(for: language).inbox.yield(.feed(feed.audio, speaker: feed.speaker, language: language, partials: index == 0, judge: judge))
                 }
             }
-            return actions
+            return (period.actions, period.judgeAbove)
         }
         perform(actions)
         return judgeAbove
@@ -387,9 +262,9 @@ public final class Interpreter: Sendable {
     /// model judges its pauses. When one has none (French, Portuguese: Whisper hears them, no
     /// PocketSphinx model does), another language's model would judge that person's pauses and
     /// end their sentences where theirs do not end: the silence limit ends the turn instead.
-    func judgedByEveryLanguage(_ state: Shared) -> Bool {
-        guard let sides = state.utteranceSides else { return true }
-        let possible = detectsSpeaker(state, languages: state.utteranceLanguages, sides: sides) ? [sides.speaker, sides.other] : [sides.speaker]
+    func judgedByEveryLanguage(_ turn: TurnLogic) -> Bool {
+        guard let sides = turn.utteranceSides else { return true }
+        let possible = detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides) ? [sides.source, sides.target] : [sides.source]
         return possible.allSatisfy { recognizers($0) != nil }
     }
 
@@ -403,13 +278,6 @@ public final class Interpreter: Sendable {
             return actions
         }
     }
-}
-
-/// A lane's view of a pause: how likely the words heard through sample `through` end the
-/// sentence (nil: no words yet, or the recognizer cannot tell).
-struct Judgement: Sendable {
-    var through: SampleTime
-    var end: SentenceEnd?
 }
 
 /// Wakes a waiting capture loop: a condition variable, signalled on every state change.

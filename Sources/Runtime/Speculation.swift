@@ -37,43 +37,7 @@ struct Speculation: Sendable {
     }
 }
 
-extension Interpreter.Shared {
-    /// What a speculation would translate now: the hypothesis of the language that explains the
-    /// audio best, at the latest audio every language of the utterance has judged (nil when
-    /// nothing was heard). Only while the utterance's end is undecided or being recognized, and
-    /// a pause is on, and only where the language model takes the words for a likely end
-    /// (`end_probability`), or the pause has run to within `lateSpeculationMs` of the silence
-    /// limit (a last word misheard, whose end the language model cannot see): a thinking pause
-    /// after "and" costs no translation or synthesis for its first second, and the person who
-    /// goes on speaking competes with none for the processor.
-    var speculationCandidate: (text: String, language: String, target: String)? {
-        var late = false
-        switch machine.state {
-        case .hearing(_, _):
-            guard let pause = endpointer.pause else { return nil }
-            let limit = SampleTime(endpointer.settings.silenceMs - Interpreter.lateSpeculationMs) * SampleTime(endpointer.sampleRate) / 1000
-            late = pause >= limit
-        case .recognizing(_): break
-        default: return nil
-        }
-        guard let sides = utteranceSides, let (language, end, through) = bestJudgement,
-            end.probability >= endpointer.settings.endProbability || late
-        else { return nil }
-        // A late judgement of an earlier pause (a lane that lags) speaks for old words.
-        if case .hearing = machine.state, through < endpointer.cueFrom { return nil }
-        let text = end.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { return nil }
-        return (text, language, language == sides.speaker ? sides.other : sides.speaker)
-    }
-}
-
 extension Interpreter {
-    /// A pause this close to `silence_ms` is speculated on whatever the language model said:
-    /// the silence limit will most likely end it, and its translation and audio are then ready
-    /// (Apertium and espeak-ng take well under this). Thinking pauses of up to a second cost
-    /// nothing with the default 1.5 s limit.
-    static let lateSpeculationMs = 400
-
     /// Starts a speculation on the latest judgement, unless one already runs on the same words.
     /// Called under the lock, after a lane judged a pause, and at each period of a pause.
     ///
@@ -83,28 +47,28 @@ extension Interpreter {
     /// worker answers from what it heard (`AccurateWorker`), and the translation and the audio
     /// are ready.
     func speculate(_ state: inout Shared) {
-        guard let candidate = state.speculationCandidate else { return }
-        if let accurate, let sides = state.utteranceSides, let speaker = state.machine.state.speaker, hearsAccurately(sides) {
-            // Not before the pause is as long as the audio the pass keeps of it: the same speech
-            // then gives the same samples at every later look, and at the end of the turn.
-            let pause = Int(state.endpointer.pause ?? 0)
-            // Once the end is decided, the end's own pass follows at once.
-            guard case .hearing = state.machine.state, pause >= Self.keptPauseMs * captureSampleRate / 1000 else { return }
+        let running = state.speculation
+        let start = state.turn.speculationStart(
+            accurately: hearsAccurately, canSpeak: speaking, heardSamples: running?.heardSamples,
+            serves: { running?.serves($0.text, from: $0.language, to: $0.target) == true })
+        switch start {
+        case nil:
+            return
+        case .accuratePass(let candidate, let length, let pause)?:
+            guard let accurate, let sides = state.turn.utteranceSides, let speaker = state.turn.machine.state.speaker else { return }
             // Called at every period of a pause, under the capture loop's lock: the audio is
             // copied only when a new pass starts.
-            let length = Self.accurateLength(of: state.utteranceAudio.count, pause: pause)
-            if let running = state.speculation, running.heardSamples == length { return }
-            let samples = Array(state.utteranceAudio.prefix(length))
+            let samples = Array(state.turn.utteranceAudio.prefix(length))
             logger.debug("the accurate pass starts at a pause of \(pause * 1000 / captureSampleRate) ms")
             dropSpeculation(&state)
             state.speculations += 1
             let id = state.speculations
             state.speculation = Speculation(id: id, text: "", language: "", target: "", translation: nil, heardSamples: samples.count)
             let pass = AccuratePass.Utterance(
-                samples: samples, expected: speaker, sides: .init(speaker: sides.speaker, other: sides.other),
-                detect: detectsSpeaker(state, languages: state.utteranceLanguages, sides: sides),
+                samples: samples, expected: speaker, sides: .init(speaker: sides.source, other: sides.target),
+                detect: detectsSpeaker(state.turn, languages: state.turn.utteranceLanguages, sides: sides),
                 streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))],
-                aboveFloorDB: state.endpointer.speechAboveFloorDB)
+                aboveFloorDB: state.turn.endpointer.speechAboveFloorDB)
             accurate.inbox.yield(
                 .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.speculation?.id == id } ?? false }) { [weak self] heard in
                     self?.shared.withLock { state in
@@ -116,16 +80,14 @@ extension Interpreter {
                         state.speculation?.translation = self.speculativeTranslation(id: id, of: words, from: heard.language, to: heard.target)
                     }
                 })
-            return
+        case .translate(let candidate)?:
+            dropSpeculation(&state)
+            state.speculations += 1
+            let id = state.speculations
+            state.speculation = Speculation(
+                id: id, text: candidate.text, language: candidate.language, target: candidate.target,
+                translation: speculativeTranslation(id: id, of: candidate.text, from: candidate.language, to: candidate.target))
         }
-        guard speaking(candidate.target) else { return }
-        if let running = state.speculation, running.serves(candidate.text, from: candidate.language, to: candidate.target) { return }
-        dropSpeculation(&state)
-        state.speculations += 1
-        let id = state.speculations
-        state.speculation = Speculation(
-            id: id, text: candidate.text, language: candidate.language, target: candidate.target,
-            translation: speculativeTranslation(id: id, of: candidate.text, from: candidate.language, to: candidate.target))
     }
 
     /// Translates a speculation's words on the concurrency pool, and has its audio made.

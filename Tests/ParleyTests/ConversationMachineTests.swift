@@ -4,6 +4,10 @@ import Testing
 
 private typealias Machine = ConversationMachine
 
+/// The default settings' languages: A speaks English, B Spanish.
+private let enEs = TurnLanguages(source: "en", target: "es")
+private let esEn = enEs.swapped
+
 /// Drives a machine through one whole turn by `speaker`, starting from listening, and returns
 /// the actions of the final `speakingFinished`.
 @discardableResult
@@ -35,12 +39,12 @@ struct ConversationMachineTests {
 
     @Test func aWholeTurnPassesThroughEveryStage() {
         var machine = Machine(settings: .init(echoTail: tail))
-        #expect(machine.handle(.speechStarted(at: 100)) == [.stateChanged(.hearing(.a, since: 100)), .startRecognition(.a)])
+        #expect(machine.handle(.speechStarted(at: 100)) == [.stateChanged(.hearing(.a, since: 100)), .startRecognition(.a, enEs)])
         #expect(machine.acceptsAudio)
-        #expect(machine.handle(.speechEnded(at: 20_000)) == [.stateChanged(.recognizing(.a)), .finishRecognition(.a)])
+        #expect(machine.handle(.speechEnded(at: 20_000)) == [.stateChanged(.recognizing(.a)), .finishRecognition(.a, enEs)])
         #expect(!machine.acceptsAudio && machine.isBusy)
-        #expect(machine.handle(.recognized(text: " go forward ")) == [.stateChanged(.translating(.a)), .translate(.a, text: "go forward")])
-        #expect(machine.handle(.translated(text: "adelante")) == [.stateChanged(.speaking(.a)), .speak(.a, text: "adelante")])
+        #expect(machine.handle(.recognized(text: " go forward ")) == [.stateChanged(.translating(.a)), .translate(.a, text: "go forward", enEs)])
+        #expect(machine.handle(.translated(text: "adelante")) == [.stateChanged(.speaking(.a)), .speak(.a, text: "adelante", language: "es")])
         #expect(machine.handle(.speakingStarted) == [])
         let finished = machine.handle(.speakingFinished(playedSamples: 8_000))
         #expect(finished == [.stateChanged(.echoGuard(next: .b, until: 8_000 + tail))])
@@ -64,7 +68,7 @@ struct ConversationMachineTests {
         _ = machine.handle(.speechStarted(at: 100))
         _ = machine.handle(.speechEnded(at: 20_000))
         #expect(machine.handle(.identified(.b)) == [.stateChanged(.recognizing(.b))])
-        #expect(machine.handle(.recognized(text: "hola")) == [.stateChanged(.translating(.b)), .translate(.b, text: "hola")])
+        #expect(machine.handle(.recognized(text: "hola")) == [.stateChanged(.translating(.b)), .translate(.b, text: "hola", esEn)])
         _ = machine.handle(.translated(text: "hello"))
         _ = machine.handle(.speakingStarted)
         #expect(machine.handle(.speakingFinished(playedSamples: 8_000)) == [.stateChanged(.echoGuard(next: .a, until: 8_000 + tail))])
@@ -74,7 +78,7 @@ struct ConversationMachineTests {
         _ = machine.handle(.speechStarted(at: 100_000))
         _ = machine.handle(.speechEnded(at: 120_000))
         _ = machine.handle(.identified(.b))
-        #expect(machine.handle(.recognized(text: "otra vez")) == [.stateChanged(.translating(.b)), .translate(.b, text: "otra vez")])
+        #expect(machine.handle(.recognized(text: "otra vez")) == [.stateChanged(.translating(.b)), .translate(.b, text: "otra vez", esEn)])
     }
 
     @Test func autoKeepsTurnOrderWhenTheSpeakerIsConfirmedOrCannotBeHeard() {
@@ -212,7 +216,7 @@ struct ConversationMachineTests {
     @Test func stopWhileHearingEndsTheUtteranceNow() {
         var machine = Machine(settings: .init(echoTail: tail))
         _ = machine.handle(.speechStarted(at: 0))
-        #expect(machine.handle(.stop) == [.stateChanged(.recognizing(.a)), .finishRecognition(.a), .resetEndpointer])
+        #expect(machine.handle(.stop) == [.stateChanged(.recognizing(.a)), .finishRecognition(.a, enEs), .resetEndpointer])
     }
 
     @Test func stopWhileSpeakingCutsThePlayback() {
@@ -302,9 +306,33 @@ struct ConversationMachineTests {
 
     @Test func aTypedTurnIsTranslatedAndSpokenThenTheOtherSideListens() {
         var machine = Machine(settings: .init(echoTail: tail, hearable: [.a]))
-        #expect(machine.handle(.typed(.b, text: " hola ")) == [.stateChanged(.translating(.b)), .translate(.b, text: "hola")])
+        #expect(machine.handle(.typed(.b, text: " hola ")) == [.stateChanged(.translating(.b)), .translate(.b, text: "hola", esEn)])
         _ = machine.handle(.translated(text: "hello"))
         #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
+    }
+
+    @Test func aTurnKeepsTheLanguagesItStartedWith() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 100))
+        // The languages change mid-utterance: this turn is still English to Spanish.
+        var settings = machine.settings
+        settings.languageB = "fr"
+        _ = machine.reconfigure(settings)
+        #expect(machine.handle(.speechEnded(at: 20_000)) == [.stateChanged(.recognizing(.a)), .finishRecognition(.a, enEs)])
+        #expect(machine.handle(.recognized(text: "hello")) == [.stateChanged(.translating(.a)), .translate(.a, text: "hello", enEs)])
+        #expect(machine.handle(.translated(text: "hola")) == [.stateChanged(.speaking(.a)), .speak(.a, text: "hola", language: "es")])
+        // The next turn is in the new languages.
+        _ = machine.handle(.speakingStarted)
+        _ = machine.handle(.speakingFinished(playedSamples: 10))
+        _ = machine.handle(.clock(now: 1_000_000))
+        #expect(machine.handle(.speechStarted(at: 1_000_000)) == [.stateChanged(.hearing(.b, since: 1_000_000)), .startRecognition(.b, .init(source: "fr", target: "en"))])
+    }
+
+    @Test func aReplayedTurnIsInItsOwnLanguages() {
+        var machine = Machine(settings: .init(echoTail: tail, failureNotice: true))
+        let past = TurnLanguages(source: "ca", target: "pt")
+        #expect(machine.handle(.typed(.b, text: "bon dia", languages: past)) == [.stateChanged(.translating(.b)), .translate(.b, text: "bon dia", past)])
+        #expect(machine.handle(.translationFailed) == [.stateChanged(.speaking(.b)), .tellUntranslated(.b, language: "ca")])
     }
 
     @Test func aFailedTypedTurnDoesNotGiveTheMicrophoneToWhoCannotBeHeard() {
@@ -339,7 +367,7 @@ struct ConversationMachineTests {
         var machine = Machine(settings: .init(echoTail: tail, repeatPrompt: true))
         _ = machine.handle(.speechStarted(at: 0))
         _ = machine.handle(.speechEnded(at: 16_000))
-        #expect(machine.handle(.recognized(text: "mumble", confident: false)) == [.stateChanged(.speaking(.a)), .askToRepeat(.a)])
+        #expect(machine.handle(.recognized(text: "mumble", confident: false)) == [.stateChanged(.speaking(.a)), .askToRepeat(.a, language: "en")])
         // No clock event was sent: the timeline stands at 0, so the guard is the prompt plus the tail.
         #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
     }
@@ -348,7 +376,7 @@ struct ConversationMachineTests {
         var machine = Machine(settings: .init(echoTail: tail, repeatPrompt: false))
         _ = machine.handle(.speechStarted(at: 0))
         _ = machine.handle(.speechEnded(at: 16_000))
-        #expect(machine.handle(.recognized(text: "mumble", confident: false)) == [.stateChanged(.translating(.a)), .translate(.a, text: "mumble")])
+        #expect(machine.handle(.recognized(text: "mumble", confident: false)) == [.stateChanged(.translating(.a)), .translate(.a, text: "mumble", enEs)])
     }
 
     // MARK: - Runtime changes
@@ -438,7 +466,7 @@ struct UntranslatedNoticeMachineTests {
         _ = machine.handle(.speechStarted(at: 0))
         _ = machine.handle(.speechEnded(at: 16_000))
         _ = machine.handle(.recognized(text: "hello"))
-        #expect(machine.handle(.translationFailed) == [.stateChanged(.speaking(.a)), .tellUntranslated(.a)])
+        #expect(machine.handle(.translationFailed) == [.stateChanged(.speaking(.a)), .tellUntranslated(.a, language: "en")])
         #expect(!machine.acceptsAudio, "the notice is not heard as speech")
         #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
     }
@@ -446,7 +474,7 @@ struct UntranslatedNoticeMachineTests {
     @Test func aNoticeToWhoTypedGivesTheMicrophoneOnlyToWhoCanBeHeard() {
         var machine = Machine(settings: .init(echoTail: tail, hearable: [.a], failureNotice: true))
         _ = machine.handle(.typed(.b, text: "hola"))
-        #expect(machine.handle(.translationFailed) == [.stateChanged(.speaking(.b)), .tellUntranslated(.b)])
+        #expect(machine.handle(.translationFailed) == [.stateChanged(.speaking(.b)), .tellUntranslated(.b, language: "es")])
         #expect(machine.handle(.speakingFinished(playedSamples: 10)) == [.stateChanged(.echoGuard(next: .a, until: 10 + tail))])
     }
 

@@ -1,0 +1,428 @@
+/// The logic of a turn around the state machine, as pure as it: the endpointer fed period by
+/// period, the lanes' judgements of a pause, the end cue and the speculation candidate they
+/// give, and the utterance's languages, end and audio.
+///
+/// Like the machine it owns no thread, device or engine: the runtime (`Interpreter`) holds it
+/// under its lock, feeds it captured periods and the lanes' judgements, and performs what it
+/// returns (the machine's actions, the audio to feed the lanes, what to do with a
+/// speculation, the log lines). So every judgement and decision can be tested sample by sample.
+
+import Foundation
+// The machine's vocabulary and the parts the turn is decided with; users import them themselves.
+public import ParleyCore
+public import ParleyEndpoint
+public import ParleyRecognition
+
+/// A lane's view of a pause: how likely the words heard through sample `through` end the
+/// sentence (nil: no words yet, or the recognizer cannot tell).
+public struct Judgement: Sendable, Equatable {
+    public var through: SampleTime
+    public var end: SentenceEnd?
+}
+
+/// Words a speculation may translate: the hypothesis so far, its language and the target.
+public struct SpeculationCandidate: Sendable, Equatable {
+    public var text: String
+    public var language: String
+    public var target: String
+}
+
+/// The speculation to start now (see `TurnLogic.speculationStart`).
+public enum SpeculationStart: Sendable, Equatable {
+    /// The accurate pass hears the utterance's first `samples`, at a pause of `pause` samples;
+    /// `candidate` is what the streaming lanes heard.
+    case accuratePass(SpeculationCandidate, samples: Int, pause: Int)
+    /// The candidate's words are translated and their audio made.
+    case translate(SpeculationCandidate)
+}
+
+/// See the top of this file.
+public struct TurnLogic: Sendable {
+    public var machine: ConversationMachine
+    public var endpointer: Endpointer
+    /// Whether auto mode can tell the speakers apart by what it hears: both sides hearable, on
+    /// decoders of their own.
+    public var dualDecoding = false
+    /// Whether the utterance's audio is kept (for the accurate pass).
+    public let keepsAudio: Bool
+    /// The languages the utterance being heard is decoded in (fixed when it starts): the
+    /// expected speaker's first, then, in auto mode, the other side's.
+    public private(set) var utteranceLanguages: [String] = []
+    /// The languages of the expected speaker and of the other side when the utterance started.
+    public private(set) var utteranceSides: TurnLanguages?
+    /// The lanes' recent views of the utterance's pause, by language, oldest first (the last
+    /// `keptJudgements`): lanes run side by side, one may be a few periods ahead.
+    public private(set) var judgements: [String: [Judgement]] = [:]
+    /// The sample through which the lanes were asked to judge the pause (a recording waits for
+    /// their answer, so it gives the same turns as a live microphone).
+    public private(set) var awaitedJudgement: SampleTime?
+    /// How the utterance heard last ended: what decided it and after how much silence.
+    public private(set) var utteranceEnd: (reason: EndpointEvent.EndReason, pause: SampleTime)?
+    /// How far that utterance's voice stood above the room's floor (dB): a noisy room is heard
+    /// by the engine that holds up in noise.
+    public private(set) var utteranceAboveFloorDB: Float?
+    /// The audio of the utterance being heard (from its pre-roll), when `keepsAudio`.
+    public private(set) var utteranceAudio: [Int16] = []
+    /// Whether a client paused the conversation: the microphone is released.
+    public private(set) var userPaused = false
+    /// Whether the capture device failed and is being opened again.
+    public private(set) var deviceLost = false
+
+    /// How many recent judgements each language keeps.
+    public static let keptJudgements = 16
+
+    /// A pause this close to `silence_ms` is speculated on whatever the language model said:
+    /// the silence limit will most likely end it, and its translation and audio are then ready
+    /// (Apertium and espeak-ng take well under this). Thinking pauses of up to a second cost
+    /// nothing with the default 1.5 s limit.
+    public static let lateSpeculationMs = 400
+
+    public init(machine: ConversationMachine, endpointer: Endpointer, keepsAudio: Bool) {
+        self.machine = machine
+        self.endpointer = endpointer
+        self.keepsAudio = keepsAudio
+    }
+
+    // MARK: - The machine
+
+    /// Feeds the machine and applies what belongs to the turn's state right here.
+    public mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
+        absorb(machine.handle(event))
+    }
+
+    /// Applies the machine's actions that concern the turn's state (endpointer resets, the
+    /// utterance's languages) and returns the rest.
+    public mutating func absorb(_ actions: [ConversationMachine.Action]) -> [ConversationMachine.Action] {
+        for action in actions {
+            switch action {
+            case .resetEndpointer: endpointer.reset()
+            case .startRecognition(_, let languages):
+                judgements = [:]
+                awaitedJudgement = nil
+                utteranceEnd = nil
+                utteranceSides = languages
+                utteranceLanguages = dualDecoding ? [languages.source, languages.target] : [languages.source]
+            default: break
+            }
+        }
+        return actions.filter { $0 != .resetEndpointer }
+    }
+
+    /// What happens to the microphone: a client pauses or resumes, the device is lost or back.
+    public enum Microphone: Sendable, Equatable {
+        case paused, resumed, lost, restored
+    }
+
+    /// The machine is paused while a client's pause or a lost device holds, and resumes when
+    /// neither does. Returns the machine's actions, and whether the device was newly lost or
+    /// restored (false for a loss already known, or a device that was not lost).
+    public mutating func microphone(_ event: Microphone) -> (actions: [ConversationMachine.Action], deviceChanged: Bool) {
+        switch event {
+        case .paused:
+            userPaused = true
+            return (deviceLost ? [] : handle(.pause), false)
+        case .resumed:
+            userPaused = false
+            return (deviceLost ? [] : handle(.resume), false)
+        case .lost:
+            guard !deviceLost else { return ([], false) }
+            deviceLost = true
+            return (userPaused ? [] : handle(.pause), true)
+        case .restored:
+            guard deviceLost else { return ([], false) }
+            deviceLost = false
+            return (userPaused ? [] : handle(.resume), true)
+        }
+    }
+
+    /// What clients see as the state.
+    public var stateName: String {
+        deviceLost ? "device_lost" : machine.state.name
+    }
+
+    // MARK: - A captured period
+
+    /// What one captured period calls for, to be performed in this order: the log lines, what
+    /// becomes of the speculation, the machine's actions, then the audio for the lanes.
+    public struct Period: Sendable {
+        public enum Speculation: Sendable, Equatable {
+            /// Nothing to do.
+            case keep
+            /// Speech resumed after a pause: what was made from the words before it is dropped.
+            case drop
+            /// A pause runs: start a speculation on `speculationCandidate`, unless one serves it.
+            case consider
+        }
+
+        /// Audio of the utterance for the lanes of every language it is decoded in.
+        public struct Feed: Sendable {
+            public var audio: [Int16]
+            public var speaker: Speaker
+            /// A pause is on: the lanes judge the words before it, through `through`, the last
+            /// `pause` samples of which are silence.
+            public var judge: (through: SampleTime, pause: Int)?
+        }
+
+        public var log: [String] = []
+        public var speculation = Speculation.keep
+        public var actions: [ConversationMachine.Action] = []
+        public var feed: Feed?
+        /// The level above which the next period needs the voice detector's judgement: in
+        /// silence, a period the level alone calls quiet cannot start speech (the detector may
+        /// skip it); in speech every period is judged; while Parley speaks, none.
+        public var judgeAbove: Float = .infinity
+    }
+
+    /// One captured period: the machine's clock moves to `now`, the endpointer judges the audio
+    /// (its level, and `speech`, the voice-activity detector's probability when one runs), and
+    /// audio of an utterance goes to the lanes. `cueAllowed` says whether the lanes' judgement
+    /// may end the utterance (every language it may be in has a language model to judge it).
+    public mutating func hear(
+        _ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float?, now: SampleTime, cueAllowed: (TurnLogic) -> Bool
+    ) -> Period {
+        var period = Period()
+        period.actions = handle(.clock(now: now))
+        guard machine.acceptsAudio else { return period }
+        let wasInSpeech = endpointer.isInSpeech
+        var audio: [Int16]?
+        let cue = cueAllowed(self) ? endCue : nil
+        switch endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: cue) {
+        case .started(let at, let preroll)?:
+            period.log.append("speech started at \(Self.seconds(at))")
+            period.actions += handle(.speechStarted(at: at))
+            audio = preroll
+            if keepsAudio { utteranceAudio = preroll }
+        case .ended(let end, let reason, let pause)?:
+            utteranceAboveFloorDB = endpointer.lastSpeechAboveFloorDB
+            period.log.append(
+                "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(utteranceAboveFloorDB ?? 0)) dB above the floor)"
+            )
+            if keepsAudio { utteranceAudio += frame }
+            utteranceEnd = (reason, pause)
+            period.actions += handle(.speechEnded(at: end))
+        case .discarded(let end)?:
+            period.log.append("sound discarded at \(Self.seconds(end)): too short, or no louder than the background")
+            period.actions += handle(.speechDiscarded)
+        case nil:
+            if wasInSpeech {
+                audio = frame
+                // Before a speculation looks at it: the pause it measures ends here.
+                if keepsAudio { utteranceAudio += frame }
+            }
+            if endpointer.isInSpeech, endpointer.pause == nil {
+                period.speculation = .drop
+            } else if endpointer.pause != nil {
+                // A pause nearing the silence limit is speculated on (`lateSpeculationMs`).
+                period.speculation = .consider
+            }
+        }
+        // During a pause the lanes judge whether the words so far end the sentence.
+        awaitedJudgement = nil
+        if let audio, let speaker = machine.state.speaker {
+            var judge: (through: SampleTime, pause: Int)?
+            if endpointer.wantsCue, let pause = endpointer.pause {
+                judge = (now, Int(pause))
+            }
+            awaitedJudgement = judge?.through
+            period.feed = Period.Feed(audio: audio, speaker: speaker, judge: judge)
+        }
+        if machine.acceptsAudio { period.judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity }
+        return period
+    }
+
+    /// The end of the input: an utterance in progress is processed (the recording ended at
+    /// `position`) or, on `stopped`, abandoned.
+    public mutating func endInput(at position: SampleTime, stopped: Bool) -> [ConversationMachine.Action] {
+        guard case .hearing = machine.state else { return [] }
+        if stopped {
+            endpointer.reset()
+            return handle(.speechDiscarded)
+        }
+        if case .ended(_, let reason, let pause)? = endpointer.forceEnd(at: position) { utteranceEnd = (reason, pause) }
+        return handle(.speechEnded(at: position))
+    }
+
+    /// The utterance's audio, without the pause that ended it (but for `keptPauseMs` of it);
+    /// the audio kept is forgotten.
+    public mutating func takeUtteranceAudio() -> [Int16] {
+        defer { utteranceAudio = [] }
+        return Self.accurateAudio(utteranceAudio, pause: Int(utteranceEnd?.pause ?? 0), sampleRate: endpointer.sampleRate)
+    }
+
+    /// `audio` whose last `pause` samples are silence, cut to `keptPauseMs` of that silence. The
+    /// same speech heard at a pause (a speculation) and at the end of the turn gives the same
+    /// samples, once both pauses are longer than that: the accurate worker then answers the end
+    /// from what it heard at the pause.
+    public static func accurateAudio(_ audio: [Int16], pause: Int, sampleRate: Int) -> [Int16] {
+        Array(audio.prefix(accurateLength(of: audio.count, pause: pause, sampleRate: sampleRate)))
+    }
+
+    /// How many samples `accurateAudio` keeps of `count` whose last `pause` are silence.
+    public static func accurateLength(of count: Int, pause: Int, sampleRate: Int) -> Int {
+        max(0, count - max(0, pause - keptPauseMs * sampleRate / 1000))
+    }
+
+    /// How much of the pause that ended an utterance the accurate pass hears (under the
+    /// shortest pause a speculation starts at, `likely_end_ms`).
+    public static let keptPauseMs = 80
+
+    /// A position on the capture timeline, for the log ("12.34 s").
+    public static func seconds(_ samples: SampleTime) -> String {
+        let hundredths = samples * 100 / 16_000
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
+    }
+
+    // MARK: - The lanes' judgements
+
+    /// A lane judged the pause through `through`: kept when the utterance is in `language` and
+    /// the judgement is newer than the lane's last. Returns whether it was kept.
+    @discardableResult
+    public mutating func judged(_ language: String, through: SampleTime, _ end: SentenceEnd?) -> Bool {
+        guard utteranceLanguages.contains(language) else { return false }
+        var kept = judgements[language, default: []]
+        if let known = kept.last, known.through >= through { return false }
+        kept.append(Judgement(through: through, end: end))
+        judgements[language] = Array(kept.suffix(Self.keptJudgements))
+        return true
+    }
+
+    /// The latest audio every language of the utterance has judged, with each language's
+    /// judgement of it. A lane that is ahead does not speak alone: in auto mode the other
+    /// language's words, judged first, could otherwise end an English sentence after "and".
+    public var commonJudgement: (through: SampleTime, byLanguage: [(language: String, judgement: Judgement)])? {
+        guard let first = utteranceLanguages.first, let candidates = judgements[first] else { return nil }
+        for candidate in candidates.reversed() {
+            let all = utteranceLanguages.compactMap { language in
+                judgements[language]?.last { $0.through == candidate.through }.map { (language: language, judgement: $0) }
+            }
+            if all.count == utteranceLanguages.count { return (candidate.through, all) }
+        }
+        return nil
+    }
+
+    /// The judgement of the language that explains the audio best, at the latest audio every
+    /// language has judged (nil: none, or no words to judge).
+    public var bestJudgement: (language: String, end: SentenceEnd, through: SampleTime)? {
+        guard let common = commonJudgement else { return nil }
+        return common.byLanguage.compactMap { entry in entry.judgement.end.map { (language: entry.language, end: $0, through: common.through) } }
+            .max { ($0.end.score ?? -.infinity) < ($1.end.score ?? -.infinity) }
+    }
+
+    /// The recognizer's view of the pause for the endpointer.
+    public var endCue: EndCue? {
+        bestJudgement.map { EndCue(through: $0.through, probability: $0.end.probability) }
+    }
+
+    /// Whether a lane has yet to judge the audio through `awaitedJudgement`.
+    public var isAwaitingJudgement: Bool {
+        guard let awaited = awaitedJudgement else { return false }
+        return utteranceLanguages.contains { (judgements[$0]?.last?.through ?? -1) < awaited }
+    }
+
+    /// What a speculation would translate now: the hypothesis of the language that explains the
+    /// audio best, at the latest audio every language of the utterance has judged (nil when
+    /// nothing was heard). Only while the utterance's end is undecided or being recognized, and
+    /// a pause is on, and only where the language model takes the words for a likely end
+    /// (`end_probability`), or the pause has run to within `lateSpeculationMs` of the silence
+    /// limit (a last word misheard, whose end the language model cannot see): a thinking pause
+    /// after "and" costs no translation or synthesis for its first second, and the person who
+    /// goes on speaking competes with none for the processor.
+    public var speculationCandidate: SpeculationCandidate? {
+        var late = false
+        switch machine.state {
+        case .hearing(_, _):
+            guard let pause = endpointer.pause else { return nil }
+            let limit = SampleTime(endpointer.settings.silenceMs - Self.lateSpeculationMs) * SampleTime(endpointer.sampleRate) / 1000
+            late = pause >= limit
+        case .recognizing(_): break
+        default: return nil
+        }
+        guard let sides = utteranceSides, let (language, end, through) = bestJudgement,
+            end.probability >= endpointer.settings.endProbability || late
+        else { return nil }
+        // A late judgement of an earlier pause (a lane that lags) speaks for old words.
+        if case .hearing = machine.state, through < endpointer.cueFrom { return nil }
+        let text = end.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return nil }
+        return SpeculationCandidate(text: text, language: language, target: language == sides.source ? sides.target : sides.source)
+    }
+
+    /// The speculation to start now, if any, on `speculationCandidate`: the accurate pass on the
+    /// audio so far where it gives the words (`accurately`), else the candidate's translation
+    /// where its target can be spoken. Nothing when the running speculation already hears the
+    /// same samples (`heardSamples`) or serves the same words (`serves`).
+    public func speculationStart(
+        accurately: (TurnLanguages) -> Bool, canSpeak: (String) -> Bool, heardSamples: Int?,
+        serves: (SpeculationCandidate) -> Bool
+    ) -> SpeculationStart? {
+        guard let candidate = speculationCandidate else { return nil }
+        if let sides = utteranceSides, machine.state.speaker != nil, accurately(sides) {
+            // Not before the pause is as long as the audio the pass keeps of it: the same speech
+            // then gives the same samples at every later look, and at the end of the turn.
+            let pause = Int(endpointer.pause ?? 0)
+            // Once the end is decided, the end's own pass follows at once.
+            guard case .hearing = machine.state, pause >= Self.keptPauseMs * endpointer.sampleRate / 1000 else { return nil }
+            let length = Self.accurateLength(of: utteranceAudio.count, pause: pause, sampleRate: endpointer.sampleRate)
+            if heardSamples == length { return nil }
+            return .accuratePass(candidate, samples: length, pause: pause)
+        }
+        guard canSpeak(candidate.target), !serves(candidate) else { return nil }
+        return .translate(candidate)
+    }
+}
+
+// MARK: - The words
+
+extension TurnLogic {
+    /// What the end of recognition decided (see `recognized`).
+    public struct Recognized: Sendable, Equatable {
+        public var actions: [ConversationMachine.Action]
+        /// Words were heard, under the minimum confidence.
+        public var lowConfidence: Bool
+        /// Why the turn is flagged, for its record (nil: it is not).
+        public var error: String?
+    }
+
+    /// The utterance's words, from `speaker` (who spoke, in auto mode): the machine is told who
+    /// spoke, then the words, confident or not by `minConfidence`.
+    public mutating func recognized(_ words: Recognition, from speaker: Speaker, minConfidence: Double) -> Recognized {
+        let confident = (words.confidence ?? 1) >= minConfidence
+        let lowConfidence = !words.text.isEmpty && !confident
+        let actions = handle(.identified(speaker)) + handle(.recognized(text: words.text, confident: confident))
+        var error: String?
+        if actions.contains(where: \.asksToRepeat) {
+            error = "low confidence; the speaker was asked to repeat"
+        } else if lowConfidence {
+            error = String(format: "low confidence (%.2f < %.2f)", words.confidence ?? 0, minConfidence)
+        }
+        return Recognized(actions: actions, lowConfidence: lowConfidence, error: error)
+    }
+}
+
+// MARK: - Who spoke
+
+extension TurnLogic {
+    /// Frames (10 ms) an utterance needs before its language is trusted to say who spoke.
+    public static let minimumDecisionFrames = 50
+    /// How much better (per frame) the winning language must score.
+    public static let decisionMargin = 0.0
+
+    /// Who spoke, from the streaming lanes' results of an utterance decoded in both `sides`'
+    /// languages (auto mode): the language whose words explain the audio best
+    /// (`LanguageDecision`), else, when that cannot be told (too short, too close), the
+    /// expected speaker's (`turn_order`); with the scores and the losing hypothesis. Nil with
+    /// one language's result: nothing to decide.
+    public static func decideLanguage(
+        _ results: [(language: String, recognition: Recognition)], sides: TurnLanguages
+    ) -> (language: String, detection: SpeakerDetection)? {
+        guard results.count > 1 else { return nil }
+        let decided = LanguageDecision.decide(results, minimumFrames: minimumDecisionFrames, margin: decisionMargin)
+        let language = decided == sides.target ? sides.target : sides.source
+        let rival = language == sides.source ? sides.target : sides.source
+        let detection = SpeakerDetection(
+            decidedBy: decided == nil ? .turnOrder : .audio,
+            scores: Dictionary(results.compactMap { result in result.recognition.score.map { (result.language, $0) } }) { first, _ in first },
+            rivalLanguage: rival, rivalText: results.first { $0.language == rival }?.recognition.text)
+        return (language, detection)
+    }
+}

@@ -1,0 +1,249 @@
+import ParleyAudio
+import ParleyCore
+import ParleyEndpoint
+import ParleyRecognition
+import Testing
+@testable import ParleyConversation
+
+/// A turn's logic driven period by period, with no thread, no engine and no device: the test
+/// plays the lanes, answering each period that asks for a judgement of the pause.
+private struct Drive {
+    var logic: TurnLogic
+    var position: SampleTime = 0
+    /// Every period's outcome, in order.
+    var periods: [TurnLogic.Period] = []
+    /// Each period's speculation candidate, after the lanes judged it.
+    var candidates: [SpeculationCandidate?] = []
+
+    init(mode: ConversationMode = .alternate, dual: Bool = false) {
+        let machine = ConversationMachine(settings: .init(mode: mode, echoTail: 4_800))
+        logic = TurnLogic(machine: machine, endpointer: Endpointer(settings: EndpointSettings(), sampleRate: Signals.rate), keepsAudio: true)
+        logic.dualDecoding = dual
+    }
+
+    /// Feeds `signal` in 20 ms periods; `lanes` gives each language's view of a pause when one
+    /// is asked for (none: the lanes have not answered yet).
+    mutating func feed(_ signal: [Int16], lanes: (_ through: SampleTime) -> [(language: String, end: SentenceEnd?)] = { _ in [] }) {
+        for frame in Signals.periods(signal) {
+            let now = position + SampleTime(frame.count)
+            let period = logic.hear(frame, at: position, rmsDB: Levels(measuring: frame).rmsDB, speech: nil, now: now) { _ in true }
+            if let judge = period.feed?.judge {
+                for (language, end) in lanes(judge.through) { logic.judged(language, through: judge.through, end) }
+            }
+            periods.append(period)
+            candidates.append(logic.speculationCandidate)
+            position = now
+        }
+    }
+
+    var actions: [ConversationMachine.Action] { periods.flatMap(\.actions) }
+    var log: [String] { periods.flatMap(\.log) }
+}
+
+private let background = Signals.noise(ms: 1000, amplitude: 0.002)
+private let words = Signals.tone(ms: 1000, amplitude: 0.3)
+private func pause(ms: Int) -> [Int16] { Signals.noise(ms: ms, amplitude: 0.002, seed: 7) }
+private let enEs = TurnLanguages(source: "en", target: "es")
+
+@Suite("Turn logic, sample by sample")
+struct TurnLogicTests {
+    @Test func aLikelyEndEndsTheTurnAtAShortPauseAndIsSpeculatedOnFirst() throws {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 1500)) { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: " go forward "))] }
+        #expect(drive.actions.contains(.startRecognition(.a, enEs)))
+        #expect(drive.actions.contains(.finishRecognition(.a, enEs)))
+        #expect(drive.logic.utteranceEnd?.reason == .languageModel)
+        // The speech ends at the first cue that can end it; the words were speculated on before.
+        let end = try #require(drive.periods.firstIndex { $0.actions.contains(.finishRecognition(.a, enEs)) })
+        let speculated = try #require(drive.periods.firstIndex { $0.speculation == .consider })
+        #expect(speculated < end)
+        #expect(drive.candidates[..<end].contains { $0?.text == "go forward" && $0?.language == "en" && $0?.target == "es" })
+        #expect(drive.log.contains { $0.hasPrefix("speech started at ") })
+        #expect(drive.log.contains { $0.hasPrefix("speech ended at ") && $0.contains("(language_model, after ") })
+    }
+
+    @Test func aThinkingPauseCostsNothingUntilItNearsTheSilenceLimit() throws {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 1600)) { _ in [("en", SentenceEnd(probability: 0.001, words: 2, text: "and then"))] }
+        #expect(drive.logic.utteranceEnd?.reason == .silence)
+        let end = try #require(drive.periods.firstIndex { $0.actions.contains(.finishRecognition(.a, enEs)) })
+        let first = try #require(drive.candidates.firstIndex { $0 != nil })
+        // The words end 2000 ms in; nothing is speculated on before 1100 ms of pause (1500 - 400).
+        let pauseAtFirst = (first + 1) * 20 - 2000
+        #expect(pauseAtFirst >= 1500 - TurnLogic.lateSpeculationMs)
+        #expect(first < end)
+    }
+
+    @Test func theSpeculationStartedIsTheAccuratePassWhereItHearsTheWordsElseATranslation() throws {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 160)) { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: "go forward"))] }
+        let candidate = SpeculationCandidate(text: "go forward", language: "en", target: "es")
+        let logic = drive.logic
+        func start(accurately: Bool = false, canSpeak: Bool = true, heard: Int? = nil, serves: Bool = false) -> SpeculationStart? {
+            logic.speculationStart(accurately: { _ in accurately }, canSpeak: { _ in canSpeak }, heardSamples: heard, serves: { _ in serves })
+        }
+        #expect(start() == .translate(candidate))
+        #expect(start(serves: true) == nil, "a speculation on the same words runs")
+        #expect(start(canSpeak: false) == nil, "no voice for the target")
+        // The accurate pass hears the audio so far, less all but 80 ms of the pause.
+        let silence = Int(try #require(logic.endpointer.pause))
+        let length = logic.utteranceAudio.count - (silence - TurnLogic.keptPauseMs * 16)
+        #expect(start(accurately: true) == .accuratePass(candidate, samples: length, pause: silence))
+        #expect(start(accurately: true, heard: length) == nil, "the same samples are being heard")
+        // Nothing is left to speculate on once the utterance ended: the end's own pass follows.
+        drive.feed(pause(ms: 100))
+        #expect(!drive.logic.machine.acceptsAudio)
+        let ended = drive.logic.speculationStart(accurately: { _ in true }, canSpeak: { _ in true }, heardSamples: nil, serves: { _ in false })
+        #expect(ended == nil)
+    }
+
+    @Test func speechThatResumesAfterAPauseDropsWhatWasSpeculated() {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 300)) { _ in [("en", SentenceEnd(probability: 0.01, words: 1, text: "go"))] }
+        #expect(drive.periods.contains { $0.speculation == .consider })
+        let before = drive.periods.count
+        drive.feed(words)
+        #expect(drive.periods[before...].contains { $0.speculation == .drop })
+        #expect(!drive.actions.contains(.finishRecognition(.a, enEs)))
+    }
+
+    @Test func aLaneAheadNeverSpeaksAlone() {
+        var drive = Drive(mode: .auto, dual: true)
+        // Only Spanish judges: however sure it is, the English lane has not seen that audio yet.
+        drive.feed(background + words + pause(ms: 300)) { _ in [("es", SentenceEnd(probability: 0.9, words: 2, score: -1, text: "hola"))] }
+        #expect(drive.logic.utteranceLanguages == ["en", "es"])
+        #expect(drive.logic.commonJudgement == nil && drive.logic.endCue == nil)
+        #expect(!drive.actions.contains(.finishRecognition(.a, enEs)))
+        #expect(drive.logic.isAwaitingJudgement, "a recording waits for the English lane")
+        // English judges the same audio: the language that explains it best speaks.
+        let through = drive.position
+        drive.logic.judged("en", through: through, SentenceEnd(probability: 0.01, words: 2, score: -3, text: "or la"))
+        drive.logic.judged("es", through: through, SentenceEnd(probability: 0.9, words: 2, score: -1, text: "hola"))
+        #expect(drive.logic.bestJudgement?.language == "es")
+        #expect(drive.logic.endCue == EndCue(through: through, probability: 0.9))
+        #expect(drive.logic.speculationCandidate?.text == "hola" && drive.logic.speculationCandidate?.target == "en")
+        #expect(!drive.logic.isAwaitingJudgement)
+    }
+
+    @Test func aJudgementOfAnotherLanguageOrOlderAudioIsNotKept() {
+        var drive = Drive()
+        drive.feed(background + words)
+        let kept = [
+            drive.logic.judged("en", through: 100, nil), drive.logic.judged("en", through: 100, nil), drive.logic.judged("en", through: 50, nil),
+            drive.logic.judged("fr", through: 200, nil),
+        ]
+        // Kept; the same audio again, older audio and a language not of this utterance are not.
+        #expect(kept == [true, false, false, false])
+    }
+
+    @Test func theVoiceDetectorIsAskedOnlyWhereItsAnswerCounts() {
+        var drive = Drive()
+        drive.feed(background)
+        let quiet = drive.periods.last?.judgeAbove ?? .nan
+        #expect(quiet.isFinite && quiet == drive.logic.endpointer.thresholdDB, "in silence: above the threshold only")
+        drive.feed(words)
+        #expect(drive.periods.last?.judgeAbove == -.infinity, "in speech: every period")
+        drive.feed(pause(ms: 1600))
+        // The utterance ended: the machine recognizes, and no audio counts.
+        #expect(!drive.logic.machine.acceptsAudio)
+        drive.feed(pause(ms: 20))
+        #expect(drive.periods.last?.judgeAbove == .infinity)
+        #expect(drive.periods.last?.feed == nil)
+    }
+
+    @Test func theEndOfARecordingEndsTheUtteranceAndAStopAbandonsIt() {
+        var ended = Drive()
+        ended.feed(background + words)
+        let end = ended.logic.endInput(at: ended.position, stopped: false)
+        #expect(end.contains(.finishRecognition(.a, enEs)))
+        var stopped = Drive()
+        stopped.feed(background + words)
+        let stop = stopped.logic.endInput(at: stopped.position, stopped: true)
+        #expect(stop == [.stateChanged(.listening(.a)), .cancelRecognition])
+    }
+
+    @Test func theAccuratePassHearsTheUtteranceWithoutMostOfItsFinalPause() {
+        var drive = Drive()
+        drive.feed(background + words + pause(ms: 1600))
+        let audio = drive.logic.takeUtteranceAudio()
+        // From the pre-roll (500 ms before the onset) through 80 ms of the 1500 ms pause.
+        #expect(audio.count == (500 + 1000 + TurnLogic.keptPauseMs) * 16)
+        #expect(drive.logic.utteranceAudio.isEmpty)
+    }
+
+    // MARK: - Who spoke
+
+    private func result(_ language: String, _ text: String, score: Double, frames: Int) -> (language: String, recognition: Recognition) {
+        (language, Recognition(text: text, confidence: 0.9, score: score, frames: frames))
+    }
+
+    @Test func theLanguageThatExplainsTheAudioBestSaysWhoSpoke() throws {
+        let heard = [result("en", "or la", score: -4, frames: 120), result("es", "hola", score: -2.5, frames: 120)]
+        let decision = try #require(TurnLogic.decideLanguage(heard, sides: enEs))
+        #expect(decision.language == "es")
+        #expect(decision.detection == SpeakerDetection(decidedBy: .audio, scores: ["en": -4, "es": -2.5], rivalLanguage: "en", rivalText: "or la"))
+    }
+
+    @Test func anUtteranceTooShortToTellIsTheExpectedSpeakers() throws {
+        let heard = [result("en", "see", score: -4, frames: 20), result("es", "sí", score: -2, frames: 20)]
+        let decision = try #require(TurnLogic.decideLanguage(heard, sides: enEs))
+        #expect(decision.language == "en")
+        #expect(decision.detection.decidedBy == .turnOrder && decision.detection.rivalText == "sí")
+        #expect(TurnLogic.decideLanguage([heard[0]], sides: enEs) == nil, "one language heard: nothing to decide")
+    }
+
+    // MARK: - The microphone
+
+    @Test func aPauseAndALostDeviceEachHoldTheMachineUntilNeitherDoes() {
+        var drive = Drive()
+        let paused = drive.logic.microphone(.paused)
+        #expect(paused.actions == [.stateChanged(.paused(next: .a)), .releaseCapture] && !paused.deviceChanged)
+        // Lost while paused: the machine is already paused; the state says so.
+        #expect(drive.logic.microphone(.lost) == ([], true) as ([ConversationMachine.Action], Bool))
+        #expect(drive.logic.stateName == "device_lost")
+        #expect(drive.logic.microphone(.lost).deviceChanged == false, "a loss already known")
+        // A resume while the device is lost waits for the device.
+        #expect(drive.logic.microphone(.resumed).actions.isEmpty)
+        #expect(drive.logic.machine.state == .paused(next: .a))
+        let back = drive.logic.microphone(.restored)
+        #expect(back.deviceChanged && back.actions == [.stateChanged(.listening(.a)), .reopenCapture])
+        #expect(drive.logic.stateName == "listening")
+        #expect(drive.logic.microphone(.restored).deviceChanged == false, "a device that was not lost")
+    }
+
+    // MARK: - The words
+
+    /// A turn by A that has just ended, recognized by `speaker`'s words.
+    private func recognized(
+        _ text: String, confidence: Double?, by speaker: Speaker = .a, mode: ConversationMode = .alternate, repeatPrompt: Bool = false
+    ) -> TurnLogic.Recognized {
+        var drive = Drive(mode: mode)
+        drive.logic.machine.settings.repeatPrompt = repeatPrompt
+        drive.feed(background + words)
+        _ = drive.logic.endInput(at: drive.position, stopped: false)
+        return drive.logic.recognized(Recognition(text: text, confidence: confidence), from: speaker, minConfidence: 0.5)
+    }
+
+    @Test func confidentWordsAreTranslatedUnflagged() {
+        let heard = recognized(" go forward ", confidence: 0.8)
+        #expect(heard.actions == [.stateChanged(.translating(.a)), .translate(.a, text: "go forward", enEs)])
+        #expect(!heard.lowConfidence && heard.error == nil)
+    }
+
+    @Test func doubtfulWordsAreFlaggedAndTranslatedOrTheSpeakerAskedToRepeat() {
+        let flagged = recognized("mumble", confidence: 0.3)
+        #expect(flagged.actions.contains(.translate(.a, text: "mumble", enEs)))
+        #expect(flagged.lowConfidence && flagged.error == "low confidence (0.30 < 0.50)")
+        let asked = recognized("mumble", confidence: 0.3, repeatPrompt: true)
+        #expect(asked.actions == [.stateChanged(.speaking(.a)), .askToRepeat(.a, language: "en")])
+        #expect(asked.lowConfidence && asked.error == "low confidence; the speaker was asked to repeat")
+    }
+
+    @Test func noWordsAreNoTurnAndTheOtherSideHeardIsTranslatedFromTheirLanguage() {
+        let nothing = recognized("", confidence: 0)
+        #expect(nothing.actions == [.stateChanged(.listening(.a)), .reportNoSpeech(.a)])
+        #expect(!nothing.lowConfidence && nothing.error == nil)
+        let other = recognized("hola", confidence: nil, by: .b, mode: .auto)
+        #expect(other.actions == [.stateChanged(.recognizing(.b)), .stateChanged(.translating(.b)), .translate(.b, text: "hola", enEs.swapped)])
+    }
+}
