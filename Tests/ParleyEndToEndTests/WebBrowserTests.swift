@@ -71,14 +71,8 @@ struct WebBrowserTests {
         let scanned = try WebLinkTests.scan(WebLinkTests.pbm(try WebLinkTests.modules(of: codeLines)))
         #expect(scanned == pairs && scanned == "\(address)#code=\(code)", "the QR code opens the page, paired")
 
-        let page = try await browser.page()
         let microphone = rig.microphone
-        try await WebSocketClient.connect(
-            url: page, configuration: .init(maxFrameSize: 1 << 24), logger: Logger(label: "parley.test.devtools")
-        ) { inbound, outbound, _ in
-            var tab = DevTools(iterator: inbound.messages(maxSize: 1 << 24).makeAsyncIterator(), outbound: outbound)
-            // The tab behaves as if it had the focus, as a phone's one tab does.
-            _ = try await tab.send("Emulation.setFocusEmulationEnabled", ["enabled": .bool(true)])
+        try await browser.withTab { tab in
             // A phone set to Spanish: the page opens in the Spanish side's view.
             try await tab.speak("es")
 
@@ -140,7 +134,6 @@ struct WebBrowserTests {
             let audio = WAVBytes.samples(try Data(contentsOf: played).dropFirst(before & ~1))
             EndToEnd.expectSpeechLike(audio, rate: 22_050)
             try EndToEnd.expectSpokenTranslation(audio, text: spokenReply, voice: "en", in: dir)
-            try await outbound.close(.normalClosure, reason: nil)
         }
         #expect(daemon.isRunning, "parleyd is still running: \((try? String(contentsOf: daemonLog, encoding: .utf8)) ?? "")")
     }
@@ -247,6 +240,20 @@ final class HeadlessChromium {
     /// The tab the browser made, handed out of the WebSocket's handler.
     private final class TargetID: Sendable {
         let value = Mutex<String?>(nil)
+    }
+
+    /// Drives a new tab through DevTools: `body` gets the tab, which behaves as if it had the
+    /// focus, as a phone's one tab does; the connection is closed when `body` returns.
+    func withTab(_ body: @escaping @Sendable (inout DevTools) async throws -> Void) async throws {
+        let page = try await page()
+        try await WebSocketClient.connect(
+            url: page, configuration: .init(maxFrameSize: 1 << 24), logger: Logger(label: "parley.test.devtools")
+        ) { inbound, outbound, _ in
+            var tab = DevTools(iterator: inbound.messages(maxSize: 1 << 24).makeAsyncIterator(), outbound: outbound)
+            _ = try await tab.send("Emulation.setFocusEmulationEnabled", ["enabled": .bool(true)])
+            try await body(&tab)
+            try await outbound.close(.normalClosure, reason: nil)
+        }
     }
 
     /// Ends the browser and the processes it started.

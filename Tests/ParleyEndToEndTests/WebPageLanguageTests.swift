@@ -51,12 +51,7 @@ extension WebBrowserTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let browser = try HeadlessChromium(in: dir)
         defer { browser.stop() }
-        let page = try await browser.page()
-        try await WebSocketClient.connect(
-            url: page, configuration: .init(maxFrameSize: 1 << 24), logger: Logger(label: "parley.test.devtools")
-        ) { inbound, outbound, _ in
-            var tab = DevTools(iterator: inbound.messages(maxSize: 1 << 24).makeAsyncIterator(), outbound: outbound)
-            _ = try await tab.send("Emulation.setFocusEmulationEnabled", ["enabled": .bool(true)])
+        try await browser.withTab { tab in
             for language in PageText.languages {
                 // The reader's side speaks `language`, the other English (Spanish for an English reader).
                 let other = language == "en" ? "es" : "en"
@@ -136,7 +131,6 @@ extension WebBrowserTests {
                     }
                 }
             }
-            try await outbound.close(.normalClosure, reason: nil)
         }
     }
 
@@ -149,17 +143,12 @@ extension WebBrowserTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let browser = try HeadlessChromium(in: dir)
         defer { browser.stop() }
-        let page = try await browser.page()
         try await WebTests().withServer { port, conversation in
             // Paused, typed turns need no audio to pass (as in WebTests).
             #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "listening" })
             conversation.interpreter.pause()
             #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "paused" })
-            try await WebSocketClient.connect(
-                url: page, configuration: .init(maxFrameSize: 1 << 24), logger: Logger(label: "parley.test.devtools")
-            ) { inbound, outbound, _ in
-                var tab = DevTools(iterator: inbound.messages(maxSize: 1 << 24).makeAsyncIterator(), outbound: outbound)
-                _ = try await tab.send("Emulation.setFocusEmulationEnabled", ["enabled": .bool(true)])
+            try await browser.withTab { tab in
                 try await tab.speak("es")
                 try await tab.open("http://127.0.0.1:\(port)/#code=\(WebTests.code)")
                 try await tab.waitFor("the page paired") { $0.connected && !$0.replyHidden }
@@ -173,7 +162,6 @@ extension WebBrowserTests {
                 try await tab.open("http://127.0.0.1:\(port)/")
                 let reloaded = try await tab.waitFor("the page again") { $0.connected && $0.turns.count == 1 }
                 #expect(reloaded.heard == "buenos días" && reloaded.said == "[en] buenos días", "the last turn at the top: \(reloaded)")
-                try await outbound.close(.normalClosure, reason: nil)
             }
             conversation.interpreter.resume()
         }
