@@ -210,6 +210,32 @@ final class ScriptedRecognizer: SpeechRecognizer {
     func cancelUtterance() { script.record(.cancel(language)) }
 }
 
+/// A backend that fails transiently (a server that is down: connection refused) until told to
+/// work, counting what it was asked; working, it answers `answer(text, target)` ("[target]
+/// text" unless given).
+public final class DownTranslator: Translator {
+    private let state = Mutex((working: false, asked: [String]()))
+    private let answer: @Sendable (String, String) -> String
+
+    public init(answer: @escaping @Sendable (_ text: String, _ target: String) -> String = { "[\($1)] \($0)" }) {
+        self.answer = answer
+    }
+
+    /// What it was asked, in order, working or not.
+    public var asked: [String] { state.withLock { $0.asked } }
+    public func work(_ working: Bool) { state.withLock { $0.working = working } }
+    public func supports(_ pair: LanguagePair) -> Bool { true }
+    public func prepare(_ pair: LanguagePair) async throws {}
+    public func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        let working = state.withLock { state in
+            state.asked.append(text)
+            return state.working
+        }
+        guard working else { throw BackendError(.transient, "down: connection refused") }
+        return answer(text, target)
+    }
+}
+
 /// A translator that answers "[target] text", or fails for texts in `failing`. `hold()` makes
 /// translations wait until `release()`.
 public final class EchoTranslator: Translator {

@@ -273,28 +273,11 @@ struct LanguageCodeTests {
     }
 }
 
-/// A backend that fails (transiently, as a server that is down) until told to work, and counts
-/// what it was asked.
-private final class FlakyTranslator: Translator {
-    private let state = Mutex((working: false, asked: [String]()))
-    var asked: [String] { state.withLock { $0.asked } }
-    func work(_ working: Bool) { state.withLock { $0.working = working } }
-    func supports(_ pair: LanguagePair) -> Bool { true }
-    func prepare(_ pair: LanguagePair) async throws {}
-    func translate(_ text: String, from source: String, to target: String) async throws -> String {
-        let working = state.withLock { state in
-            state.asked.append(text)
-            return state.working
-        }
-        guard working else { throw BackendError(.transient, "flaky: connection refused") }
-        return reversed(text)
-    }
-}
 
 @Suite("Translation backends: circuit breaker")
 struct CircuitBreakerTests {
     /// No retries, a manual clock for the probes, and a cool-down of 30 s doubling up to 120 s.
-    fileprivate func makeChain(_ flaky: FlakyTranslator, _ clock: ManualClock) -> TranslatorChain {
+    fileprivate func makeChain(_ flaky: DownTranslator, _ clock: ManualClock) -> TranslatorChain {
         let timing = TranslatorChain.Timing(
             backoff: [], deadline: .seconds(600), clock: ParleyClock(clock), coolDown: .seconds(30), longestCoolDown: .seconds(120))
         return TranslatorChain(
@@ -302,7 +285,7 @@ struct CircuitBreakerTests {
     }
 
     @Test func aFailedBackendIsSkippedAndProbedUntilItAnswers() async throws {
-        let flaky = FlakyTranslator()
+        let flaky = DownTranslator { text, _ in reversed(text) }
         let clock = ManualClock()
         let chain = makeChain(flaky, clock)
         // It fails a turn: the next backend answers, and the circuit breaks.
@@ -329,7 +312,7 @@ struct CircuitBreakerTests {
     }
 
     @Test func aRetrySomeoneAskedForAsksASkippedBackendAndClosesItsCircuit() async throws {
-        let flaky = FlakyTranslator()
+        let flaky = DownTranslator { text, _ in reversed(text) }
         let chain = TranslatorChain(
             [.init(name: "flaky", translator: flaky)],
             timing: .init(backoff: [], deadline: .seconds(600), clock: ParleyClock(ManualClock())))
@@ -343,7 +326,7 @@ struct CircuitBreakerTests {
 
     @Test func theErrorOfASkippedBackendSaysWhy() async throws {
         // The probe never wakes in this test; the chain cancels it when it goes.
-        let flaky = FlakyTranslator()
+        let flaky = DownTranslator { text, _ in reversed(text) }
         let chain = TranslatorChain(
             [.init(name: "flaky", translator: flaky)],
             timing: .init(backoff: [], deadline: .seconds(600), clock: ParleyClock(ManualClock())))
@@ -352,7 +335,7 @@ struct CircuitBreakerTests {
             _ = try await chain.translate("two", from: "en", to: "es")
             Issue.record("the only backend is skipped; the turn must fail")
         } catch {
-            #expect("\(error)".contains("flaky: skipped since it failed (flaky: connection refused"), "\(error)")
+            #expect("\(error)".contains("flaky: skipped since it failed (down: connection refused"), "\(error)")
         }
         #expect(flaky.asked == ["one"], "a skipped backend costs a turn nothing")
     }
@@ -371,7 +354,7 @@ struct CircuitBreakerTests {
 
     @Test func aBackendThatDoesNotAnswerAtStartIsNamedAndSkipped() async throws {
         let port = try freeLoopbackPort()
-        let flaky = FlakyTranslator()
+        let flaky = DownTranslator { text, _ in reversed(text) }
         flaky.work(true)
         let chain = TranslatorChain(
             [

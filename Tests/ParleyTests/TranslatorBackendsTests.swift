@@ -18,14 +18,14 @@ struct TranslatorBackendsTests {
     }
 
     @Test func aRetryThroughTheProtocolAsksTheBackendAChainSkips() async throws {
-        let down = SwitchedTranslator()
+        let down = DownTranslator()
         let chain = TranslatorChain(
             [.init(name: "down", translator: down)],
             timing: .init(backoff: [], deadline: .seconds(600), clock: ParleyClock(ManualClock())))
         let translator: any Translator = chain
         await #expect(throws: TranslationError.self) { try await translator.translate("one", from: "en", to: "es") }
         #expect(chain.isSkipping("down"))
-        down.working = true
+        down.work(true)
         // A turn still skips it; a retry someone asked for asks it, and closes its circuit.
         await #expect(throws: TranslationError.self) { try await translator.translate("two", from: "en", to: "es") }
         #expect(try await translator.retranslate("three", from: "en", to: "es") == "[es] three")
@@ -40,22 +40,3 @@ struct TranslatorBackendsTests {
     }
 }
 
-/// A backend that refuses connections until switched on.
-private final class SwitchedTranslator: Translator {
-    private let state = Mutex((working: false, asked: [String]()))
-    var working: Bool {
-        get { state.withLock { $0.working } }
-        set { state.withLock { $0.working = newValue } }
-    }
-    var asked: [String] { state.withLock { $0.asked } }
-    func supports(_ pair: LanguagePair) -> Bool { true }
-    func prepare(_ pair: LanguagePair) async throws {}
-    func translate(_ text: String, from source: String, to target: String) async throws -> String {
-        let working = state.withLock { state in
-            state.asked.append(text)
-            return state.working
-        }
-        guard working else { throw BackendError(.transient, "down: connection refused") }
-        return "[\(target)] \(text)"
-    }
-}
