@@ -33,19 +33,21 @@ public final class Gate<Value: Sendable>: @unchecked Sendable {
     /// Blocks until `body` returns something other than nil, and returns it. `body` runs under
     /// the lock each time the value changes, and may change the value (take what it waited for).
     public func wait<Result>(for body: (inout Value) throws -> Result?) rethrows -> Result {
-        condition.lock()
-        defer { condition.unlock() }
+        // `sleep` never gives up here, so neither does the loop (`NSCondition.wait(until:
+        // .distantFuture)` traps in corelibs Foundation: the deadline does not fit a timespec).
         while true {
-            if let result = try body(&value) {
-                condition.broadcast()
-                return result
-            }
-            condition.wait()
+            if let result = try waiting(for: body, sleep: { condition.wait(); return true }) { return result }
         }
     }
 
     /// As `wait(for:)`, giving up at `deadline` (nil then).
     public func wait<Result>(for body: (inout Value) throws -> Result?, until deadline: Date) rethrows -> Result? {
+        try waiting(for: body, sleep: { condition.wait(until: deadline) })
+    }
+
+    /// Looks with `body` under the lock, and `sleep`s until the next change while it says nil;
+    /// `sleep` returning false (a deadline passed) ends the wait with one last look.
+    private func waiting<Result>(for body: (inout Value) throws -> Result?, sleep: () -> Bool) rethrows -> Result? {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -53,7 +55,7 @@ public final class Gate<Value: Sendable>: @unchecked Sendable {
                 condition.broadcast()
                 return result
             }
-            guard condition.wait(until: deadline) else { return try body(&value) }
+            guard sleep() else { return try body(&value) }
         }
     }
 
