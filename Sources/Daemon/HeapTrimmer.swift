@@ -11,7 +11,7 @@ import Synchronization
 /// A turn's buffers (the utterance, the engines' scratch, the translation and its speech) are
 /// freed when it ends, but glibc keeps the pages in the arena of the thread that used them:
 /// parleyd grew by about 17 MiB of such pages over eight turns (docs/benchmarks.md, "Memory
-/// after turns"). The trim runs on a utility queue, `quiet` after parleyd went back to
+/// after turns"). The trim runs in a utility task, `quiet` after parleyd went back to
 /// listening, and not at all when anything happened meanwhile: never during a turn.
 final class HeapTrimmer: Sendable {
     private let generation = Mutex<UInt64>(0)

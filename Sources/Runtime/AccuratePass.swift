@@ -201,10 +201,6 @@ actor AccurateWorker {
         self.report = report
     }
 
-    private static func milliseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
-    }
-
     func run() async {
         for await command in commands {
             switch command {
@@ -235,7 +231,7 @@ actor AccurateWorker {
                 let heard = AccuratePass.hear(utterance, with: hearing, report: report)
                 // Where a turn's time goes (no words: they stay in the history the user chose).
                 logger.debug(
-                    "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \(Self.milliseconds(ContinuousClock.now - started)) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language)), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor")
+                    "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \((ContinuousClock.now - started).milliseconds) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language)), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor")
                 lastSpeculation = speculative ? (utterance, heard) : nil
                 reply(heard)
             case .close:
