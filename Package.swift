@@ -145,7 +145,7 @@ let package = Package(
         .executableTarget(
             name: "parleyd",
             dependencies: [
-                "ParleyDaemon", "ParleySystemd", "ParleyConfig", "ParleyRecognition", "ParleyProtocol",
+                "ParleyDaemon", "ParleySystemd", "ParleyConfig", "ParleyCore", "ParleyRecognition", "ParleyProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

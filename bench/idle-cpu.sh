@@ -24,7 +24,7 @@ for run in 1 2 3; do
 done
 sleep 2  # let start-up settle
 ticks=$(getconf CLK_TCK)
-# parleyd and its children (the Whisper worker).
+# parleyd and its children (the workers, the Apertium stages).
 family() { echo "$daemon" $(pgrep -P "$daemon" || true) $(for child in $(pgrep -P "$daemon" || true); do pgrep -P "$child" || true; done); }
 cpu() { for pid in $(family); do awk '{print $14 + $15}' "/proc/$pid/stat"; done | awk '{s += $1} END {print s}'; }
 before=$(cpu); start=$(date +%s.%N)
@@ -32,22 +32,24 @@ sleep "$seconds"
 after=$(cpu); end=$(date +%s.%N)
 pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 rss=$(for pid in $(family); do pss "$pid"; done | awk '{s += $1} END {print s}')
-# PSS by process: parleyd, the Whisper worker (a python3 child), the Apertium stages (the rest).
+# PSS by process: parleyd, the Whisper worker (a python3 child), Moonshine's worker (`parleyd
+# worker moonshine`), the Apertium stages (the rest).
 memory() {
-  local d w=0 a=0 n=0 hwm
+  local d w=0 m=0 a=0 n=0 hwm mhwm
   d=$(pss "$daemon")
   for pid in $(family); do
     [[ $pid = "$daemon" ]] && continue
     if grep -q parley-whisper "/proc/$pid/cmdline" 2>/dev/null; then w=$((w + $(pss "$pid"))); hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+    elif tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q 'worker moonshine'; then m=$((m + $(pss "$pid"))); mhwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
     else a=$((a + $(pss "$pid"))); n=$((n + 1)); fi
   done
-  awk -v l="$1" -v d="$d" -v w="$w" -v a="$a" -v n="$n" -v h="${hwm:-0}" -v dh="$(awk '/^VmHWM/ {print $2}' "/proc/$daemon/status")" 'BEGIN {
-    printf "memory %s: %.1f MiB in all (PSS): parleyd %.1f (VmHWM %.0f), Whisper worker %.1f (VmHWM %.0f), %d Apertium stages %.1f\n", l, (d + w + a) / 1024, d / 1024, dh / 1024, w / 1024, h / 1024, n, a / 1024
+  awk -v l="$1" -v d="$d" -v w="$w" -v m="$m" -v a="$a" -v n="$n" -v h="${hwm:-0}" -v mh="${mhwm:-0}" -v dh="$(awk '/^VmHWM/ {print $2}' "/proc/$daemon/status")" 'BEGIN {
+    printf "memory %s: %.1f MiB in all (PSS): parleyd %.1f (VmHWM %.0f), Whisper worker %.1f (VmHWM %.0f), Moonshine worker %.1f (VmHWM %.0f), %d Apertium stages %.1f\n", l, (d + w + m + a) / 1024, d / 1024, dh / 1024, w / 1024, h / 1024, m / 1024, mh / 1024, n, a / 1024
   }'
 }
 state=$("$bin/parley" status --json --socket "$work/control.sock" | awk -F'"' '/"state"/ {print $4}')
 awk -v b="$before" -v a="$after" -v s="$start" -v e="$end" -v t="$ticks" -v r="$rss" -v st="$state" 'BEGIN {
-  printf "idle CPU while %s to silence: %.2f%% of one core over %.0f s; memory %.1f MiB (PSS of parleyd, the Whisper worker and the Apertium stages)\n", st, 100 * (a - b) / t / (e - s), e - s, r / 1024
+  printf "idle CPU while %s to silence: %.2f%% of one core over %.0f s; memory %.1f MiB (PSS of parleyd, its workers and the Apertium stages)\n", st, 100 * (a - b) / t / (e - s), e - s, r / 1024
 }'
 memory idle
 [[ $turns != 0 ]] || exit 0

@@ -222,6 +222,19 @@ extension Daemon {
         return heard
     }
 
+    /// How long Moonshine's worker may take: to load (about 0.3 s here), and to hear an
+    /// utterance (0.05 s per second of audio here, an estimated 0.3 on a Pi 4: docs/benchmarks.md).
+    /// Past that it is taken as hung: killed, and the utterance goes to the next engine.
+    static let moonshineTimeout = (startMs: 10_000, fixedMs: 3_000, perSecondMs: 500)
+
+    /// This program, which Moonshine's worker runs as (`parleyd worker moonshine`).
+    static var executable: String {
+        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &path, path.count - 1)
+        guard length > 0 else { return CommandLine.arguments.first ?? "parleyd" }
+        return String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The accurate engines `[transcriber]` asks for, as far as they are installed. Each one
     /// that is missing or broken is one log line that says what to do; the languages it would
     /// have heard are heard by the next engine, or by PocketSphinx.
@@ -234,10 +247,17 @@ extension Daemon {
         let fetch = "run `make engines` (or install the parley package)"
         if languages.contains("en") {
             if let folder {
+                let library = folder + "/moonshine/moonshine_voice/libmoonshine.so"
+                let model = folder + "/moonshine/tiny-en"
                 do {
+                    // Checked here, heard in a worker of its own: the library runs there.
+                    try MoonshineTranscriber.check(library: library, modelFolder: model)
                     engines.append(
-                        try MoonshineTranscriber(
-                            library: folder + "/moonshine/moonshine_voice/libmoonshine.so", modelFolder: folder + "/moonshine/tiny-en"))
+                        WyomingTranscriber(
+                            name: "moonshine-tiny", endpoint: .child([Self.executable, "worker", "moonshine", "--library", library, "--model", model]),
+                            languages: ["en"], detectsLanguage: false, holdsUpInNoise: false,
+                            timeoutMs: min(settings.timeoutMs, moonshineTimeout.fixedMs), timeoutPerSecondMs: moonshineTimeout.perSecondMs,
+                            startTimeoutMs: moonshineTimeout.startMs, logger: logger))
                 } catch {
                     logger.error("Moonshine cannot hear English: \(error); Whisper or PocketSphinx hears it")
                 }

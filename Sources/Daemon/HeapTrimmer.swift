@@ -19,7 +19,7 @@ final class HeapTrimmer: Sendable {
     private let clock: ParleyClock
     private let trim: @Sendable () -> Void
 
-    init(quiet: Duration = .seconds(2), clock: ParleyClock, trim: @escaping @Sendable () -> Void = HeapTrimmer.mallocTrim) {
+    init(quiet: Duration = .seconds(2), clock: ParleyClock, trim: @escaping @Sendable () -> Void = Heap.trim) {
         self.quiet = quiet
         self.clock = clock
         self.trim = trim
@@ -40,16 +40,4 @@ final class HeapTrimmer: Sendable {
             trim()
         }
     }
-
-    /// glibc's `malloc_trim(0)`, found at run time (nothing where the C library has none).
-    static let mallocTrim: @Sendable () -> Void = {
-        #if os(Linux)
-            typealias Trim = @convention(c) (Int) -> Int32
-            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return {} }
-            let function = unsafeBitCast(symbol, to: Trim.self)
-            return { _ = function(0) }
-        #else
-            return {}
-        #endif
-    }()
 }

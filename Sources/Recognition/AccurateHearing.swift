@@ -10,17 +10,18 @@ public final class AccurateHearing: Sendable {
         self.engines = engines
     }
 
-    /// The engines that hear `language`, best first; in a `noisy` room, those that hold up in
-    /// noise come first (Whisper: in babble and kitchen noise it gets about half the words
-    /// Moonshine tiny gets wrong, docs/benchmarks.md).
+    /// The engines that hear `language`, best first, leaving out those set aside for now (a
+    /// worker that would not start); in a `noisy` room, those that hold up in noise come first
+    /// (Whisper: in babble and kitchen noise it gets about half the words Moonshine tiny gets
+    /// wrong, docs/benchmarks.md).
     public func engines(for language: String, noisy: Bool = false) -> [any UtteranceTranscriber] {
-        let hearing = engines.filter { $0.hears(language) }
+        let hearing = engines.filter { $0.hears(language) && $0.isAvailable }
         return noisy ? hearing.filter(\.holdsUpInNoise) + hearing.filter { !$0.holdsUpInNoise } : hearing
     }
 
     /// The engine that detects the language of an utterance, if any.
     public var detector: (any UtteranceTranscriber)? {
-        engines.first { $0.detectsLanguage }
+        engines.first { $0.detectsLanguage && $0.isAvailable }
     }
 
     /// The name of the engine that hears `language` first (nil: only the streaming recognizer).

@@ -5,10 +5,12 @@ import Synchronization
     import Glibc
 #endif
 
-/// Moonshine tiny (English), in process, through libmoonshine's C API.
+/// Moonshine tiny (English), through libmoonshine's C API, in the process that makes it:
+/// parleyd's Moonshine worker (`parleyd worker moonshine`, served by `WyomingService`), so a
+/// crash or a hang in the library costs the worker, not the daemon.
 ///
 /// The library comes from the `moonshine-voice` wheel (`make engines`) and is opened with
-/// `dlopen` when the daemon starts: a machine without it still runs, on the engines it has. The
+/// `dlopen` (parleyd checks it at start): a machine without it still runs, on the engines it has. The
 /// wheel ships no header, so the few functions used are declared here, as its Python binding
 /// (moonshine_api.py) declares them.
 public final class MoonshineTranscriber: UtteranceTranscriber {
@@ -94,14 +96,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     /// Loads the model in `modelFolder` (encoder_model.ort, decoder_model_merged.ort,
     /// tokenizer.bin) with the library at `library`.
     public init(library: String, modelFolder: String) throws(RecognizerError) {
-        guard MemoryLayout<LineC>.stride == 88, MemoryLayout<WordC>.stride == 24, MemoryLayout<TranscriptC>.stride == 16 else {
-            throw RecognizerError("libmoonshine's structures have another layout on this machine; Moonshine is not used")
-        }
-        for file in ["encoder_model.ort", "decoder_model_merged.ort", "tokenizer.bin"]
-        where !FileManager.default.fileExists(atPath: (modelFolder as NSString).appendingPathComponent(file)) {
-            throw RecognizerError("the Moonshine model in \(modelFolder) has no \(file) (run `make engines`)")
-        }
-        let api = try API.open(library).get()
+        let api = try Self.api(library: library, modelFolder: modelFolder)
         let handle = api.load(modelFolder, Self.tinyArchitecture, nil, 0, Self.headerVersion)
         guard handle >= 0 else {
             throw RecognizerError("Moonshine did not load \(modelFolder): \(api.describe(handle))")
@@ -110,6 +105,24 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         self.handle = handle
         // ONNX Runtime has copied the weights: the files' mapped pages are not read again.
         MappedModelFiles.release(under: modelFolder)
+    }
+
+    /// Whether the library and the model can be used, without loading the model (parleyd checks
+    /// this before it starts Moonshine's worker): the library's functions, or why not.
+    public static func check(library: String, modelFolder: String) throws(RecognizerError) {
+        _ = try api(library: library, modelFolder: modelFolder)
+    }
+
+    /// The library's functions, once the layout, the model's files and the library are checked.
+    static func api(library: String, modelFolder: String) throws(RecognizerError) -> API {
+        guard MemoryLayout<LineC>.stride == 88, MemoryLayout<WordC>.stride == 24, MemoryLayout<TranscriptC>.stride == 16 else {
+            throw RecognizerError("libmoonshine's structures have another layout on this machine; Moonshine is not used")
+        }
+        for file in ["encoder_model.ort", "decoder_model_merged.ort", "tokenizer.bin"]
+        where !FileManager.default.fileExists(atPath: (modelFolder as NSString).appendingPathComponent(file)) {
+            throw RecognizerError("the Moonshine model in \(modelFolder) has no \(file) (run `make engines`)")
+        }
+        return try API.open(library).get()
     }
 
     deinit { api.free(handle) }

@@ -61,8 +61,11 @@ public protocol UtteranceTranscriber: AnyObject, Sendable {
     func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript
     /// Whether it keeps most words right in a noisy room, so such a room is heard by it first.
     var holdsUpInNoise: Bool { get }
+    /// Whether it can be asked now (false: set aside for a while, the next engine hears).
+    var isAvailable: Bool { get }
 }
 
 extension UtteranceTranscriber {
     public var holdsUpInNoise: Bool { false }
+    public var isAvailable: Bool { true }
 }

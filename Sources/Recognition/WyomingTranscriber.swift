@@ -7,13 +7,16 @@ import Synchronization
     import Glibc
 #endif
 
-/// A Wyoming speech-to-text service: Parley's own Whisper worker (`libexec/parley-whisper`),
-/// started as a child and spoken to over its standard input and output, or a server on the
-/// network (`[transcriber] server = "tcp://HOST:PORT"`), such as wyoming-faster-whisper.
+/// A Wyoming speech-to-text service: one of Parley's own workers (the Whisper worker,
+/// `libexec/parley-whisper`, and Moonshine's, `parleyd worker moonshine`), started as a child
+/// and spoken to over its standard input and output, or a server on the network
+/// (`[transcriber] server = "tcp://HOST:PORT"`), such as wyoming-faster-whisper.
 ///
-/// - The child is started once and kept warm. If it dies or stops answering within the
-///   timeout, it is killed, started again, and the utterance is asked once more: a turn in
-///   flight is not lost to a crash.
+/// - The child is started once and kept warm. If it dies mid-utterance, it is started again
+///   and the utterance is asked once more: a turn in flight is not lost to a crash. If it
+///   stops answering within the timeout, it is killed and the utterance fails at once (the
+///   next engine hears it: a hang on some audio would hang again); the next utterance starts
+///   a fresh worker.
 /// - A server is connected to for each utterance (as Wyoming clients do); one that is down
 ///   fails the utterance at once, and the daemon falls back to the engine it still has.
 public final class WyomingTranscriber: UtteranceTranscriber {
@@ -26,10 +29,11 @@ public final class WyomingTranscriber: UtteranceTranscriber {
     public let name: String
     public let detectsLanguage: Bool
     /// Whisper: in babble and a kitchen it keeps about twice the words Moonshine tiny keeps.
-    public let holdsUpInNoise = true
+    public let holdsUpInNoise: Bool
     private let endpoint: Endpoint
     private let languages: Set<String>
     private let timeoutMs: Int
+    private let timeoutPerSecondMs: Int
     private let startTimeoutMs: Int
     private let logger: Logger
     private let state = Mutex<Link?>(nil)
@@ -42,17 +46,20 @@ public final class WyomingTranscriber: UtteranceTranscriber {
     private let startsMade = Atomic<Int>(0)
 
     /// - `languages`: what it hears (Whisper base: every language Parley speaks).
-    /// - `timeoutMs`: how long one utterance may take; `startTimeoutMs`: how long the worker
-    ///   may take to load its model and answer `describe`.
+    /// - `timeoutMs`: how long one utterance may take, plus `timeoutPerSecondMs` for each
+    ///   second of its audio; `startTimeoutMs`: how long the worker may take to load its model
+    ///   and answer `describe`.
     public init(
-        name: String, endpoint: Endpoint, languages: Set<String>, detectsLanguage: Bool = true, timeoutMs: Int = 15_000,
-        startTimeoutMs: Int = 60_000, logger: Logger
+        name: String, endpoint: Endpoint, languages: Set<String>, detectsLanguage: Bool = true, holdsUpInNoise: Bool = true,
+        timeoutMs: Int = 15_000, timeoutPerSecondMs: Int = 0, startTimeoutMs: Int = 60_000, logger: Logger
     ) {
         self.name = name
         self.endpoint = endpoint
         self.languages = languages
         self.detectsLanguage = detectsLanguage
+        self.holdsUpInNoise = holdsUpInNoise
         self.timeoutMs = timeoutMs
+        self.timeoutPerSecondMs = timeoutPerSecondMs
         self.startTimeoutMs = startTimeoutMs
         self.logger = logger
     }
@@ -76,12 +83,17 @@ public final class WyomingTranscriber: UtteranceTranscriber {
         }
     }
 
+    /// Whether it can be asked now: false for a while after its worker would not start, so
+    /// that `status` names the engine that hears in its place and turns do not wait for it.
+    public var isAvailable: Bool { DispatchTime.now().uptimeNanoseconds >= downUntil.load(ordering: .relaxed) }
+
     public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
         let events = try WyomingRequest.events(for: samples, request)
+        let timeoutMs = self.timeoutMs + samples.count * timeoutPerSecondMs / 16_000
         return try state.withLock { (link: inout Link?) throws(RecognizerError) -> Transcript in
             var lastError: RecognizerError?
-            // A second try on a fresh worker when the first one died or hung mid-utterance (a
-            // worker that does not start is not tried twice).
+            // A second try on a fresh worker when the first one died mid-utterance (a worker
+            // that does not start, or that hung, is not tried twice).
             for attempt in 0..<2 {
                 let open: Link
                 if let existing = link {
@@ -96,6 +108,9 @@ public final class WyomingTranscriber: UtteranceTranscriber {
                 } catch {
                     open.close()
                     link = nil
+                    if open.timedOut {
+                        throw RecognizerError("\(name) did not answer within \(timeoutMs) ms; it is started afresh for the next utterance")
+                    }
                     lastError = error
                     if case .tcp = endpoint { break }
                     if attempt == 0 { logger.warning("\(name): \(error); starting it again and asking once more") }
@@ -155,6 +170,10 @@ final class Link {
     let process: pid_t?
     private var buffer: [UInt8] = []
     private var closed = false
+    /// Set when a wait ran out (the other side hung), not when it closed or failed.
+    private(set) var timedOut = false
+    /// Set when the other side closed the connection.
+    private(set) var atEnd = false
 
     private init(input: Int32, output: Int32, process: pid_t?) {
         self.input = input
@@ -190,6 +209,12 @@ final class Link {
         }
     }
 
+    /// A link over descriptors already open (a worker's standard input and output).
+    static func attached(input: Int32, output: Int32) -> Link {
+        _ = ignoreBrokenPipes
+        return Link(input: input, output: output, process: nil)
+    }
+
     static func dial(host: String, port: Int, timeoutMs: Int) throws(RecognizerError) -> Link {
         _ = ignoreBrokenPipes
         var hints = addrinfo()
@@ -220,14 +245,27 @@ final class Link {
     /// audio chunks, are sent on).
     func exchange(_ events: [WyomingEvent], timeoutMs: Int) throws(RecognizerError) -> WyomingEvent {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeoutMs, 1)) * 1_000_000
-        for event in events { try write(event.encoded, deadline: deadline) }
-        return try WyomingEvent.read { (count: Int?) throws(RecognizerError) in try read(count, deadline: deadline) }
+        for event in events { try send(event, deadline: deadline) }
+        return try receive(deadline: deadline)
+    }
+
+    /// Writes one event; `deadline` in uptime nanoseconds (`.max`: waits as long as it takes).
+    func send(_ event: WyomingEvent, deadline: UInt64 = .max) throws(RecognizerError) {
+        try write(event.encoded, deadline: deadline)
+    }
+
+    /// Reads the next event.
+    func receive(deadline: UInt64 = .max) throws(RecognizerError) -> WyomingEvent {
+        try WyomingEvent.read { (count: Int?) throws(RecognizerError) in try read(count, deadline: deadline) }
     }
 
     private func wait(for descriptor: Int32, _ events: Int32, deadline: UInt64) throws(RecognizerError) {
         while true {
             let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { throw RecognizerError("no answer in time") }
+            guard now < deadline else {
+                timedOut = true
+                throw RecognizerError("no answer in time")
+            }
             var entry = pollfd(fd: descriptor, events: Int16(events), revents: 0)
             let ready = poll(&entry, 1, Int32(min((deadline - now) / 1_000_000 + 1, 60_000)))
             if ready > 0 { return }
@@ -267,7 +305,10 @@ final class Link {
             var chunk = [UInt8](repeating: 0, count: 65_536)
             let got = chunk.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
             if got < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            guard got > 0 else { throw RecognizerError("it closed the connection") }
+            guard got > 0 else {
+                atEnd = true
+                throw RecognizerError("it closed the connection")
+            }
             buffer.append(contentsOf: chunk[0..<got])
         }
     }
@@ -280,6 +321,8 @@ final class Link {
         if output != input { Glibc.close(output) }
         guard let process else { return }
         kill(process, SIGTERM)
+        // A stopped worker acts on the SIGTERM once continued.
+        kill(process, SIGCONT)
         var status: Int32 = 0
         for _ in 0..<50 {
             if waitpid(process, &status, WNOHANG) != 0 { return }

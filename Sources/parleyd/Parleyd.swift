@@ -18,7 +18,7 @@ struct Parleyd: AsyncParsableCommand {
             Another language: parleyd model check DIR, then parleyd model install DIR --language xx.
             """,
         version: ParleyVersion.string,
-        subcommands: [ModelCommand.self])
+        subcommands: [ModelCommand.self, WorkerCommand.self])
 
     @Option(name: .long, help: "The TOML config file (config/parley.toml documents every key).")
     var config: String?

@@ -112,20 +112,21 @@ struct AccurateHearingTests {
         #expect(EndToEnd.wordRecall(heard.text, reference: try reference("\(self.spanish)/fleurs-es-006.wav")) >= 0.8, "heard \"\(heard.text)\"")
     }
 
-    @Test func moonshineHearsEnglishInProcess() throws {
-        let moonshine = try MoonshineTranscriber(
-            library: AccurateEngines.folder + "/moonshine/moonshine_voice/libmoonshine.so", modelFolder: AccurateEngines.folder + "/moonshine/tiny-en")
+    @Test func moonshineHearsEnglishInAWorkerOfItsOwn() throws {
+        let moonshine = try AccurateEngines.moonshine()
         for name in ["vctk-p238_165", "cathy-a0122", "vctk-p301_102"] {
             let path = "\(english)/\(name).wav"
             let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
             let heard = try moonshine.transcribe(samples, TranscriptionRequest(language: "en"))
-            #expect(heard.engine == "moonshine-tiny")
+            #expect(heard.engine == "moonshine-tiny" && heard.language == "en")
             #expect(EndToEnd.wordRecall(heard.text, reference: try reference(path)) >= 0.8, "\(name): heard \"\(heard.text)\"")
         }
+        #expect(moonshine.starts == 1)
         // The .ort files' mapped pages were released once the session was made, and hearing
-        // does not read them again (42 MiB of parleyd's memory otherwise).
+        // does not read them again (42 MiB of the worker's memory otherwise).
+        let worker = try #require(moonshine.workerProcess)
         // Read to the end: /proc's files say they are empty, and smaps is long.
-        let maps = FileHandle(forReadingAtPath: "/proc/self/smaps").map { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) } ?? ""
+        let maps = FileHandle(forReadingAtPath: "/proc/\(worker)/smaps").map { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) } ?? ""
         var resident = 0
         var inside = false
         for line in maps.split(separator: "\n") {
@@ -138,6 +139,47 @@ struct AccurateHearingTests {
         #expect(maps.contains("tiny-en/decoder_model_merged.ort"))
         #expect(resident < 1024, "\(resident) kB of the .ort files resident")
     }
+
+    @Test func moonshineKilledMidUtteranceIsStartedAgainAndTheUtteranceHeard() throws {
+        let moonshine = try AccurateEngines.moonshine()
+        try moonshine.warm()
+        let first = try #require(moonshine.workerProcess)
+        let clip = "\(english)/vctk-p301_102.wav"
+        let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: clip))
+        // Killed while it hears (Moonshine takes about 50 ms per second of audio here).
+        let killed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) {
+            kill(first, SIGKILL)
+            killed.signal()
+        }
+        let transcript = try moonshine.transcribe(samples, TranscriptionRequest(language: "en"))
+        killed.wait()
+        #expect(moonshine.starts == 2)
+        #expect(moonshine.workerProcess != first)
+        #expect(transcript.engine == "moonshine-tiny")
+        #expect(EndToEnd.wordRecall(transcript.text, reference: try reference(clip)) >= 0.8, "heard \"\(transcript.text)\"")
+    }
+
+    @Test func aHungMoonshineFailsTheUtteranceInTimeAndAFreshWorkerHearsTheNext() throws {
+        let moonshine = try AccurateEngines.moonshine(timeoutMs: 1_000)
+        try moonshine.warm()
+        let hung = try #require(moonshine.workerProcess)
+        // Stopped: it reads nothing and answers nothing, as a library caught in a loop.
+        kill(hung, SIGSTOP)
+        let clip = "\(english)/cathy-a0122.wav"
+        let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: clip))
+        let started = ContinuousClock.now
+        #expect(throws: RecognizerError.self) { try moonshine.transcribe(samples, TranscriptionRequest(language: "en")) }
+        let waited = ContinuousClock.now - started
+        #expect(waited < .seconds(3), "the utterance waited \(waited) for a hung worker")
+        #expect(moonshine.starts == 1, "a hung worker is not asked twice")
+        #expect(moonshine.workerProcess == nil)
+        // Killed, not left stopped: the process is gone.
+        #expect(kill(hung, 0) != 0)
+        let heard = try moonshine.transcribe(samples, TranscriptionRequest(language: "en"))
+        #expect(moonshine.starts == 2)
+        #expect(EndToEnd.wordRecall(heard.text, reference: try reference(clip)) >= 0.8, "heard \"\(heard.text)\"")
+    }
 }
 
 /// Where `make engines` put the accurate engines, and a config table that uses them.
@@ -149,6 +191,18 @@ enum AccurateEngines {
     }
 
     static var table: String { "[transcriber]\nengines = \"\(folder)\"" }
+
+    /// A Moonshine worker of its own, as the daemon starts it (`parleyd worker moonshine`).
+    static func moonshine(timeoutMs: Int = 3_000) throws -> WyomingTranscriber {
+        WyomingTranscriber(
+            name: "moonshine-tiny",
+            endpoint: .child([
+                try EndToEnd.binary("parleyd"), "worker", "moonshine", "--library", folder + "/moonshine/moonshine_voice/libmoonshine.so",
+                "--model", folder + "/moonshine/tiny-en",
+            ]),
+            languages: ["en"], detectsLanguage: false, holdsUpInNoise: false, timeoutMs: timeoutMs, timeoutPerSecondMs: 0, startTimeoutMs: 10_000,
+            logger: Logger(label: "test"))
+    }
 
     /// A Whisper worker of its own, as the daemon starts it.
     static func whisper() -> WyomingTranscriber {

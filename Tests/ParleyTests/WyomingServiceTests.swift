@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import ParleyTesting
+import Testing
+
+@testable import ParleyRecognition
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The server side of Wyoming (`WyomingService`, what `parleyd worker moonshine` runs), driven
+/// over pipes by the client side Parley uses, with an engine in memory on a thread.
+@Suite("Wyoming service")
+struct WyomingServiceTests {
+    /// Hears "N samples in LANGUAGE"; fails on an utterance of exactly 1,000 samples.
+    final class CountingEngine: UtteranceTranscriber {
+        let name = "counting"
+        let detectsLanguage = false
+        func hears(_ language: String) -> Bool { language == "en" }
+        func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
+            if samples.count == 1_000 { throw RecognizerError("the engine broke") }
+            let sum = samples.reduce(0) { $0 + Int($1) }
+            return Transcript(text: "\(samples.count) samples summing \(sum)", language: request.language ?? "?", confidence: 0.5, engine: name)
+        }
+    }
+
+    /// Starts a service on a thread: the client's link to it, and how it ended (nil while it runs).
+    func serve() throws -> (link: Link, outcome: Gate<String?>) {
+        var toService: [Int32] = [-1, -1]
+        var fromService: [Int32] = [-1, -1]
+        try #require(pipe(&toService) == 0 && pipe(&fromService) == 0)
+        let outcome = Gate<String?>(nil)
+        let (input, output) = (toService[0], fromService[1])
+        Thread {
+            var ended = "ended"
+            do throws(RecognizerError) {
+                try WyomingService.serve(CountingEngine(), languages: ["en"], input: input, output: output)
+            } catch {
+                ended = "failed: \(error)"
+            }
+            close(input)
+            close(output)
+            outcome.withLock { $0 = ended }
+        }.start()
+        return (Link.attached(input: fromService[0], output: toService[1]), outcome)
+    }
+
+    /// How the service ended, once it has (nil: still running after 5 s).
+    func end(of outcome: Gate<String?>) -> String? {
+        outcome.wait(for: { $0 }, until: Date() + 5)
+    }
+
+    @Test func itDescribesItselfAndHearsEachUtteranceWhole() throws {
+        let served = try serve()
+        let info = try served.link.exchange([WyomingEvent(type: "describe")], timeoutMs: 5_000)
+        #expect(info.type == "info")
+        let described = try JSONSerialization.jsonObject(with: info.data) as? [String: Any]
+        let program = (described?["asr"] as? [[String: Any]])?.first
+        #expect(program?["name"] as? String == "counting")
+        // 40,000 samples go in three chunks; each utterance is heard alone.
+        for count in [40_000, 16_000] {
+            let samples = (0..<count).map { Int16(truncatingIfNeeded: $0 % 7 - 3) }
+            let request = TranscriptionRequest(language: "en")
+            let answer = try served.link.exchange(try WyomingRequest.events(for: samples, request), timeoutMs: 5_000)
+            let transcript = try WyomingRequest.transcript(from: answer, request, engine: "counting")
+            #expect(transcript.text == "\(count) samples summing \(samples.reduce(0) { $0 + Int($1) })")
+            #expect(transcript.language == "en" && transcript.confidence == 0.5)
+        }
+        served.link.close()
+        #expect(end(of: served.outcome) == "ended", "the service ends, without an error, when the client closes")
+    }
+
+    @Test func anEngineFailureIsAnErrorAnswerAndTheServiceGoesOn() throws {
+        let served = try serve()
+        let request = TranscriptionRequest(language: "en")
+        let failed = try served.link.exchange(try WyomingRequest.events(for: [Int16](repeating: 1, count: 1_000), request), timeoutMs: 5_000)
+        #expect(failed.type == "error")
+        do {
+            _ = try WyomingRequest.transcript(from: failed, request, engine: "counting")
+            Issue.record("an error answer was taken for a transcript")
+        } catch {
+            #expect(error.description.contains("the engine broke"))
+        }
+        let answer = try served.link.exchange(try WyomingRequest.events(for: [1, 2, 3], request), timeoutMs: 5_000)
+        #expect(try WyomingRequest.transcript(from: answer, request, engine: "counting").text == "3 samples summing 6")
+        served.link.close()
+        #expect(end(of: served.outcome) == "ended")
+    }
+
+    @Test func samplesAreReadLittleEndian() {
+        #expect(WyomingService.littleEndianSamples([1, 0, 0xff, 0xff, 0x00, 0x80, 7]) == [1, -1, Int16.min])
+    }
+}
+
+/// A worker that answers `describe`, then nothing: the utterance fails within its timeout, the
+/// worker is not asked twice, and the next utterance starts a fresh one.
+@Suite("A worker that hangs")
+struct HungWorkerTests {
+    @Test func aHungWorkerFailsTheUtteranceInTimeAndIsReplacedForTheNext() throws {
+        let info = #"{"type":"info","data_length":2}"# + "\n{}"
+        let worker = WyomingTranscriber(
+            name: "moonshine-tiny", endpoint: .child(["/bin/sh", "-c", "printf '%s' '\(info)'; exec sleep 30"]), languages: ["en"],
+            detectsLanguage: false, holdsUpInNoise: false, timeoutMs: 300, timeoutPerSecondMs: 100, startTimeoutMs: 5_000,
+            logger: Logger(label: "test"))
+        let samples = [Int16](repeating: 0, count: 16_000)
+        for attempt in 1...2 {
+            let started = ContinuousClock.now
+            var failure: RecognizerError?
+            do { _ = try worker.transcribe(samples, TranscriptionRequest(language: "en")) } catch { failure = error }
+            let waited = ContinuousClock.now - started
+            // 300 ms plus 100 ms for the second of audio, then the kill.
+            #expect(failure?.description.contains("did not answer within 400 ms") == true, "\(String(describing: failure))")
+            #expect(waited >= .milliseconds(400) && waited < .seconds(3), "waited \(waited)")
+            #expect(worker.starts == attempt, "one start per utterance: a hung worker is not asked twice")
+            #expect(worker.workerProcess == nil, "killed")
+            #expect(worker.isAvailable, "a worker that hung is started again for the next utterance")
+        }
+    }
+
+    @Test func aWorkerThatCannotStartIsLeftOutOfWhoHearsForAWhile() throws {
+        let broken = WyomingTranscriber(
+            name: "moonshine-tiny", endpoint: .child(["/bin/sh", "-c", "exit 2"]), languages: ["en"], detectsLanguage: false,
+            holdsUpInNoise: false, timeoutMs: 1_000, startTimeoutMs: 1_000, logger: Logger(label: "test"))
+        let whisper = WyomingTranscriber(
+            name: "whisper-base", endpoint: .child(["/bin/false"]), languages: ["en", "es"], timeoutMs: 1_000, logger: Logger(label: "test"))
+        let hearing = AccurateHearing(engines: [broken, whisper])
+        #expect(hearing.name(for: "en") == "moonshine-tiny")
+        #expect(throws: RecognizerError.self) { try broken.warm() }
+        #expect(!broken.isAvailable)
+        #expect(hearing.name(for: "en") == "whisper-base", "status names the engine that hears in its place")
+        #expect(hearing.engines(for: "en").map(\.name) == ["whisper-base"])
+    }
+}
