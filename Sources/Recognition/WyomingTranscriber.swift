@@ -151,12 +151,16 @@ public final class WyomingTranscriber: UtteranceTranscriber {
         case .tcp(let host, let port):
             link = try Link.dial(host: host, port: port, timeoutMs: min(timeoutMs, 5_000))
         }
+        let started = ContinuousClock.now
         do {
             let info = try link.exchange([WyomingEvent(type: "describe")], timeoutMs: startTimeoutMs)
             guard info.type == "info" else { throw RecognizerError("it answered describe with \(info.type)") }
         } catch {
             link.close()
             throw RecognizerError("\(name) did not start: \(error)")
+        }
+        if let process = link.process {
+            logger.notice("\(name) is ready: its worker (process \(process)) loaded in \((ContinuousClock.now - started).milliseconds) ms")
         }
         return link
     }

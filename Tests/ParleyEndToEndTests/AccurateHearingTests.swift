@@ -100,6 +100,43 @@ struct AccurateHearingTests {
         #expect(EndToEnd.wordRecall(transcript.text, reference: try reference(clip)) >= 0.8, "heard \"\(transcript.text)\"")
     }
 
+    @Test func aHungMoonshineInTheDaemonCostsOneTurnItsSpeedNotItsWords() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = try EndToEnd.writeConfig(in: dir, extra: "[conversation]\nmode = \"one-way\"\n" + AccurateEngines.table + "\n[log]\nlevel = \"notice\"")
+        // 3 s of silence first: the worker is stopped before anybody speaks.
+        let silence = dir.appendingPathComponent("silence.raw")
+        try Data(count: 3 * 16_000 * 2).write(to: silence)
+        let clips = ["\(english)/cathy-a0122.wav", "\(english)/vctk-p301_102.wav"]
+        // Each person waits for the spoken translation (the first one comes late) before speaking.
+        let input = try EndToEnd.conversation([silence.path] + clips, gap: 12, in: dir)
+        let (daemon, _, err) = try EndToEnd.start(
+            try EndToEnd.binary("parleyd"),
+            ["--config", config.path, "--input", input.path, "--output", dir.appendingPathComponent("out.wav").path, "--pace"], in: dir)
+        // parleyd starts Moonshine's worker as it warms its engines; once it is ready, it is
+        // stopped, as if hung.
+        let log = { (try? String(contentsOf: err, encoding: .utf8)) ?? "" }
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while !log().contains("moonshine-tiny is ready") && Date() < deadline && daemon.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(log().contains("moonshine-tiny is ready"), "Moonshine's worker did not start: \(log())")
+        let worker = try #require(AccurateEngines.child(of: daemon.processIdentifier, running: "moonshine"), "no Moonshine worker")
+        kill(worker, SIGSTOP)
+        #expect(EndToEnd.wait(daemon, timeout: 90))
+        let stderr = log()
+        #expect(daemon.terminationStatus == 0, "stderr: \(stderr)")
+        let hung = stderr.split(separator: "\n").filter { $0.contains("did not answer within") }
+        #expect(hung.count == 1, "stderr: \(stderr)")
+        #expect(hung.first?.contains("whisper-base hears it") == true, "stderr: \(stderr)")
+        let turns = Array(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 20).reversed())
+        try #require(turns.count == 2, "turns: \(turns.map(\.sourceText))")
+        // The first turn: Whisper hears it in Moonshine's place; the second: a fresh Moonshine.
+        #expect(turns.map(\.engine) == ["whisper-base", "moonshine-tiny"])
+        for (turn, clip) in zip(turns, clips) {
+            #expect(turn.status == .translated)
+            #expect(EndToEnd.wordRecall(turn.sourceText, reference: try reference(clip)) >= 0.8, "\(clip): heard \"\(turn.sourceText)\"")
+        }
+    }
+
     @Test func whisperTellsTheLanguageAndStopsThereWhenAnotherEngineHearsIt() throws {
         let whisper = AccurateEngines.whisper()
         let (english, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: "\(self.english)/vctk-p238_165.wav"))
@@ -191,6 +228,24 @@ enum AccurateEngines {
     }
 
     static var table: String { "[transcriber]\nengines = \"\(folder)\"" }
+
+    /// The child of `parent` whose command line has `worker` and `engine`.
+    static func child(of parent: pid_t, running engine: String) -> pid_t? {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // stat: pid (comm) state ppid ...
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 1, pid_t(fields[1]) == parent else { continue }
+            let command = FileHandle(forReadingAtPath: "/proc/\(entry)/cmdline").map { $0.readDataToEndOfFile() } ?? Data()
+            let arguments = command.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            if arguments.contains("worker") && arguments.contains(engine) { return pid }
+        }
+        return nil
+    }
 
     /// A Moonshine worker of its own, as the daemon starts it (`parleyd worker moonshine`).
     static func moonshine(timeoutMs: Int = 3_000) throws -> WyomingTranscriber {
