@@ -1,11 +1,13 @@
 /// The logic of a turn around the state machine, as pure as it: the endpointer fed period by
 /// period, the lanes' judgements of a pause, the end cue and the speculation candidate they
-/// give, and the utterance's languages, end and audio.
+/// give, and the utterance's languages, end and audio; the running speculation
+/// (`Speculation.swift`).
 ///
 /// Like the machine it owns no thread, device or engine: the runtime (`Interpreter`) holds it
 /// under its lock, feeds it captured periods and the lanes' judgements, and performs what it
-/// returns (the machine's actions, the audio to feed the lanes, what to do with a
-/// speculation, the log lines). So every judgement and decision can be tested sample by sample.
+/// returns (the machine's
+/// actions, the audio to feed the lanes, what to do with a speculation, the log lines). So
+/// every judgement and decision can be tested sample by sample.
 
 import Foundation
 // The machine's vocabulary and the parts the turn is decided with; users import them themselves.
@@ -18,22 +20,6 @@ public import ParleyRecognition
 public struct Judgement: Sendable, Equatable {
     public var through: SampleTime
     public var end: SentenceEnd?
-}
-
-/// Words a speculation may translate: the hypothesis so far, its language and the target.
-public struct SpeculationCandidate: Sendable, Equatable {
-    public var text: String
-    public var language: String
-    public var target: String
-}
-
-/// The speculation to start now (see `TurnLogic.speculationStart`).
-public enum SpeculationStart: Sendable, Equatable {
-    /// The accurate pass hears the utterance's first `samples`, at a pause of `pause` samples;
-    /// `candidate` is what the streaming lanes heard.
-    case accuratePass(SpeculationCandidate, samples: Int, pause: Int)
-    /// The candidate's words are translated and their audio made.
-    case translate(SpeculationCandidate)
 }
 
 /// See the top of this file.
@@ -67,6 +53,11 @@ public struct TurnLogic: Sendable {
     public private(set) var userPaused = false
     /// Whether the capture device failed and is being opened again.
     public private(set) var deviceLost = false
+    /// The running speculation (`Speculation.swift`): dropped when speech resumes, the
+    /// utterance is cancelled, a new one starts, or the turn ends with other words.
+    public internal(set) var speculation: Speculation?
+    /// Speculations started so far (the last one's id).
+    public internal(set) var speculationCount = 0
 
     /// How many recent judgements each language keeps.
     public static let keptJudgements = 16
@@ -91,12 +82,15 @@ public struct TurnLogic: Sendable {
     }
 
     /// Applies the machine's actions that concern the turn's state (endpointer resets, the
-    /// utterance's languages) and returns the rest.
+    /// utterance's languages, the speculation a new or cancelled utterance drops) and returns
+    /// the rest.
     public mutating func absorb(_ actions: [ConversationMachine.Action]) -> [ConversationMachine.Action] {
         for action in actions {
             switch action {
             case .resetEndpointer: endpointer.reset()
+            case .cancelRecognition: dropSpeculation()
             case .startRecognition(_, let languages):
+                dropSpeculation()
                 judgements = [:]
                 awaitedJudgement = nil
                 utteranceEnd = nil
@@ -148,7 +142,8 @@ public struct TurnLogic: Sendable {
         public enum Speculation: Sendable, Equatable {
             /// Nothing to do.
             case keep
-            /// Speech resumed after a pause: what was made from the words before it is dropped.
+            /// Speech resumed after a pause: what was made from the words before it is dropped
+            /// (`speculation` is nil from here).
             case drop
             /// A pause runs: start a speculation on `speculationCandidate`, unless one serves it.
             case consider
@@ -211,6 +206,7 @@ public struct TurnLogic: Sendable {
             }
             if endpointer.isInSpeech, endpointer.pause == nil {
                 period.speculation = .drop
+                dropSpeculation()
             } else if endpointer.pause != nil {
                 // A pause nearing the silence limit is speculated on (`lateSpeculationMs`).
                 period.speculation = .consider
@@ -384,7 +380,8 @@ extension TurnLogic {
     }
 
     /// The utterance's words, from `speaker` (who spoke, in auto mode): the machine is told who
-    /// spoke, then the words, confident or not by `minConfidence`.
+    /// spoke, then the words, confident or not by `minConfidence`. A speculation on other
+    /// words, or on a turn that will not be translated, is dropped.
     public mutating func recognized(_ words: Recognition, from speaker: Speaker, minConfidence: Double) -> Recognized {
         let confident = (words.confidence ?? 1) >= minConfidence
         let lowConfidence = !words.text.isEmpty && !confident
@@ -395,6 +392,9 @@ extension TurnLogic {
         } else if lowConfidence {
             error = String(format: "low confidence (%.2f < %.2f)", words.confidence ?? 0, minConfidence)
         }
+        // A speculation on other words (or a turn that will not be translated) is dropped.
+        let served = actions.lazy.compactMap(\.translation).first.map { speculation(serving: $0.text, from: $0.languages.source, to: $0.languages.target) != nil }
+        if served != true { dropSpeculation() }
         return Recognized(actions: actions, lowConfidence: lowConfidence, error: error)
     }
 }

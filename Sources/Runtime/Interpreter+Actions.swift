@@ -72,11 +72,8 @@ extension Interpreter {
             state.draft?.detection = detection
             state.draft?.recognition = finished
             state.draft?.lowConfidence = heard.lowConfidence
-            // A speculation on other words (or a turn that will not be translated) is dropped.
-            let served = heard.actions.lazy.compactMap(\.translation).first.map { words in
-                state.speculation?.serves(words.text, from: words.languages.source, to: words.languages.target) == true
-            }
-            if served != true { dropSpeculation(&state) }
+            // A speculation on other words (or a turn that will not be translated) was dropped.
+            forgetDroppedSpeculation(&state)
             if let error = heard.error { state.draft?.error = error }
             return heard.actions
         }

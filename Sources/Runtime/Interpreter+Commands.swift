@@ -77,7 +77,8 @@ extension Interpreter {
                 let actions = state.handle(.typed(speaker, text: text, languages: languages))
                 guard !actions.isEmpty else { return [] }
                 // The last spoken turn's speculation serves no typed turn (even on the same words).
-                dropSpeculation(&state)
+                state.turn.dropSpeculation()
+                forgetDroppedSpeculation(&state)
                 state.draft = draft(state.turn.machine.turnLanguages) { continuation.resume(with: $0) }
                 return actions
             }

@@ -60,12 +60,13 @@ extension Interpreter {
         dualDecoding(settings, hearing: engines.canHear, laneKey: engines.lane)
     }
 
-    /// Queues the recognizer work `actions` call for, under the lock that decided them.
+    /// Queues the recognizer work `actions` call for, under the lock that decided them (the
+    /// speculation a new or cancelled utterance dropped is forgotten by the caller:
+    /// `process`, `locked`).
     func queueRecognition(_ actions: [ConversationMachine.Action], _ state: inout Shared) {
         for action in actions {
             switch action {
             case .startRecognition:
-                dropSpeculation(&state)
                 for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
             case .finishRecognition(let speaker, let turnLanguages):
                 let sides = turnLanguages
@@ -94,7 +95,6 @@ extension Interpreter {
                     lane(for: language).inbox.yield(.finish(language: language) { collector.add(language, $0) })
                 }
             case .cancelRecognition:
-                dropSpeculation(&state)
                 for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.cancel(language: language)) }
             default:
                 break
