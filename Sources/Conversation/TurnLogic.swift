@@ -1,11 +1,11 @@
 /// The logic of a turn around the state machine, as pure as it: the endpointer fed period by
 /// period, the lanes' judgements of a pause, the end cue and the speculation candidate they
 /// give, and the utterance's languages, end and audio; the running speculation
-/// (`Speculation.swift`).
+/// (`Speculation.swift`) and the turn being recorded with its timings (`TurnDraft.swift`).
 ///
-/// Like the machine it owns no thread, device or engine: the runtime (`Interpreter`) holds it
-/// under its lock, feeds it captured periods and the lanes' judgements, and performs what it
-/// returns (the machine's
+/// Like the machine it owns no thread, device, engine or clock: the runtime (`Interpreter`)
+/// holds it under its lock, feeds it captured periods, the lanes' judgements and the workers'
+/// results with the instants it read them at, and performs what it returns (the machine's
 /// actions, the audio to feed the lanes, what to do with a speculation, the log lines). So
 /// every judgement and decision can be tested sample by sample.
 
@@ -58,6 +58,8 @@ public struct TurnLogic: Sendable {
     public internal(set) var speculation: Speculation?
     /// Speculations started so far (the last one's id).
     public internal(set) var speculationCount = 0
+    /// The turn being recorded, with its timings (`TurnDraft.swift`).
+    public internal(set) var draft: TurnDraft?
 
     /// How many recent judgements each language keeps.
     public static let keptJudgements = 16
@@ -364,38 +366,6 @@ public struct TurnLogic: Sendable {
         }
         guard canSpeak(candidate.target), !serves(candidate) else { return nil }
         return .translate(candidate)
-    }
-}
-
-// MARK: - The words
-
-extension TurnLogic {
-    /// What the end of recognition decided (see `recognized`).
-    public struct Recognized: Sendable, Equatable {
-        public var actions: [ConversationMachine.Action]
-        /// Words were heard, under the minimum confidence.
-        public var lowConfidence: Bool
-        /// Why the turn is flagged, for its record (nil: it is not).
-        public var error: String?
-    }
-
-    /// The utterance's words, from `speaker` (who spoke, in auto mode): the machine is told who
-    /// spoke, then the words, confident or not by `minConfidence`. A speculation on other
-    /// words, or on a turn that will not be translated, is dropped.
-    public mutating func recognized(_ words: Recognition, from speaker: Speaker, minConfidence: Double) -> Recognized {
-        let confident = (words.confidence ?? 1) >= minConfidence
-        let lowConfidence = !words.text.isEmpty && !confident
-        let actions = handle(.identified(speaker)) + handle(.recognized(text: words.text, confident: confident))
-        var error: String?
-        if actions.contains(where: \.asksToRepeat) {
-            error = "low confidence; the speaker was asked to repeat"
-        } else if lowConfidence {
-            error = String(format: "low confidence (%.2f < %.2f)", words.confidence ?? 0, minConfidence)
-        }
-        // A speculation on other words (or a turn that will not be translated) is dropped.
-        let served = actions.lazy.compactMap(\.translation).first.map { speculation(serving: $0.text, from: $0.languages.source, to: $0.languages.target) != nil }
-        if served != true { dropSpeculation() }
-        return Recognized(actions: actions, lowConfidence: lowConfidence, error: error)
     }
 }
 

@@ -71,11 +71,8 @@ extension Interpreter {
             case .finishRecognition(let speaker, let turnLanguages):
                 let sides = turnLanguages
                 let languages = state.turn.utteranceLanguages.isEmpty ? [sides.source] : state.turn.utteranceLanguages
-                state.draft = TurnDraft(speaker: speaker, sourceLang: sides.source, targetLang: sides.target, endOfSpeech: clock.now)
-                if let ended = state.turn.utteranceEnd {
-                    state.draft?.endedBy = ended.reason.rawValue
-                    state.draft?.pauseMs = Int(ended.pause * 1000 / SampleTime(captureSampleRate))
-                }
+                state.turn.recognitionFinishing(speaker, sides, at: clock.now)
+                state.waiter = nil
                 let utterance = state.turn.takeUtteranceAudio()
                 let detect = detectsSpeaker(state.turn, languages: languages, sides: sides)
                 let aboveFloor = state.turn.utteranceAboveFloorDB

@@ -27,9 +27,10 @@ import Synchronization
 /// - `TurnRecorder` hands finished turns to the history write queue.
 ///
 /// All mutable state sits in `shared`, behind one lock: the turn's logic (`TurnLogic`: the
-/// machine, the endpointer, the utterance, the lanes' judgements and the running speculation,
-/// pure and tested without threads), and beside it what the runtime performs (the draft being
-/// recorded, the speculation's translation task). The work an action calls for is queued to its worker inside the lock
+/// machine, the endpointer, the utterance, the lanes' judgements, the running speculation and
+/// the turn being recorded with its timings, pure and tested without threads), and beside it
+/// what the runtime performs with (whoever waits for a typed turn, the speculation's
+/// translation task). The work an action calls for is queued to its worker inside the lock
 /// that decided it, so the workers see it in order.
 public final class Interpreter: Sendable {
     /// The recognition lanes by decoder, made when a language is first heard.
@@ -74,11 +75,12 @@ public final class Interpreter: Sendable {
     public static let stopTimeout: TimeInterval = 10
 
     struct Shared {
-        /// The machine, the endpointer, the utterance, the lanes' judgements and the running
-        /// speculation: the pure part.
+        /// The machine, the endpointer, the utterance, the lanes' judgements, the running
+        /// speculation and the turn being recorded: the pure part.
         var turn: TurnLogic
         var settings: RuntimeSettings
-        var draft: TurnDraft?
+        /// Who waits for the turn being recorded (a typed turn, a replay); nil for a spoken one.
+        var waiter: TurnWaiter?
         var turnCount = 0
         /// The running speculation's translation task (its words and life are `turn`'s).
         var speculationWork: SpeculationWork?
@@ -88,12 +90,14 @@ public final class Interpreter: Sendable {
             turn.handle(event)
         }
 
-        /// Takes the turn in flight to be recorded, registering its write with `recorder` under
-        /// the same lock as the state change, so whoever sees the turn end also waits for it.
-        mutating func takeDraft(for recorder: TurnRecorder) -> TurnDraft? {
-            defer { draft = nil }
-            if draft != nil { recorder.reserve() }
-            return draft
+        /// Takes the turn in flight to be recorded, with whoever waits for it, registering its
+        /// write with `recorder` under the same lock as the state change, so whoever sees the
+        /// turn end also waits for it.
+        mutating func takeDraft(for recorder: TurnRecorder) -> (draft: TurnDraft, waiter: TurnWaiter?)? {
+            defer { waiter = nil }
+            guard let draft = turn.takeDraft() else { return nil }
+            recorder.reserve()
+            return (draft, waiter)
         }
     }
 

@@ -221,7 +221,10 @@ struct TurnLogicTests {
         drive.logic.machine.settings.repeatPrompt = repeatPrompt
         drive.feed(background + words)
         _ = drive.logic.endInput(at: drive.position, stopped: false)
-        return drive.logic.recognized(Recognition(text: text, confidence: confidence), from: speaker, minConfidence: 0.5)
+        let languages = speaker == .a ? enEs : enEs.swapped
+        return drive.logic.recognized(
+            Recognition(text: text, confidence: confidence), from: speaker, language: languages.source, target: languages.target, minConfidence: 0.5,
+            at: ParleyClock.Instant(offset: .zero))
     }
 
     @Test func confidentWordsAreTranslatedUnflagged() {
