@@ -1,11 +1,13 @@
 /// The logic of a turn around the state machine, as pure as it: the endpointer fed period by
 /// period, the lanes' judgements of a pause, the end cue and the speculation candidate they
-/// give, and the utterance's languages, end and audio.
+/// give, and the utterance's languages, end and audio; the running speculation
+/// (`Speculation.swift`) and the turn being recorded with its timings (`TurnDraft.swift`).
 ///
-/// Like the machine it owns no thread, device or engine: the runtime (`Interpreter`) holds it
-/// under its lock, feeds it captured periods and the lanes' judgements, and performs what it
-/// returns (the machine's actions, the audio to feed the lanes, what to do with a
-/// speculation, the log lines). So every judgement and decision can be tested sample by sample.
+/// Like the machine it owns no thread, device, engine or clock: the runtime (`Interpreter`)
+/// holds it under its lock, feeds it captured periods, the lanes' judgements and the workers'
+/// results with the instants it read them at, and performs what it returns (the machine's
+/// actions, the audio to feed the lanes, what to do with a speculation, the log lines). So
+/// every judgement and decision can be tested sample by sample.
 
 import Foundation
 // The machine's vocabulary and the parts the turn is decided with; users import them themselves.
@@ -18,22 +20,6 @@ public import ParleyRecognition
 public struct Judgement: Sendable, Equatable {
     public var through: SampleTime
     public var end: SentenceEnd?
-}
-
-/// Words a speculation may translate: the hypothesis so far, its language and the target.
-public struct SpeculationCandidate: Sendable, Equatable {
-    public var text: String
-    public var language: String
-    public var target: String
-}
-
-/// The speculation to start now (see `TurnLogic.speculationStart`).
-public enum SpeculationStart: Sendable, Equatable {
-    /// The accurate pass hears the utterance's first `samples`, at a pause of `pause` samples;
-    /// `candidate` is what the streaming lanes heard.
-    case accuratePass(SpeculationCandidate, samples: Int, pause: Int)
-    /// The candidate's words are translated and their audio made.
-    case translate(SpeculationCandidate)
 }
 
 /// See the top of this file.
@@ -67,6 +53,13 @@ public struct TurnLogic: Sendable {
     public private(set) var userPaused = false
     /// Whether the capture device failed and is being opened again.
     public private(set) var deviceLost = false
+    /// The running speculation (`Speculation.swift`): dropped when speech resumes, the
+    /// utterance is cancelled, a new one starts, or the turn ends with other words.
+    public internal(set) var speculation: Speculation?
+    /// Speculations started so far (the last one's id).
+    public internal(set) var speculationCount = 0
+    /// The turn being recorded, with its timings (`TurnDraft.swift`).
+    public internal(set) var draft: TurnDraft?
 
     /// How many recent judgements each language keeps.
     public static let keptJudgements = 16
@@ -91,12 +84,15 @@ public struct TurnLogic: Sendable {
     }
 
     /// Applies the machine's actions that concern the turn's state (endpointer resets, the
-    /// utterance's languages) and returns the rest.
+    /// utterance's languages, the speculation a new or cancelled utterance drops) and returns
+    /// the rest.
     public mutating func absorb(_ actions: [ConversationMachine.Action]) -> [ConversationMachine.Action] {
         for action in actions {
             switch action {
             case .resetEndpointer: endpointer.reset()
+            case .cancelRecognition: dropSpeculation()
             case .startRecognition(_, let languages):
+                dropSpeculation()
                 judgements = [:]
                 awaitedJudgement = nil
                 utteranceEnd = nil
@@ -148,7 +144,8 @@ public struct TurnLogic: Sendable {
         public enum Speculation: Sendable, Equatable {
             /// Nothing to do.
             case keep
-            /// Speech resumed after a pause: what was made from the words before it is dropped.
+            /// Speech resumed after a pause: what was made from the words before it is dropped
+            /// (`speculation` is nil from here).
             case drop
             /// A pause runs: start a speculation on `speculationCandidate`, unless one serves it.
             case consider
@@ -211,6 +208,7 @@ public struct TurnLogic: Sendable {
             }
             if endpointer.isInSpeech, endpointer.pause == nil {
                 period.speculation = .drop
+                dropSpeculation()
             } else if endpointer.pause != nil {
                 // A pause nearing the silence limit is speculated on (`lateSpeculationMs`).
                 period.speculation = .consider
@@ -368,34 +366,6 @@ public struct TurnLogic: Sendable {
         }
         guard canSpeak(candidate.target), !serves(candidate) else { return nil }
         return .translate(candidate)
-    }
-}
-
-// MARK: - The words
-
-extension TurnLogic {
-    /// What the end of recognition decided (see `recognized`).
-    public struct Recognized: Sendable, Equatable {
-        public var actions: [ConversationMachine.Action]
-        /// Words were heard, under the minimum confidence.
-        public var lowConfidence: Bool
-        /// Why the turn is flagged, for its record (nil: it is not).
-        public var error: String?
-    }
-
-    /// The utterance's words, from `speaker` (who spoke, in auto mode): the machine is told who
-    /// spoke, then the words, confident or not by `minConfidence`.
-    public mutating func recognized(_ words: Recognition, from speaker: Speaker, minConfidence: Double) -> Recognized {
-        let confident = (words.confidence ?? 1) >= minConfidence
-        let lowConfidence = !words.text.isEmpty && !confident
-        let actions = handle(.identified(speaker)) + handle(.recognized(text: words.text, confident: confident))
-        var error: String?
-        if actions.contains(where: \.asksToRepeat) {
-            error = "low confidence; the speaker was asked to repeat"
-        } else if lowConfidence {
-            error = String(format: "low confidence (%.2f < %.2f)", words.confidence ?? 0, minConfidence)
-        }
-        return Recognized(actions: actions, lowConfidence: lowConfidence, error: error)
     }
 }
 

@@ -54,30 +54,19 @@ extension Interpreter {
     /// Shutting down: the turn in flight is stored as it stands (untranslated or unspoken), and
     /// whoever waits for it (`say`) is answered.
     func abandonTurn() {
-        if let draft = shared.withLock({ $0.takeDraft(for: recorder) }) {
-            record(draft)
+        if let taken = shared.withLock({ $0.takeDraft(for: recorder) }) {
+            record(taken.draft, waiter: taken.waiter)
         }
     }
 
     /// The utterance's words, from `speaker` (decided by `detection` in auto mode).
     func recognized(_ finished: Recognition, speaker: Speaker, language: String, target: String, detection: SpeakerDetection?) {
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
-            let heard = state.turn.recognized(finished, from: speaker, minConfidence: state.settings.minConfidence)
-            if let end = state.draft?.endOfSpeech {
-                state.draft?.asrMs = clock.milliseconds(since: end)
-            }
-            state.draft?.speaker = speaker
-            state.draft?.sourceLang = language
-            state.draft?.targetLang = target
-            state.draft?.detection = detection
-            state.draft?.recognition = finished
-            state.draft?.lowConfidence = heard.lowConfidence
-            // A speculation on other words (or a turn that will not be translated) is dropped.
-            let served = heard.actions.lazy.compactMap(\.translation).first.map { words in
-                state.speculation?.serves(words.text, from: words.languages.source, to: words.languages.target) == true
-            }
-            if served != true { dropSpeculation(&state) }
-            if let error = heard.error { state.draft?.error = error }
+            let heard = state.turn.recognized(
+                finished, from: speaker, language: language, target: target, detection: detection, minConfidence: state.settings.minConfidence,
+                at: clock.now)
+            // A speculation on other words (or a turn that will not be translated) was dropped.
+            forgetDroppedSpeculation(&state)
             return heard.actions
         }
         if !finished.text.isEmpty {
@@ -99,7 +88,7 @@ extension Interpreter {
 
     private func translate(_ text: String, spokenBy speaker: Speaker, in languages: TurnLanguages) async {
         let (source, target) = (languages.source, languages.target)
-        let replayed = shared.withLock { $0.draft?.replaying?.translatedText }
+        let replayed = shared.withLock { $0.turn.replayedTranslation }
         let started = clock.now
         do {
             let speculated = replayed == nil ? await speculatedTranslation(of: text, from: source, to: target) : nil
@@ -111,24 +100,18 @@ extension Interpreter {
             guard !translation.isEmpty else {
                 throw TranslationError("the translation of the \(source) text came back empty")
             }
-            let elapsed = clock.milliseconds(since: started)
+            let done = clock.now
             let actions = shared.withLock { state in
-                state.draft?.translation = translation
-                state.draft?.route = routed.route
-                state.draft?.mtMs = elapsed
-                if speculated != nil { state.draft?.speculated = true }
-                return state.handle(.translated(text: translation))
+                state.turn.translated(translation, route: routed.route, speculated: speculated != nil, started: started, at: done)
             }
             events.publish(EventType.translation, TextEvent(speaker: speaker.rawValue, language: target, text: translation, route: routed.route))
             perform(actions)
         } catch {
             report("translation failed; the turn is kept untranslated: \(error)")
-            let (actions, draft) = shared.withLock { state in
-                state.draft?.error = "\(error)"
-                state.draft?.mtMs = clock.milliseconds(since: started)
-                return (state.handle(.translationFailed), state.takeDraft(for: recorder))
+            let (actions, taken) = shared.withLock { state in
+                (state.turn.translationFailed("\(error)", started: started, at: clock.now), state.takeDraft(for: recorder))
             }
-            if let draft { record(draft) }
+            if let taken { record(taken.draft, waiter: taken.waiter) }
             perform(actions)
         }
     }
@@ -141,11 +124,7 @@ extension Interpreter {
                 text: text, language: language, wantsIPA: !prompt,
                 started: { [self] synthesisMs in
                     let actions = shared.withLock { state in
-                        state.draft?.ttsMs = synthesisMs
-                        if let end = state.draft?.endOfSpeech, !prompt {
-                            state.draft?.responseMs = clock.milliseconds(since: end)
-                        }
-                        return state.handle(.speakingStarted)
+                        state.turn.speakingStarted(synthesisMs: synthesisMs, prompt: prompt, at: clock.now)
                     }
                     publish(EventType.speakingStart, speaker: listener, language: language)
                     perform(actions)
@@ -155,12 +134,13 @@ extension Interpreter {
                         report("speech output failed: \(error)")
                     }
                     publish(EventType.speakingEnd, speaker: listener, language: language)
-                    let (actions, draft) = shared.withLock { state in
-                        if let error = outcome.error { state.draft?.error = error }
-                        if let ipa = outcome.ipa { state.draft?.ipa = ipa }
-                        return (state.handle(.speakingFinished(playedSamples: outcome.played)), state.takeDraft(for: recorder))
+                    let (actions, taken) = shared.withLock { state in
+                        (
+                            state.turn.speakingFinished(played: outcome.played, error: outcome.error, ipa: outcome.ipa),
+                            state.takeDraft(for: recorder)
+                        )
                     }
-                    if let draft { record(draft) }
+                    if let taken { record(taken.draft, waiter: taken.waiter) }
                     perform(actions)
                 }))
     }
@@ -178,10 +158,10 @@ extension Interpreter {
         observer?.stateChanged(snapshot)
     }
 
-    /// Stores a turn taken with `takeDraft`.
-    func record(_ draft: TurnDraft) {
+    /// Stores a turn taken with `takeDraft`, and tells whoever waits for it.
+    func record(_ draft: TurnDraft, waiter: TurnWaiter?) {
         recorder.record(
-            draft, stored: { [self] in shared.withLock { $0.turnCount += 1 } },
+            draft, waiter: waiter, stored: { [self] in shared.withLock { $0.turnCount += 1 } },
             failed: { [self] in report($0) })
     }
 }

@@ -43,11 +43,7 @@ extension Interpreter {
     public func say(_ speaker: Speaker, text: String) async throws -> TurnRecord {
         let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !words.isEmpty else { throw ConversationRefusal("the text is empty; give the words to translate") }
-        return try await typedTurn(speaker, text: words, languages: nil) { languages, completion in
-            TurnDraft(
-                speaker: speaker, sourceLang: languages.source, targetLang: languages.target, endOfSpeech: self.clock.now,
-                recognition: Recognition(text: words, confidence: nil), completion: completion)
-        }
+        return try await typedTurn(speaker, text: words, languages: nil, replaying: nil)
     }
 
     /// Speaks a past turn's translation again, as a turn of its speaker (echo guard and all),
@@ -57,28 +53,23 @@ extension Interpreter {
             throw ConversationRefusal("turn \(turn.id ?? 0) has no translation to speak")
         }
         let languages = TurnLanguages(source: turn.sourceLang, target: turn.targetLang)
-        return try await typedTurn(speaker, text: turn.sourceText, languages: languages) { languages, completion in
-            TurnDraft(
-                speaker: speaker, sourceLang: languages.source, targetLang: languages.target, endOfSpeech: self.clock.now,
-                recognition: Recognition(text: turn.sourceText, confidence: nil), translation: translation,
-                completion: completion, replaying: turn)
-        }
+        return try await typedTurn(speaker, text: turn.sourceText, languages: languages, replaying: (turn, translation))
     }
 
     /// Starts a turn that did not come from the microphone, if the machine takes it now; in
-    /// `languages`, else the settings' (the draft is made in the languages the machine fixed).
+    /// `languages`, else the settings' (the turn is recorded in the languages the machine
+    /// fixed). `replaying`: a past turn spoken again, with its translation.
     private func typedTurn(
-        _ speaker: Speaker, text: String, languages: TurnLanguages?,
-        draft: @escaping (TurnLanguages, @escaping @Sendable (Result<TurnRecord, any Error>) -> Void) -> TurnDraft
+        _ speaker: Speaker, text: String, languages: TurnLanguages?, replaying: (turn: TurnRecord, translation: String)?
     ) async throws -> TurnRecord {
         try await withCheckedThrowingContinuation { continuation in
             let actions = shared.withLock { state -> [ConversationMachine.Action] in
                 guard !closing.load(ordering: .relaxed) else { return [] }
-                let actions = state.handle(.typed(speaker, text: text, languages: languages))
+                let actions = state.turn.typed(speaker, text: text, languages: languages, translation: replaying?.translation, at: clock.now)
                 guard !actions.isEmpty else { return [] }
                 // The last spoken turn's speculation serves no typed turn (even on the same words).
-                dropSpeculation(&state)
-                state.draft = draft(state.turn.machine.turnLanguages) { continuation.resume(with: $0) }
+                forgetDroppedSpeculation(&state)
+                state.waiter = TurnWaiter(completion: { continuation.resume(with: $0) }, replaying: replaying?.turn)
                 return actions
             }
             guard !actions.isEmpty else {

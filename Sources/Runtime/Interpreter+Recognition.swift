@@ -60,21 +60,19 @@ extension Interpreter {
         dualDecoding(settings, hearing: engines.canHear, laneKey: engines.lane)
     }
 
-    /// Queues the recognizer work `actions` call for, under the lock that decided them.
+    /// Queues the recognizer work `actions` call for, under the lock that decided them (the
+    /// speculation a new or cancelled utterance dropped is forgotten by the caller:
+    /// `process`, `locked`).
     func queueRecognition(_ actions: [ConversationMachine.Action], _ state: inout Shared) {
         for action in actions {
             switch action {
             case .startRecognition:
-                dropSpeculation(&state)
                 for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
             case .finishRecognition(let speaker, let turnLanguages):
                 let sides = turnLanguages
                 let languages = state.turn.utteranceLanguages.isEmpty ? [sides.source] : state.turn.utteranceLanguages
-                state.draft = TurnDraft(speaker: speaker, sourceLang: sides.source, targetLang: sides.target, endOfSpeech: clock.now)
-                if let ended = state.turn.utteranceEnd {
-                    state.draft?.endedBy = ended.reason.rawValue
-                    state.draft?.pauseMs = Int(ended.pause * 1000 / SampleTime(captureSampleRate))
-                }
+                state.turn.recognitionFinishing(speaker, sides, at: clock.now)
+                state.waiter = nil
                 let utterance = state.turn.takeUtteranceAudio()
                 let detect = detectsSpeaker(state.turn, languages: languages, sides: sides)
                 let aboveFloor = state.turn.utteranceAboveFloorDB
@@ -94,7 +92,6 @@ extension Interpreter {
                     lane(for: language).inbox.yield(.finish(language: language) { collector.add(language, $0) })
                 }
             case .cancelRecognition:
-                dropSpeculation(&state)
                 for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.cancel(language: language)) }
             default:
                 break

@@ -27,10 +27,11 @@ import Synchronization
 /// - `TurnRecorder` hands finished turns to the history write queue.
 ///
 /// All mutable state sits in `shared`, behind one lock: the turn's logic (`TurnLogic`: the
-/// machine, the endpointer, the utterance and the lanes' judgements, pure and tested without
-/// threads), and beside it what the runtime performs (the draft being recorded, the running
-/// speculation's tasks). The work an action calls for is queued to its
-/// worker inside the lock that decided it, so the workers see it in order.
+/// machine, the endpointer, the utterance, the lanes' judgements, the running speculation and
+/// the turn being recorded with its timings, pure and tested without threads), and beside it
+/// what the runtime performs with (whoever waits for a typed turn, the speculation's
+/// translation task). The work an action calls for is queued to its worker inside the lock
+/// that decided it, so the workers see it in order.
 public final class Interpreter: Sendable {
     /// The recognition lanes by decoder, made when a language is first heard.
     let lanes: Mutex<[String: Lane]>
@@ -74,27 +75,29 @@ public final class Interpreter: Sendable {
     public static let stopTimeout: TimeInterval = 10
 
     struct Shared {
-        /// The machine, the endpointer, the utterance and the lanes' judgements: the pure part.
+        /// The machine, the endpointer, the utterance, the lanes' judgements, the running
+        /// speculation and the turn being recorded: the pure part.
         var turn: TurnLogic
         var settings: RuntimeSettings
-        var draft: TurnDraft?
+        /// Who waits for the turn being recorded (a typed turn, a replay); nil for a spoken one.
+        var waiter: TurnWaiter?
         var turnCount = 0
-        /// The translation and audio being made from the words before the current pause.
-        var speculation: Speculation?
-        /// Speculations started so far (their ids).
-        var speculations = 0
+        /// The running speculation's translation task (its words and life are `turn`'s).
+        var speculationWork: SpeculationWork?
 
         /// Feeds the machine (through the turn's logic, which applies what concerns it).
         mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
             turn.handle(event)
         }
 
-        /// Takes the turn in flight to be recorded, registering its write with `recorder` under
-        /// the same lock as the state change, so whoever sees the turn end also waits for it.
-        mutating func takeDraft(for recorder: TurnRecorder) -> TurnDraft? {
-            defer { draft = nil }
-            if draft != nil { recorder.reserve() }
-            return draft
+        /// Takes the turn in flight to be recorded, with whoever waits for it, registering its
+        /// write with `recorder` under the same lock as the state change, so whoever sees the
+        /// turn end also waits for it.
+        mutating func takeDraft(for recorder: TurnRecorder) -> (draft: TurnDraft, waiter: TurnWaiter?)? {
+            defer { waiter = nil }
+            guard let draft = turn.takeDraft() else { return nil }
+            recorder.reserve()
+            return (draft, waiter)
         }
     }
 
@@ -239,11 +242,8 @@ public final class Interpreter: Sendable {
         let (actions, judgeAbove) = shared.withLock { state -> ([ConversationMachine.Action], Float) in
             let period = state.turn.hear(frame, at: start, rmsDB: level.rmsDB, speech: speech, now: now) { judgedByEveryLanguage($0) }
             for line in period.log { logger.debug("\(line)") }
-            switch period.speculation {
-            case .keep: break
-            case .drop: dropSpeculation(&state)
-            case .consider: speculate(&state)
-            }
+            forgetDroppedSpeculation(&state)
+            if period.speculation == .consider { speculate(&state) }
             queueRecognition(period.actions, &state)
             // Queued after the utterance was opened, in the same lock.
             if let feed = period.feed {
@@ -274,6 +274,7 @@ public final class Interpreter: Sendable {
     func locked(_ body: (inout Shared) -> [ConversationMachine.Action]) -> [ConversationMachine.Action] {
         shared.withLock { state in
             let actions = body(&state)
+            forgetDroppedSpeculation(&state)
             queueRecognition(actions, &state)
             return actions
         }

@@ -20,21 +20,14 @@ import Synchronization
 ///   other words, the speculation is dropped: its audio is never played, and it is never
 ///   stored or published (its translation, already running, is left to finish and ignored, so
 ///   a translator is never interrupted mid-answer).
-struct Speculation: Sendable {
+///
+/// Which speculation runs, its words and when it is dropped are the turn's logic's
+/// (`ParleyConversation.Speculation`, pure); the runtime keeps only its translation task, under
+/// its id, and tells the speech worker.
+struct SpeculationWork: Sendable {
     let id: Int
-    var text: String
-    var language: String
-    var target: String
     /// The translation being made; nil while the accurate pass hears the words it will translate.
     var translation: Task<RoutedTranslation, any Error>?
-    /// For a speculation on the accurate pass: how many samples of the utterance it hears. The
-    /// same pause judged again (the same samples) starts nothing new.
-    var heardSamples: Int?
-
-    /// Whether this speculation translated `text` from `language` into `target`.
-    func serves(_ text: String, from language: String, to target: String) -> Bool {
-        translation != nil && self.text == text && self.language == language && self.target == target
-    }
 }
 
 extension Interpreter {
@@ -47,46 +40,37 @@ extension Interpreter {
     /// worker answers from what it heard (`AccurateWorker`), and the translation and the audio
     /// are ready.
     func speculate(_ state: inout Shared) {
-        let running = state.speculation
-        let start = state.turn.speculationStart(
-            accurately: hearsAccurately, canSpeak: speaking, heardSamples: running?.heardSamples,
-            serves: { running?.serves($0.text, from: $0.language, to: $0.target) == true })
-        switch start {
-        case nil:
-            return
-        case .accuratePass(let candidate, let length, let pause)?:
+        let started = state.turn.speculate(accurately: hearsAccurately, canSpeak: speaking)
+        forgetDroppedSpeculation(&state)
+        guard let started else { return }
+        let id = started.id
+        switch started.start {
+        case .accuratePass(let candidate, let length, let pause):
+            state.speculationWork = SpeculationWork(id: id)
             guard let accurate, let sides = state.turn.utteranceSides, let speaker = state.turn.machine.state.speaker else { return }
             // Called at every period of a pause, under the capture loop's lock: the audio is
             // copied only when a new pass starts.
             let samples = Array(state.turn.utteranceAudio.prefix(length))
             logger.debug("the accurate pass starts at a pause of \(pause * 1000 / captureSampleRate) ms")
-            dropSpeculation(&state)
-            state.speculations += 1
-            let id = state.speculations
-            state.speculation = Speculation(id: id, text: "", language: "", target: "", translation: nil, heardSamples: samples.count)
             let pass = AccuratePass.Utterance(
                 samples: samples, expected: speaker, sides: .init(speaker: sides.source, other: sides.target),
                 detect: detectsSpeaker(state.turn, languages: state.turn.utteranceLanguages, sides: sides),
                 streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))],
                 aboveFloorDB: state.turn.endpointer.speechAboveFloorDB)
             accurate.inbox.yield(
-                .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.speculation?.id == id } ?? false }) { [weak self] heard in
+                .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.turn.isSpeculating(id) } ?? false }) { [weak self] heard in
                     self?.shared.withLock { state in
-                        let words = heard.recognition.text.trimmingCharacters(in: .whitespacesAndNewlines)
-                        guard let self, state.speculation?.id == id, !words.isEmpty, self.speaking(heard.target) else { return }
-                        state.speculation?.text = words
-                        state.speculation?.language = heard.language
-                        state.speculation?.target = heard.target
-                        state.speculation?.translation = self.speculativeTranslation(id: id, of: words, from: heard.language, to: heard.target)
+                        guard let self,
+                            let words = state.turn.speculationHeard(
+                                id: id, heard.recognition.text, language: heard.language, target: heard.target, canSpeak: self.speaking(heard.target))
+                        else { return }
+                        state.speculationWork = SpeculationWork(
+                            id: id, translation: self.speculativeTranslation(id: id, of: words.text, from: words.language, to: words.target))
                     }
                 })
-        case .translate(let candidate)?:
-            dropSpeculation(&state)
-            state.speculations += 1
-            let id = state.speculations
-            state.speculation = Speculation(
-                id: id, text: candidate.text, language: candidate.language, target: candidate.target,
-                translation: speculativeTranslation(id: id, of: candidate.text, from: candidate.language, to: candidate.target))
+        case .translate(let candidate):
+            state.speculationWork = SpeculationWork(
+                id: id, translation: speculativeTranslation(id: id, of: candidate.text, from: candidate.language, to: candidate.target))
         }
     }
 
@@ -99,17 +83,18 @@ extension Interpreter {
             // Its audio is queued before the translation is handed on, so a turn that uses the
             // translation finds the audio made (or being made) when it speaks.
             self?.shared.withLock { state in
-                guard state.speculation?.id == id, !translation.isEmpty else { return }
+                guard state.turn.isSpeculating(id), !translation.isEmpty else { return }
                 self?.speech.prepare(.init(id: id, text: translation, language: target))
             }
             return routed
         }
     }
 
-    /// Forgets the speculation: its audio is never played.
-    func dropSpeculation(_ state: inout Shared) {
-        guard state.speculation != nil else { return }
-        state.speculation = nil
+    /// Forgets the work of a speculation the turn's logic dropped (or replaced): its audio is
+    /// never played. Called under the lock, after whatever may have dropped it.
+    func forgetDroppedSpeculation(_ state: inout Shared) {
+        guard let work = state.speculationWork, !state.turn.isSpeculating(work.id) else { return }
+        state.speculationWork = nil
         speech.dropPreparation()
     }
 
@@ -117,7 +102,9 @@ extension Interpreter {
     /// if still running; nil if there is none or it failed (the turn then translates afresh).
     func speculatedTranslation(of text: String, from source: String, to target: String) async -> RoutedTranslation? {
         let running = shared.withLock { state in
-            state.speculation.flatMap { $0.serves(text, from: source, to: target) ? $0.translation : nil }
+            state.turn.speculation(serving: text, from: source, to: target).flatMap { id in
+                state.speculationWork?.id == id ? state.speculationWork?.translation : nil
+            }
         }
         guard let running, let translation = try? await running.value, !translation.text.isEmpty else { return nil }
         return translation

@@ -8,35 +8,11 @@ import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
 
-/// What is known about the turn in flight.
-struct TurnDraft: Sendable {
-    var speaker: Speaker
-    var sourceLang: String
-    var targetLang: String
-    /// When the end of speech was decided (or the text typed), on the runtime's clock.
-    var endOfSpeech: ParleyClock.Instant
-    var recognition: Recognition?
-    /// How the speaker was told (auto mode).
-    var detection: SpeakerDetection?
-    var translation: String?
-    /// How it was translated ("apertium via ca"): `RoutedTranslation.route`.
-    var route: String?
-    /// The translation's pronunciation, in IPA.
-    var ipa: String?
-    var error: String?
-    var lowConfidence = false
-    var asrMs: Int?
-    var mtMs: Int?
-    var ttsMs: Int?
-    var responseMs: Int?
-    /// What ended the utterance (`language_model`, `silence`, `max_length`, `forced`), and the
-    /// silence before that decision.
-    var endedBy: String?
-    var pauseMs: Int?
-    /// Whether the translation (and its audio) was made during the pause, by a speculation.
-    var speculated: Bool?
-    /// Told the committed turn (typed turns wait for it).
-    var completion: (@Sendable (Result<TurnRecord, any Error>) -> Void)?
+/// Who waits for a turn being recorded (`TurnDraft`, the turn's logic's): a typed turn, a
+/// replayed one.
+struct TurnWaiter: Sendable {
+    /// Told the committed turn.
+    var completion: @Sendable (Result<TurnRecord, any Error>) -> Void
     /// A past turn spoken again (`replay`): not translated again, not stored again.
     var replaying: TurnRecord?
 }
@@ -78,14 +54,17 @@ final class TurnRecorder: Sendable {
     /// Stores a turn taken with `reserve`. Queued, never waited for here: a failing disk cannot
     /// stop the conversation. The turn is acknowledged (its event, the `say` reply) once
     /// committed; `stored` is told then.
-    func record(_ draft: TurnDraft, stored: @escaping @Sendable () -> Void, failed: @escaping @Sendable (String) -> Void) {
+    func record(
+        _ draft: TurnDraft, waiter: TurnWaiter?, stored: @escaping @Sendable () -> Void, failed: @escaping @Sendable (String) -> Void
+    ) {
         defer { inFlight.leave() }
+        let completion = waiter?.completion
         guard let recognition = draft.recognition else {
-            draft.completion?(.failure(ConversationRefusal("the turn was abandoned")))
+            completion?(.failure(ConversationRefusal("the turn was abandoned")))
             return
         }
-        if let replayed = draft.replaying {
-            draft.completion?(.success(replayed))
+        if let replayed = waiter?.replaying {
+            completion?(.success(replayed))
             return
         }
         let turn = TurnRecord(
@@ -113,10 +92,10 @@ final class TurnRecorder: Sendable {
                 }
                 logger.info("turn", metadata: metadata)
                 events.publish(EventType.turn, committed.info)
-                draft.completion?(.success(committed))
+                completion?(.success(committed))
             case .failure(let error):
                 failed("could not store the turn in history: \(error)")
-                draft.completion?(.failure(error))
+                completion?(.failure(error))
             }
         }
     }

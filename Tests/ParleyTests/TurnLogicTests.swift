@@ -6,14 +6,20 @@ import Testing
 @testable import ParleyConversation
 
 /// A turn's logic driven period by period, with no thread, no engine and no device: the test
-/// plays the lanes, answering each period that asks for a judgement of the pause.
-private struct Drive {
+/// plays the lanes, answering each period that asks for a judgement of the pause (also
+/// TurnDraftTests').
+struct Drive {
     var logic: TurnLogic
     var position: SampleTime = 0
     /// Every period's outcome, in order.
     var periods: [TurnLogic.Period] = []
     /// Each period's speculation candidate, after the lanes judged it.
     var candidates: [SpeculationCandidate?] = []
+    /// When set, speculations start as the runtime starts them (at each period of a pause, and
+    /// when a lane's judgement is kept), the accurate pass giving the words where this says so.
+    var speculating: ((TurnLanguages) -> Bool)?
+    /// The speculations started, in order.
+    var started: [TurnLogic.Speculating] = []
 
     init(mode: ConversationMode = .alternate, dual: Bool = false) {
         let machine = ConversationMachine(settings: .init(mode: mode, echoTail: 4_800))
@@ -27,8 +33,11 @@ private struct Drive {
         for frame in Signals.periods(signal) {
             let now = position + SampleTime(frame.count)
             let period = logic.hear(frame, at: position, rmsDB: Levels(measuring: frame).rmsDB, speech: nil, now: now) { _ in true }
+            if period.speculation == .consider { speculate() }
             if let judge = period.feed?.judge {
-                for (language, end) in lanes(judge.through) { logic.judged(language, through: judge.through, end) }
+                for (language, end) in lanes(judge.through) {
+                    if logic.judged(language, through: judge.through, end) { speculate() }
+                }
             }
             periods.append(period)
             candidates.append(logic.speculationCandidate)
@@ -36,13 +45,25 @@ private struct Drive {
         }
     }
 
+    private mutating func speculate() {
+        guard let accurately = speculating, let started = logic.speculate(accurately: accurately, canSpeak: { _ in true }) else { return }
+        self.started.append(started)
+    }
+
     var actions: [ConversationMachine.Action] { periods.flatMap(\.actions) }
     var log: [String] { periods.flatMap(\.log) }
 }
 
-private let background = Signals.noise(ms: 1000, amplitude: 0.002)
-private let words = Signals.tone(ms: 1000, amplitude: 0.3)
-private func pause(ms: Int) -> [Int16] { Signals.noise(ms: ms, amplitude: 0.002, seed: 7) }
+/// What a driven turn hears: the room, a second of words, a pause of `ms`.
+extension Drive {
+    static let background = Signals.noise(ms: 1000, amplitude: 0.002)
+    static let words = Signals.tone(ms: 1000, amplitude: 0.3)
+    static func pause(ms: Int) -> [Int16] { Signals.noise(ms: ms, amplitude: 0.002, seed: 7) }
+}
+
+private let background = Drive.background
+private let words = Drive.words
+private func pause(ms: Int) -> [Int16] { Drive.pause(ms: ms) }
 private let enEs = TurnLanguages(source: "en", target: "es")
 
 @Suite("Turn logic, sample by sample")
@@ -221,7 +242,10 @@ struct TurnLogicTests {
         drive.logic.machine.settings.repeatPrompt = repeatPrompt
         drive.feed(background + words)
         _ = drive.logic.endInput(at: drive.position, stopped: false)
-        return drive.logic.recognized(Recognition(text: text, confidence: confidence), from: speaker, minConfidence: 0.5)
+        let languages = speaker == .a ? enEs : enEs.swapped
+        return drive.logic.recognized(
+            Recognition(text: text, confidence: confidence), from: speaker, language: languages.source, target: languages.target, minConfidence: 0.5,
+            at: ParleyClock.Instant(offset: .zero))
     }
 
     @Test func confidentWordsAreTranslatedUnflagged() {
