@@ -335,14 +335,19 @@ public struct TurnLogic: Sendable {
         case .recognizing(_): break
         default: return nil
         }
-        guard let sides = utteranceSides, let (language, end, through) = bestJudgement,
-            end.probability >= endpointer.settings.endProbability || late
-        else { return nil }
+        guard let sides = utteranceSides else { return nil }
+        let judged = bestJudgement.map { (language: $0.language, end: $0.end, through: $0.through, text: $0.end.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard let judged, !judged.text.isEmpty else {
+            // No words from the lanes: the language has none (Whisper alone hears it), or they
+            // heard nothing yet. Near the silence limit the accurate pass hears the audio alone,
+            // in the expected speaker's language (`speculationStart`: only where it gives the
+            // words), so the end's pass, translation and audio are ready when the limit ends it.
+            return late ? SpeculationCandidate(text: "", language: sides.source, target: sides.target) : nil
+        }
+        guard judged.end.probability >= endpointer.settings.endProbability || late else { return nil }
         // A late judgement of an earlier pause (a lane that lags) speaks for old words.
-        if case .hearing = machine.state, through < endpointer.cueFrom { return nil }
-        let text = end.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { return nil }
-        return SpeculationCandidate(text: text, language: language, target: language == sides.source ? sides.target : sides.source)
+        if case .hearing = machine.state, judged.through < endpointer.cueFrom { return nil }
+        return SpeculationCandidate(text: judged.text, language: judged.language, target: judged.language == sides.source ? sides.target : sides.source)
     }
 
     /// The speculation to start now, if any, on `speculationCandidate`: the accurate pass on the
@@ -364,7 +369,7 @@ public struct TurnLogic: Sendable {
             if heardSamples == length { return nil }
             return .accuratePass(candidate, samples: length, pause: pause)
         }
-        guard canSpeak(candidate.target), !serves(candidate) else { return nil }
+        guard !candidate.text.isEmpty, canSpeak(candidate.target), !serves(candidate) else { return nil }
         return .translate(candidate)
     }
 }

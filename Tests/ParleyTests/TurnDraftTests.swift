@@ -176,6 +176,29 @@ struct SpeculationLifeTests {
         #expect(typed.logic.speculation == nil)
     }
 
+    @Test func withNoWordsFromTheLanesTheAccuratePassHearsTheAudioAloneNearTheSilenceLimit() throws {
+        // A language no lane hears (Whisper alone): the lanes answer without words.
+        for accurately in [true, false] {
+            var drive = Drive()
+            drive.speculating = { _ in accurately }
+            let limit = EndpointSettings().silenceMs - TurnLogic.lateSpeculationMs
+            drive.feed(Drive.background + Drive.words + Drive.pause(ms: limit - 100)) { _ in [("en", nil)] }
+            #expect(drive.started.isEmpty, "a thinking pause costs nothing before \(limit) ms")
+            drive.feed(Drive.pause(ms: 200)) { _ in [("en", nil)] }
+            guard accurately else {
+                #expect(drive.started.isEmpty, "no words to translate without the accurate pass")
+                continue
+            }
+            let first = try #require(drive.started.first)
+            #expect(drive.started.count == 1)
+            guard case .accuratePass(let candidate, _, _) = first.start else {
+                Issue.record("expected the accurate pass, got \(first.start)")
+                continue
+            }
+            #expect(candidate == SpeculationCandidate(text: "", language: "en", target: "es"), "the expected speaker's language")
+        }
+    }
+
     @Test func theAccuratePassHearsThePauseOnceAndItsWordsAreThenServed() throws {
         var drive = pausedTurn(accurately: true)
         let first = try #require(drive.started.first)
