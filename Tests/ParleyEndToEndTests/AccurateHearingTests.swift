@@ -83,17 +83,9 @@ struct AccurateHearingTests {
         try whisper.warm()
         #expect(whisper.starts == 1)
         let clip = "\(spanish)/fleurs-es-008.wav"
-        let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: clip))
         let first = try #require(whisper.workerProcess)
         // Killed while it hears: the kill lands once the utterance has been sent.
-        // (A thread of its own: the test's blocking call may hold the concurrency pool.)
-        let killed = DispatchSemaphore(value: 0)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(150)) {
-            kill(first, SIGKILL)
-            killed.signal()
-        }
-        let transcript = try whisper.transcribe(samples, TranscriptionRequest(language: "es"))
-        killed.wait()
+        let transcript = try killedWhileHearing(whisper, clip, language: "es", after: .milliseconds(150))
         #expect(whisper.starts == 2)
         #expect(whisper.workerProcess != first)
         #expect(transcript.engine == "whisper-base" && transcript.language == "es")
@@ -135,6 +127,20 @@ struct AccurateHearingTests {
             #expect(turn.status == .translated)
             #expect(EndToEnd.wordRecall(turn.sourceText, reference: try reference(clip)) >= 0.8, "\(clip): heard \"\(turn.sourceText)\"")
         }
+    }
+
+    /// What `engine` hears in `clip` when its worker is killed `after` the request starts.
+    func killedWhileHearing(_ engine: WyomingTranscriber, _ clip: String, language: String, after delay: DispatchTimeInterval) throws -> Transcript {
+        let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: clip))
+        let worker = try #require(engine.workerProcess)
+        // A thread of its own: the test's blocking call may hold the concurrency pool.
+        let killed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+            kill(worker, SIGKILL)
+            killed.signal()
+        }
+        defer { killed.wait() }
+        return try engine.transcribe(samples, TranscriptionRequest(language: language))
     }
 
     @Test func whisperTellsTheLanguageAndStopsThereWhenAnotherEngineHearsIt() throws {
@@ -182,15 +188,8 @@ struct AccurateHearingTests {
         try moonshine.warm()
         let first = try #require(moonshine.workerProcess)
         let clip = "\(english)/vctk-p301_102.wav"
-        let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: clip))
         // Killed while it hears (Moonshine takes about 50 ms per second of audio here).
-        let killed = DispatchSemaphore(value: 0)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) {
-            kill(first, SIGKILL)
-            killed.signal()
-        }
-        let transcript = try moonshine.transcribe(samples, TranscriptionRequest(language: "en"))
-        killed.wait()
+        let transcript = try killedWhileHearing(moonshine, clip, language: "en", after: .milliseconds(30))
         #expect(moonshine.starts == 2)
         #expect(moonshine.workerProcess != first)
         #expect(transcript.engine == "moonshine-tiny")
