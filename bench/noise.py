@@ -21,6 +21,10 @@ Spanish):
   folder holding Moonshine only;
 - Whisper base: the accurate pass on, no Moonshine, so Whisper hears the language (beam 5, one
   `parley-whisper --uri tcp://127.0.0.1:PORT` that parleyd connects to).
+The Silero voice detector comes with Moonshine's library: the Moonshine runs (and auto mode,
+below) have it beside the level, as shipped; the PocketSphinx and Whisper runs find speech by
+the level alone, unless `--silero`: then they get an engines folder holding Moonshine's library
+without its model, so Silero as shipped and still no Moonshine.
 WER is that of all turns' words joined against all references joined, summed over the sets (a
 recording cut in two turns, or a turn of noise alone, counts as it would in a conversation);
 with more than one set, each set's WER is printed as well.
@@ -33,7 +37,7 @@ avg_logprob and no_speech_prob are reported. A clip "made a turn" when parleyd s
 with words. The clips also go through parleyd in auto mode as shipped (English and Spanish;
 Whisper tells who spoke, Moonshine hears English, Whisper Spanish).
 
-Usage: bench/noise.py BIN_DIR [ENGINES] [--language en|es] [--only wer|alone]
+Usage: bench/noise.py BIN_DIR [ENGINES] [--language en|es] [--silero] [--only wer|alone]
   ENGINES: default .build/engines of this checkout (or $PARLEY_ENGINES).
   --only wer: the mixtures only; --only alone: the noise-alone clips only.
 BENCH_LIMIT=N takes the first N recordings of each set only (a quicker look).
@@ -108,6 +112,8 @@ def main():
     arguments = sys.argv[1:]
     only = option(arguments, "--only", ("wer", "alone"), None)
     language = option(arguments, "--language", tuple(LANGUAGES), "en")
+    silero = "--silero" in arguments
+    arguments = [a for a in arguments if a != "--silero"]
     if len(arguments) not in (1, 2):
         sys.exit(__doc__)
     bin_dir = os.path.abspath(arguments[0])
@@ -124,11 +130,12 @@ def main():
     server = ears.WhisperServer(engines, threads=2)
     try:
         with tempfile.TemporaryDirectory(prefix="parley-noise-") as work:
+            detector = ears.engines_variant(work, engines, "silero") if silero else None
             configs = {"pocketsphinx": None, "moonshine": (ears.engines_variant(work, engines, "moonshine"), ""),
-                       "whisper": (ears.engines_variant(work, engines, "none"), server.uri)}
+                       "whisper": (detector or ears.engines_variant(work, engines, "none"), server.uri)}
             for engine in heard_by:
                 ears.write_config(f"{work}/{engine}.toml", work, speaker_a=language,
-                                  speaker_b=LANGUAGES[language]["other"], transcriber=configs[engine])
+                                  speaker_b=LANGUAGES[language]["other"], transcriber=configs[engine], detector=detector)
             ears.write_config(f"{work}/auto.toml", work, mode="auto", transcriber=(configs["moonshine"][0], server.uri))
 
             conditions = [("clean", None, None)] + [(name, name, snr) for name in noises for snr in SNRS]
@@ -185,7 +192,9 @@ def main():
     finally:
         server.close()
     elapsed = time.monotonic() - started
-    print(f"bench/noise.py --language {language} took {elapsed:.0f} s\n")
+    print(f"bench/noise.py --language {language}{' --silero' if silero else ''} took {elapsed:.0f} s; speech found by "
+          + ("Silero beside the level in every run\n" if silero else
+             "the level alone for PocketSphinx and Whisper, Silero beside it for Moonshine and auto\n"))
     if wer:
         words = sum(len(ears.words(reference, language)) for _, _, reference, _ in speech)
         print(f"{NAMES[language]} WER in noise: {len(speech)} recordings ({sum(ears.seconds(w) for _, w, _, _ in speech):.0f} s, "
