@@ -386,18 +386,25 @@ class Moonshine:
 
 def engines_variant(work, engines, which):
     """An engines folder holding only `which` ("moonshine", "none"): parleyd then has that
-    engine alone (plus the Whisper server when the config names one)."""
+    engine alone (plus the Whisper server when the config names one). "silero": Moonshine's
+    library without its model, so parleyd has the Silero voice detector (which comes with that
+    library) and no Moonshine."""
     folder = f"{work}/engines-{which}"
     if not os.path.isdir(folder):
         os.makedirs(folder)
         if which == "moonshine":
             os.symlink(f"{engines}/moonshine", f"{folder}/moonshine")
+        elif which == "silero":
+            os.makedirs(f"{folder}/moonshine")
+            os.symlink(f"{engines}/moonshine/moonshine_voice", f"{folder}/moonshine/moonshine_voice")
     return folder
 
 
-def write_config(path, work, mode="one-way", speaker_a="en", speaker_b="es", transcriber=None):
+def write_config(path, work, mode="one-way", speaker_a="en", speaker_b="es", transcriber=None, detector=None):
     """A bench config: absolute paths, history in `work`. transcriber: None (PocketSphinx
-    only) or (engines folder, server uri or "")."""
+    only) or (engines folder, server uri or ""). detector: with transcriber None, an engines
+    folder whose Moonshine library gives the Silero voice detector (without it, the level alone
+    finds speech unless an engines folder is installed system-wide)."""
     with open(path, "w") as f:
         f.write(f'[conversation]\nspeaker_a = "{speaker_a}"\nspeaker_b = "{speaker_b}"\nmode = "{mode}"\n')
         f.write(SPANISH_MODEL)
@@ -405,7 +412,7 @@ def write_config(path, work, mode="one-way", speaker_a="en", speaker_b="es", tra
             folder, server = transcriber
             f.write(f'[transcriber]\nenabled = true\nengines = "{folder}"\nserver = "{server}"\nthreads = 2\n')
         else:
-            f.write("[transcriber]\nenabled = false\n")
+            f.write("[transcriber]\nenabled = false\n" + (f'engines = "{detector}"\n' if detector else ""))
         f.write(f'[translator]\nfailure_notice = false\n[history]\npath = "{work}/history.sqlite"\n'
                 f'[control]\nsocket = "{work}/control.sock"\n[log]\nlevel = "info"\n')
 
