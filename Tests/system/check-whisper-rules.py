@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""The Whisper worker's rules for words it does not keep (libexec/parley-whisper: `trusted`,
+`cut_repetition`), on texts Whisper wrote here and on the transcripts of every recording in
+Tests/data. Run by `make system-checks`; needs no model (the worker's engine is not loaded)."""
+import glob
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.dont_write_bytecode = True
+loader = importlib.machinery.SourceFileLoader("parley_whisper", os.path.join(root, "libexec", "parley-whisper"))
+spec = importlib.util.spec_from_loader("parley_whisper", loader)
+worker = importlib.util.module_from_spec(spec)
+loader.exec_module(worker)
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+
+# What Whisper wrote over babble alone (bench/noise.py --language es): a loop, at a log-probability
+# and no-speech probability no other rule catches.
+check(not worker.trusted("En el caso de la policía, la policía, la policía, la policía, la policía, la policía.", -0.65, 0.6),
+      "a looping text was kept")
+# A tap alone: "Thanks for watching!" at -1.27.
+check(not worker.trusted("Thanks for watching!", -1.27, 0.3), "a failed decoding was kept")
+check(not worker.trusted("you", -1.05, 0.8), "no speech was kept")
+check(worker.trusted("you", -0.9, 0.8), "a word heard with a likely log-probability was dropped")
+# Every transcript of the recordings the tests use is kept at a clean speech's score.
+transcripts = glob.glob(os.path.join(root, "Tests", "data", "**", "*.txt"), recursive=True)
+kept = 0
+for path in transcripts:
+    with open(path, encoding="utf-8") as f:
+        text = f.read().strip()
+    if not text or "\n" in text or len(text) > 400:
+        continue  # notices and licences, not transcripts
+    check(worker.trusted(text, -0.4, 0.01), f"the words of {os.path.relpath(path, root)} would be dropped")
+    kept += 1
+check(kept >= 10, f"only {kept} transcripts found under Tests/data")
+check(worker.cut_repetition("I came for information. I came for information") == "I came for information.",
+      "a sentence said again was not cut")
+check(worker.cut_repetition("No, no, no.") == "No, no, no.", "a word said three times was cut")
+check(worker.cut_repetition("la policía, la policía, la policía") == "la policía,", "a loop of two words was not cut")
+
+if failures:
+    for failure in failures:
+        print(f"check-whisper-rules: {failure}", file=sys.stderr)
+    sys.exit(1)
+print(f"check-whisper-rules: the worker keeps the words of {kept} transcripts and drops loops, failed decodings and no speech")
