@@ -12,7 +12,7 @@ import Glibc
 
 /// parleyd as systemd runs it: readiness, status and watchdog notifications, journal lines,
 /// SIGTERM in the middle of a turn, SIGHUP and `reload`, socket activation.
-@Suite("parleyd under systemd", .serialized)
+@Suite("parleyd under systemd", .serialized, .startsProcesses)
 struct ServiceLifecycleTests {
     /// Runs parleyd with stderr marked as the journal's stream, as systemd does.
     static let asJournal = ["/bin/sh", "-c", #"JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" "$@""#]
