@@ -56,7 +56,8 @@ struct ServiceLifecycleTests {
         #expect(pings >= 1 && pings <= Int(elapsed / 0.2) + 1, "\(pings) pings in \(elapsed) s")
 
         // A typed turn, long enough to be still speaking when SIGTERM arrives.
-        let subscriber = try ControlClient(path: socket)
+        // A deadline: if no speech comes (the translation failed), the test fails rather than hangs.
+        let subscriber = try ControlClient(path: socket, timeout: .seconds(60))
         try subscriber.send(RawRequest(type: "subscribe"))
         let text = Array(repeating: "The weather is very good today and we are going to the market to buy some bread.", count: 12)
             .joined(separator: " ")
