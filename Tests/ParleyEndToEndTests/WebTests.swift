@@ -22,7 +22,7 @@ import FoundationNetworking
 
 /// The caption page's server, on a real port, wired to a whole conversation on in-memory
 /// engines through the daemon's own control handler; a real WebSocket client plays the page.
-@Suite(.serialized, .startsProcesses) struct WebTests {
+@Suite(.serialized) struct WebTests {
     static let code = "424242"
 
     /// A server for one test, between `languages`; `body` gets its port. The server stops when `body` returns.
