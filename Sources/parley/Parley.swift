@@ -22,10 +22,22 @@ struct Parley: ParsableCommand {
             Watch.self, Version.self, Retry.self, Languages.self, Web.self,
         ])
 
+    /// The client options before the subcommand (`parley --socket S status`). ArgumentParser
+    /// parses the root's options wherever they are on the line, before the subcommand or after
+    /// it, and gives each subcommand's `@OptionGroup` of the same type the values parsed here.
+    @OptionGroup var options: ClientOptions
+
+    /// No subcommand: `parley` alone shows the help; options without one (`parley --socket S`)
+    /// are a usage error.
+    func run() throws {
+        guard CommandLine.arguments.count > 1 else { throw CleanExit.helpRequest(self) }
+        throw ValidationError("give a subcommand after the options; `parley --help` lists them")
+    }
+
     /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
     static func main() {
         do {
-            var command = try parseAsRoot(GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot()
             try command.run()
         } catch {
             let code = exitCode(for: error)
@@ -35,45 +47,6 @@ struct Parley: ParsableCommand {
             }
             exit(withError: error)
         }
-    }
-}
-
-/// The options of `ClientOptions` may also come before the subcommand: `parley --socket S status`.
-enum GlobalOptions {
-    /// Options that take a value.
-    static let withValue: Set<String> = ["--socket", "--timeout"]
-    /// Flags.
-    static let flags: Set<String> = ["--json", "--utc"]
-
-    /// `arguments` with the client options found before the first subcommand moved after the
-    /// subcommand path (before a `--`, if any), where ArgumentParser looks for them.
-    static func hoisted(_ arguments: [String]) -> [String] {
-        var leading: [String] = []
-        var index = arguments.startIndex
-        while index < arguments.endIndex {
-            let argument = arguments[index]
-            let name = String(argument.split(separator: "=", maxSplits: 1).first ?? "")
-            if flags.contains(argument) {
-                leading.append(argument)
-            } else if withValue.contains(name) && argument.contains("=") {
-                leading.append(argument)
-            } else if withValue.contains(argument), index + 1 < arguments.endIndex {
-                leading += [argument, arguments[index + 1]]
-                index += 1
-            } else {
-                break
-            }
-            index += 1
-        }
-        guard !leading.isEmpty else { return arguments }
-        var rest = Array(arguments[index...])
-        // With no subcommand (`parley --socket S`), leave them where they were: the usage error says what is missing.
-        guard let first = rest.first else { return arguments }
-        if ["--help", "-h", "--version"].contains(first) { return rest }
-        guard !first.hasPrefix("-") else { return arguments }
-        let end = rest.firstIndex(of: "--") ?? rest.endIndex
-        rest.insert(contentsOf: leading, at: end)
-        return rest
     }
 }
 

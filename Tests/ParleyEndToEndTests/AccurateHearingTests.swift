@@ -3,12 +3,13 @@ import Logging
 import ParleyCore
 import ParleyHistory
 import ParleyRecognition
+import ParleyTesting
 import Testing
 
 /// The accurate pass with the real engines (`make engines`): Moonshine tiny and Whisper base
 /// hear speakers Parley was never tuned to (Tests/data/SPEECH-NOTICE.md). Skipped, visibly,
 /// when the engines are not installed.
-@Suite("The accurate pass, real engines", .enabled(if: AccurateEngines.installed, "run `make engines` first"))
+@Suite("The accurate pass, real engines", .enabled(if: AccurateEngines.installed, "run `make engines` first"), .startsProcesses)
 struct AccurateHearingTests {
     let english = EndToEnd.repository + "/Tests/data/en"
     let spanish = EndToEnd.repository + "/Tests/data/es/fleurs"

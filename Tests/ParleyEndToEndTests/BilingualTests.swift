@@ -2,11 +2,12 @@ import Foundation
 import ParleyCore
 import ParleyHistory
 import ParleyProtocol
+import ParleyTesting
 import Testing
 
 /// Two people, two languages, the real engines: English from pocketsphinx-testdata, Spanish from
 /// VoxForge (human speakers), heard with the Spanish model Parley ships.
-@Suite("Both people heard, in file mode")
+@Suite("Both people heard, in file mode", .startsProcesses)
 struct BilingualTests {
     let english = EndToEnd.testData
     let spanish = EndToEnd.spanishRecordings

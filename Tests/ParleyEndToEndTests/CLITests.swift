@@ -1,10 +1,11 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyProtocol
 
 /// What a user of the real `parley` and `parleyd` binaries expects: exit codes, options in
 /// either place, local time, and being told when a turn was not stored again.
-@Suite("CLI", .serialized)
+@Suite("CLI", .serialized, .startsProcesses)
 struct CLITests {
     @Test func parleydUsageErrorsExitTwo() throws {
         let dir = try EndToEnd.temporaryDirectory()

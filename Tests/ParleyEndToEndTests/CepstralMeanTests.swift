@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyTesting
 import Testing
 @testable import ParleyAudio
 @testable import ParleyConfig
@@ -8,7 +9,7 @@ import Testing
 
 /// The first utterance after a start is normalised like the tenth: the cepstral mean is seeded,
 /// kept after each utterance per model and microphone, and read back at the next start.
-@Suite("Cepstral mean kept across utterances and restarts")
+@Suite("Cepstral mean kept across utterances and restarts", .startsProcesses)
 struct CepstralMeanTests {
     func spanishConfig(cache: String) -> ParleyConfig {
         var config = ParleyConfig(environment: ["HOME": "/tmp"])

@@ -4,7 +4,7 @@ import Testing
 @testable import ParleyProtocol
 
 /// A live parleyd (silent microphone through ALSA's file plugin) against bad clients.
-@Suite("Control socket under bad input", .serialized)
+@Suite("Control socket under bad input", .serialized, .startsProcesses)
 struct ControlAbuseTests {
     @Test func badRequestsGetClearErrorsAndTheDaemonKeepsServing() async throws {
         let dir = try EndToEnd.temporaryDirectory()

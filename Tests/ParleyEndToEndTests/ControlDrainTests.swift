@@ -11,7 +11,7 @@ import Testing
 /// Graceful shutdown of the control socket, against a real socket and an in-memory handler:
 /// a request in flight (a `say` waiting for its turn to be stored) is answered before its
 /// connection closes, while idle connections are closed at once and no new one is taken.
-@Suite("Control socket drain")
+@Suite("Control socket drain", .blocksThreads)
 struct ControlDrainTests {
     /// Answers `say` only once `release` ends, `subscribe` with the bus's events, everything
     /// else at once.

@@ -1,10 +1,11 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyProtocol
 
 /// A live parleyd against the ways real clients connect, leave and linger: non-blocking
 /// connects in bursts, half-closes, idle connections, and clients that leave mid-request.
-@Suite("Control socket limits", .serialized)
+@Suite("Control socket limits", .serialized, .startsProcesses)
 struct ControlLimitsTests {
     /// `echo '{"type":"status"}' | nc -U -N sock`: the request, then at once a half-close.
     @Test func aRequestFollowedByAHalfCloseIsAnswered() async throws {

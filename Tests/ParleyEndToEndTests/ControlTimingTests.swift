@@ -10,7 +10,7 @@ import Testing
 /// The control socket's idle timeout and stuck replies, against a real socket and an in-memory
 /// handler, on a clock the test moves: a 30 s timeout is tested exactly, and takes no time.
 /// (ControlLimitsTests checks, once, that a live parleyd applies `idle_timeout_seconds`.)
-@Suite("Control socket timing")
+@Suite("Control socket timing", .blocksThreads)
 struct ControlTimingTests {
     static let timeout = Duration.seconds(30)
 

@@ -1,12 +1,13 @@
 import Foundation
 import ParleyCore
+import ParleyTesting
 import Testing
 @testable import ParleyHistory
 import ParleyProtocol
 import ParleyRuntime
 
 /// `[conversation] min_confidence` and `repeat_prompt`, end to end in file mode.
-@Suite("Doubtful speech, end to end", .serialized)
+@Suite("Doubtful speech, end to end", .serialized, .startsProcesses)
 struct DoubtfulSpeechTests {
     @Test func aDoubtfulTurnIsFlaggedAndTheSpeakerAskedToRepeat() async throws {
         let dir = try EndToEnd.temporaryDirectory()

@@ -92,6 +92,10 @@ enum EndToEnd {
 
     /// Starts a process with its output going to files in `directory`.
     static func start(_ executable: String, _ arguments: [String], in directory: URL, environment: [String: String] = [:], tag: String = UUID().uuidString) throws -> (Process, URL, URL) {
+        // Its test waits for the process, blocking its thread, and loads the machine with it.
+        if Test.current != nil && BlocksThreads.current?.startsProcesses != true {
+            Issue.record("this test starts processes: give its suite the .startsProcesses trait")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

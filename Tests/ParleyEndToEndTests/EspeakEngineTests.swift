@@ -1,9 +1,10 @@
+import ParleyTesting
 import Testing
 import ParleySynthesis
 
 /// espeak-ng keeps one global voice; each `EspeakSynthesizer` has its own settings, and the
 /// lock around the library remembers which are selected.
-@Suite("espeak-ng: one library, instances with their own voices")
+@Suite("espeak-ng: one library, instances with their own voices", .startsProcesses)
 struct EspeakEngineTests {
     private func samples(_ synthesizer: EspeakSynthesizer, _ text: String) throws -> Int {
         try synthesizer.synthesize(text, language: "en") { _ in }

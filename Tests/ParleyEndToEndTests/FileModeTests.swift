@@ -1,10 +1,11 @@
 import Foundation
 import ParleyCore
+import ParleyTesting
 import Testing
 @testable import ParleyHistory
 
 /// parleyd --input/--output: the whole pipeline, real engines, on real recordings.
-@Suite("File mode, end to end", .serialized)
+@Suite("File mode, end to end", .serialized, .startsProcesses)
 struct FileModeTests {
     @Test func goForwardIsHeardTranslatedSpokenAndLogged() async throws {
         let dir = try EndToEnd.temporaryDirectory()
@@ -131,7 +132,7 @@ struct FileModeTests {
 }
 
 /// `[voice.<lang>]` and the IPA of each translation, end to end.
-@Suite("Speech output settings, end to end", .serialized)
+@Suite("Speech output settings, end to end", .serialized, .startsProcesses)
 struct SpeechOutputTests {
     @Test func aFasterRateSpeaksTheSameWordsInLessTimeAndTheIPAIsKept() async throws {
         let dir = try EndToEnd.temporaryDirectory()

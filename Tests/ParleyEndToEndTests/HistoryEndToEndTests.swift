@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Synchronization
 import Testing
 import ParleyTranslation
@@ -6,7 +7,7 @@ import ParleyTranslation
 @testable import ParleyProtocol
 
 /// The real parleyd (silent microphone through ALSA's file plugin) and the real parley CLI.
-@Suite("History end to end", .serialized)
+@Suite("History end to end", .serialized, .startsProcesses)
 struct HistoryEndToEndTests {
     /// Whether a tmpfs can be mounted here (root, and mount allowed): the full-disk test needs one.
     static let canMountTmpfs: Bool = {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ParleyCore
+import ParleyTesting
 import Synchronization
 import Testing
 @testable import ParleyHistory
@@ -30,7 +31,7 @@ func historyFolder(prefix: String) throws -> String {
 }
 
 /// The history file, or its folder, deleted under a running writer (issue 16, item 2).
-@Suite("History file deleted while running")
+@Suite("History file deleted while running", .startsProcesses)
 struct HistoryFileTests {
     private func turn(_ text: String, at seconds: TimeInterval) -> TurnRecord { historyTurn(text, at: seconds) }
 
@@ -121,7 +122,7 @@ struct HistoryFileTests {
 /// Turns still waiting for a full disk at exit (SIGTERM) go to a journal and are stored at the
 /// next start (issue 16, item 4). The disk is made full as in HistoryWriterTests: the database
 /// may not grow past its size (`max_page_count`), exactly what SQLite reports for a full disk.
-@Suite("History journal at exit")
+@Suite("History journal at exit", .startsProcesses)
 struct HistoryJournalTests {
     private func turn(_ text: String, at seconds: TimeInterval) -> TurnRecord {
         TurnRecord(
@@ -245,7 +246,7 @@ struct HistoryJournalTests {
 /// SQLite maps `<history>-shm` into memory in WAL mode; when that file cannot be written or
 /// grown (made immutable), touching the map kills the process with SIGBUS (issue 16, item 3).
 /// The history keeps its WAL index in the heap instead, so there is no such file to fail.
-@Suite("History WAL index")
+@Suite("History WAL index", .startsProcesses)
 struct HistoryWALIndexTests {
     private func turn(_ text: String, at seconds: TimeInterval) -> TurnRecord { historyTurn(text, at: seconds) }
 
@@ -322,7 +323,7 @@ struct HistoryWALIndexTests {
 
 /// parleyd's exit path: `Daemon.flushHistory` journals what a full disk holds, except when
 /// history is off (then nothing said may go to disk).
-@Suite("History flush at exit")
+@Suite("History flush at exit", .startsProcesses)
 struct HistoryFlushAtExitTests {
     final class Answers: Sendable {
         let list = Mutex<[String]>([])

@@ -1,10 +1,11 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyProtocol
 
 /// parleyd live, through the real ALSA API: ALSA's file plugin feeds goforward.raw in as the
 /// microphone and records what is played, so no sound card is needed.
-@Suite("Live through ALSA, end to end", .serialized)
+@Suite("Live through ALSA, end to end", .serialized, .startsProcesses)
 struct LiveALSATests {
     @Test func aRealUtteranceBecomesASpokenTranslationAndATurn() async throws {
         let dir = try EndToEnd.temporaryDirectory()

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyConfig
 @testable import ParleyHistory
@@ -6,7 +7,7 @@ import ParleyProtocol
 @testable import ParleyRecognition
 
 /// `parleyd model check` and `install`, the model search path, and a daemon with a broken model.
-@Suite("Adding a language: model check, install and search", .serialized)
+@Suite("Adding a language: model check, install and search", .serialized, .startsProcesses)
 struct ModelCheckTests {
     /// The Spanish model shipped in the checkout.
     static let spanish = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 import ParleyCore
 import ParleyHistory
@@ -73,7 +74,7 @@ enum OfflineLanguages {
 }
 
 @Suite(
-    "More languages: conversations with the real engines",
+    "More languages: conversations with the real engines", .startsProcesses,
     .enabled(if: AccurateEngines.installed, "run `make engines` first"),
     .enabled(if: OfflineLanguages.pairsInstalled, "install the Apertium pairs of `make deps` (apertium-fr-es, -es-pt, -por-cat, -eng-cat)"))
 struct MoreLanguagesTests {
@@ -106,7 +107,7 @@ struct MoreLanguagesTests {
 
 /// A live daemon whose pair changes while it runs, and one that lacks a pair.
 @Suite(
-    "More languages: changing the pair while running",
+    "More languages: changing the pair while running", .startsProcesses,
     .enabled(if: OfflineLanguages.pairsInstalled, "install the Apertium pairs of `make deps` (apertium-fr-es, -es-pt, -por-cat, -eng-cat)"))
 struct PairSwitchTests {
     func start(in dir: URL, extra: String = "") async throws -> (daemon: Process, log: URL, run: ([String]) throws -> EndToEnd.Output) {

@@ -2,12 +2,13 @@ import Foundation
 import ParleyAudio
 import ParleyEndpoint
 import ParleyHistory
+import ParleyTesting
 import Testing
 
 /// Rooms that never fall silent, with the real engines: Silero VAD (which comes with Moonshine's
 /// library), Moonshine and Whisper. The noise beds are real: eight-talker babble and a kitchen
 /// (Tests/data/SPEECH-NOTICE.md). Skipped, visibly, when the engines are not installed.
-@Suite("A noisy room, real engines", .enabled(if: AccurateEngines.installed, "run `make engines` first"))
+@Suite("A noisy room, real engines", .enabled(if: AccurateEngines.installed, "run `make engines` first"), .startsProcesses)
 struct NoisyRoomTests {
     let english = EndToEnd.repository + "/Tests/data/en"
     let noise = EndToEnd.repository + "/Tests/data/noise"

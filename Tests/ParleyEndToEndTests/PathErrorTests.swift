@@ -1,10 +1,11 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyDaemon
 @testable import ParleyHistory
 
 /// Config and path errors each give one short line saying what to do (issue 16, item 15).
-@Suite("Path errors")
+@Suite("Path errors", .startsProcesses)
 struct PathErrorTests {
     /// One short line, with no NSError text in it.
     private func expectShortLine(_ message: String, saying words: String..., sourceLocation: SourceLocation = #_sourceLocation) {

@@ -1,12 +1,13 @@
 import Foundation
 import Logging
+import ParleyTesting
 import Testing
 @testable import ParleyConfig
 @testable import ParleyDaemon
 @testable import ParleyRecognition
 
 /// Dictionaries are cut down to the words their language model can produce, once, into a cache.
-@Suite("Pruned dictionaries")
+@Suite("Pruned dictionaries", .startsProcesses)
 struct PrunedDictionaryTests {
     static let cmudict = RecognizerModel.debianEnglish.dictionary
     static let turtleModel = "\(EndToEnd.testData)/turtle.lm.bin"

@@ -1,11 +1,12 @@
 import Foundation
 import ParleyCore
+import ParleyTesting
 import Testing
 @testable import ParleyProtocol
 
 /// parleyd live and in real time, through ALSA's pulse plugin and a private PulseAudio server:
 /// real recordings spoken into a virtual microphone, Parley's speech looped back into it.
-@Suite("Real time through PulseAudio", .serialized)
+@Suite("Real time through PulseAudio", .serialized, .startsProcesses)
 struct RealTimeTests {
     /// A running parleyd and a way to ask it things.
     struct Daemon {

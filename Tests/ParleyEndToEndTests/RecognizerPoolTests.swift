@@ -1,12 +1,13 @@
 import Foundation
 import Logging
+import ParleyTesting
 import Testing
 @testable import ParleyConfig
 @testable import ParleyDaemon
 @testable import ParleyRecognition
 
 /// Languages that use one acoustic model load it once; each keeps its own language model.
-@Suite("Recognizers share an acoustic model")
+@Suite("Recognizers share an acoustic model", .startsProcesses)
 struct RecognizerPoolTests {
     static let acousticModel = RecognizerModel.debianEnglish.acousticModel
     static let turtleDictionary = "\(EndToEnd.testData)/turtle.dic"

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyProtocol
 
@@ -8,7 +9,7 @@ import Glibc
 
 /// One parleyd per control socket and history: a second one exits at once, naming the first,
 /// and leaves its socket, microphone and database alone.
-@Suite("A second parleyd", .serialized)
+@Suite("A second parleyd", .serialized, .startsProcesses)
 struct SecondInstanceTests {
     @Test func aSecondDaemonOnTheSameSocketAndHistoryExitsNamingTheFirstWhichKeepsServing() async throws {
         let dir = try EndToEnd.temporaryDirectory()

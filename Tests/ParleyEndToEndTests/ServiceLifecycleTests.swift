@@ -12,7 +12,7 @@ import Glibc
 
 /// parleyd as systemd runs it: readiness, status and watchdog notifications, journal lines,
 /// SIGTERM in the middle of a turn, SIGHUP and `reload`, socket activation.
-@Suite("parleyd under systemd", .serialized)
+@Suite("parleyd under systemd", .serialized, .startsProcesses)
 struct ServiceLifecycleTests {
     /// Runs parleyd with stderr marked as the journal's stream, as systemd does.
     static let asJournal = ["/bin/sh", "-c", #"JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" "$@""#]
@@ -56,7 +56,8 @@ struct ServiceLifecycleTests {
         #expect(pings >= 1 && pings <= Int(elapsed / 0.2) + 1, "\(pings) pings in \(elapsed) s")
 
         // A typed turn, long enough to be still speaking when SIGTERM arrives.
-        let subscriber = try ControlClient(path: socket)
+        // A deadline: if no speech comes (the translation failed), the test fails rather than hangs.
+        let subscriber = try ControlClient(path: socket, timeout: .seconds(60))
         try subscriber.send(RawRequest(type: "subscribe"))
         let text = Array(repeating: "The weather is very good today and we are going to the market to buy some bread.", count: 12)
             .joined(separator: " ")

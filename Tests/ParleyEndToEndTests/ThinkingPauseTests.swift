@@ -1,10 +1,11 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyHistory
 
 /// The end of a turn on real recordings, real engines, file mode: a thinking pause where the
 /// sentence cannot end keeps it whole, and a whole sentence is answered after a short pause.
-@Suite("Thinking pauses, end to end", .serialized)
+@Suite("Thinking pauses, end to end", .serialized, .startsProcesses)
 struct ThinkingPauseTests {
     static let librivox = "\(EndToEnd.testData)/librivox/sense_and_sensibility_01_austen_64kb-"
 

@@ -1,9 +1,10 @@
 import Foundation
+import ParleyTesting
 import Testing
 
 /// What people say stays out of the log unless `[log] transcripts = true`, and off the disk
 /// altogether with `[history] enabled = false`: parleyd in file mode on a real recording.
-@Suite("Transcripts stay out of logs", .serialized)
+@Suite("Transcripts stay out of logs", .serialized, .startsProcesses)
 struct TranscriptPrivacyTests {
     /// The words of goforward.raw as heard, and of their translation, that a log could leak.
     static let heard = ["forward", "meters"]

@@ -1,9 +1,10 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyProtocol
 
 /// A live parleyd whose only backend is an APy server that is not running yet.
-@Suite("Translation: every backend failing, end to end", .serialized)
+@Suite("Translation: every backend failing, end to end", .serialized, .startsProcesses)
 struct TranslationEndToEndTests {
     @Test func anUntranslatedTurnIsKeptAnnouncedAndRetriedOnceAServerIsUp() async throws {
         let dir = try EndToEnd.temporaryDirectory()

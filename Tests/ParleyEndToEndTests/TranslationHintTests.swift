@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyTesting
 import Testing
 @testable import ParleyConfig
 @testable import ParleyDaemon
@@ -7,7 +8,7 @@ import ParleyTranslation
 
 /// Install hints name packages that exist, or say that no offline pair exists and how to use a
 /// translation server (issue 16, item 16).
-@Suite("Translation install hints")
+@Suite("Translation install hints", .startsProcesses)
 struct TranslationHintTests {
     /// The Apertium package names apt knows (from the local package lists), in one call; empty
     /// when apt cannot say.

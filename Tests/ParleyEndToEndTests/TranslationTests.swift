@@ -1,11 +1,12 @@
 import ParleyCore
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyTranslation
 
 // Serialized: two tests write a stage script and start pipelines; run side by side, one's spawn
 // can inherit the other's still-open script file, and exec fails with "Text file busy".
-@Suite("Apertium, for real", .serialized)
+@Suite("Apertium, for real", .serialized, .startsProcesses)
 struct ApertiumTranslatorTests {
     let modes = "/usr/share/apertium/modes"
 
@@ -303,7 +304,7 @@ struct ApertiumTranslatorTests {
 /// a test, so its answers are recorded in `Tests/data/apertium/*.tsv` by `regenerate.sh`
 /// there (sentence, tab, `apertium -u` output), and a few are asked of it live each run, so a
 /// changed Apertium package shows up as a failure here rather than as a stale recording.
-@Suite("Apertium, the same as the apertium command")
+@Suite("Apertium, the same as the apertium command", .startsProcesses)
 struct ApertiumDifferentialTests {
     let modes = "/usr/share/apertium/modes"
     static let data = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../data/apertium")

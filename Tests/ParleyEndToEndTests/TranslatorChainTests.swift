@@ -13,7 +13,7 @@ private let quick = TranslatorChain.Timing(backoff: [.milliseconds(10), .millise
 private func reversed(_ text: String) -> String { String(text.reversed()) }
 
 /// The chain against real HTTP servers that misbehave, each started by the test on a loopback port.
-@Suite("Translation backends: faults")
+@Suite("Translation backends: faults", .blocksThreads)
 struct TranslatorChainFaultTests {
     let pair = ("en", "es")
 
@@ -196,7 +196,7 @@ private final class CountingTranslator: Translator {
     }
 }
 
-@Suite("Translation cache")
+@Suite("Translation cache", .startsProcesses)
 struct TranslationCacheTests {
     @Test func aRepeatedPhraseCostsNothing() async throws {
         let backend = CountingTranslator()
@@ -231,7 +231,7 @@ struct TranslationCacheTests {
 }
 
 /// The HTTP path against a real Apertium APy, started by the test on a loopback port.
-@Suite("Apertium APy, for real")
+@Suite("Apertium APy, for real", .startsProcesses)
 struct ApyTranslatorTests {
     @Test func translatesBothWaysAndListsItsPairs() async throws {
         let server = try await ApyServer()
@@ -261,7 +261,7 @@ struct ApyTranslatorTests {
     }
 }
 
-@Suite("Language codes")
+@Suite("Language codes", .startsProcesses)
 struct LanguageCodeTests {
     @Test func apertiumNamesMapToISO6391() {
         #expect(LanguageCodes.iso6391(fromApertium: "eng") == "en")
@@ -274,7 +274,7 @@ struct LanguageCodeTests {
 }
 
 
-@Suite("Translation backends: circuit breaker")
+@Suite("Translation backends: circuit breaker", .startsProcesses)
 struct CircuitBreakerTests {
     /// No retries, a manual clock for the probes, and a cool-down of 30 s doubling up to 120 s.
     fileprivate func makeChain(_ flaky: DownTranslator, _ clock: ManualClock) -> TranslatorChain {
@@ -393,7 +393,7 @@ struct CircuitBreakerTests {
     }
 }
 
-@Suite("Translation backends: limits")
+@Suite("Translation backends: limits", .startsProcesses)
 struct TranslationLimitTests {
     @Test(arguments: ["huge", "huge-unsized"])
     func aReplyLargerThanOneMebibyteIsRejected(mode: String) async throws {

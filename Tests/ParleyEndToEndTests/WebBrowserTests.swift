@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdWSClient
 import Logging
 import NIOWebSocket
+import ParleyTesting
 import Synchronization
 import Testing
 @testable import ParleyProtocol
@@ -13,7 +14,7 @@ import ParleyWebLink
 /// page is spoken (ALSA's file plugin records what is played) and stored, and a wrong pairing
 /// code is refused. The page is opened at the address read back from the QR code `parley web`
 /// prints.
-@Suite("The caption page in a headless Chromium", .serialized)
+@Suite("The caption page in a headless Chromium", .serialized, .startsProcesses)
 struct WebBrowserTests {
     static let chromium = "/usr/bin/chromium"
 

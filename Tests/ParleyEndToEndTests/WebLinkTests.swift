@@ -1,11 +1,12 @@
 import Foundation
+import ParleyTesting
 import Testing
 import ParleyProtocol
 @testable import ParleyWebLink
 
 /// What `parley web` prints for a phone: the QR code (made by libqrencode, drawn with half
 /// blocks, read back by a barcode reader) and the address a phone can reach.
-@Suite struct WebLinkTests {
+@Suite(.startsProcesses) struct WebLinkTests {
     static let link = "http://192.168.1.20:8470/#code=042137"
 
     @Test func theTerminalRowsMapBackToLibqrencodesMatrixWithAQuietZone() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ParleyTesting
 import Testing
 @testable import ParleyConfig
 import ParleyEndpoint
@@ -56,7 +57,7 @@ struct ConfigFileTests {
     /// A writer rewrites the file in place (truncate, then two writes, as `cat > file` or an
     /// editor without atomic saves does) while loads run: a load either gets the whole file or
     /// is refused; never half of it, never the defaults of an empty one.
-    @Test func aFileRewrittenWhileLoadsRunIsNeverTakenHalfWritten() throws {
+    @Test(.blocksThreads) func aFileRewrittenWhileLoadsRunIsNeverTakenHalfWritten() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/parley.toml"

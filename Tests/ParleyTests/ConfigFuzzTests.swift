@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyConfig
 
@@ -29,7 +30,7 @@ struct ConfigFuzzTests {
         "[ 日本]", "é = 1", "[a.é]", "[\"é\"]", "key = ", "= 3", "[recognizer.é]", "\r\n", "[=]", "[\n", "{ é = 1 }", "{,", "x = { a = 1, é = 2 }",
     ]
 
-    @Test func thousandsOfMutatedAndRandomFilesLoadOrFailWithOneLine() {
+    @Test(.blocksThreads) func thousandsOfMutatedAndRandomFilesLoadOrFailWithOneLine() {
         var random = Seeded(state: 20_261_123)
         var errors = 0
         for round in 0..<4_000 {

@@ -8,7 +8,7 @@ import Testing
 /// their condition under one lock and broadcast without holding the condition's: a copy of that
 /// pattern hung 8 times in 100,000 forced races. Every wait here has a deadline, so a lost
 /// wake-up fails the test instead of hanging it.
-@Suite("Gate")
+@Suite("Gate", .blocksThreads)
 struct GateTests {
     /// Runs `work` on a thread of its own; the returned gate opens with its result.
     private func onThread<T: Sendable>(_ work: @escaping @Sendable () -> T) -> Gate<T?> {

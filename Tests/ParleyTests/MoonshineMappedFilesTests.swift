@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 
 @testable import ParleyRecognition
@@ -24,7 +25,7 @@ struct MoonshineMappedFilesTests {
         #expect(chosen.first == MappedModelFiles.Mapping(start: 0x7f11_9220_0000, end: 0x7f11_93f0_1000, path: "/e/moonshine/tiny-en/decoder_model_merged.ort"))
     }
 
-    @Test func aMappedFilesPagesLeaveMemoryAndItStillReadsTheSame() throws {
+    @Test(.blocksThreads) func aMappedFilesPagesLeaveMemoryAndItStillReadsTheSame() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-mapped-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -6,10 +6,11 @@
 #              servers that answer late): the REALTIME list below;
 #   [unit]     then [e2e], one after the other: ParleyTests (in memory, seconds), then the rest
 #              of ParleyEndToEndTests (the real engines decoding as fast as the cores allow).
-# So the real-time waits overlap the engines' work. In one process, Swift Testing's own
-# parallelism would not do: there, tests that block a thread (a child process, a socket read)
-# starve the in-memory conversations of the shared thread pool. (Plain `swift test` runs the
-# same tests that way: slower, and fine.)
+# So the real-time waits overlap the engines' work, and the real-time suites have a process of
+# their own. A plain parallel `swift test` runs the same tests in one process, about as fast,
+# and mostly passes: the suites' traits (Sources/Testing/BlocksThreads.swift) keep the tests
+# that block a thread off the shared pool the in-memory conversations run on; two runs of seven
+# hung (docs/architecture.md).
 # Usage: Tests/run/run-tests.sh BIN_DIR (`swift build --show-bin-path`, tests built).
 # Each line is prefixed with its process; a failure's lines are repeated at the end. Exits
 # non-zero when any process fails.
