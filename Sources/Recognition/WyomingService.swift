@@ -13,10 +13,12 @@ import Foundation
 /// `audio-stop` with one `transcript` (or an `error` that says why, and goes on serving).
 public enum WyomingService {
     /// Serves `engine` until the other side closes `input`. `languages`: what `info` lists.
-    /// `answered` runs after each answer is written (the worker gives freed memory back there,
-    /// where no turn waits for it).
+    /// `quiet` runs once after an answer when no request has come for `quietMs` (the worker gives
+    /// freed memory back there: not after every answer, since the next request, often a moment
+    /// later during the same pause, would then fault the engine's buffers back in).
     public static func serve(
-        _ engine: any UtteranceTranscriber, languages: [String], input: Int32, output: Int32, answered: () -> Void = {}
+        _ engine: any UtteranceTranscriber, languages: [String], input: Int32, output: Int32, quietMs: Int = 2_000,
+        quiet: () -> Void = {}
     ) throws(RecognizerError) {
         let link = Link.attached(input: input, output: output)
         var request = TranscriptionRequest(language: nil)
@@ -50,7 +52,7 @@ public enum WyomingService {
                 }
                 samples = []
                 try link.send(answer)
-                answered()
+                if !link.hasInput(within: quietMs) { quiet() }
             default:
                 continue  // events a speech-to-text service has no answer for
             }

@@ -258,6 +258,13 @@ final class Link {
         try write(event.encoded, deadline: deadline)
     }
 
+    /// Whether input comes (or is already read and waiting) within `timeoutMs`.
+    func hasInput(within timeoutMs: Int) -> Bool {
+        guard buffer.isEmpty else { return true }
+        var entry = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, Int32(timeoutMs)) != 0
+    }
+
     /// Reads the next event.
     func receive(deadline: UInt64 = .max) throws(RecognizerError) -> WyomingEvent {
         try WyomingEvent.read { (count: Int?) throws(RecognizerError) in try read(count, deadline: deadline) }

@@ -32,8 +32,8 @@ struct WorkerCommand: ParsableCommand {
                 let engine = try MoonshineTranscriber(library: library, modelFolder: model)
                 // Loading leaves ONNX Runtime's copies of the files in freed heap.
                 Heap.trim()
-                // Freed memory goes back after each answer, where no turn waits for it.
-                try WyomingService.serve(engine, languages: ["en"], input: STDIN_FILENO, output: STDOUT_FILENO, answered: Heap.trim)
+                // Freed memory goes back once the room is quiet, where no turn waits for it.
+                try WyomingService.serve(engine, languages: ["en"], input: STDIN_FILENO, output: STDOUT_FILENO, quiet: Heap.trim)
             } catch {
                 FileHandle.standardError.write(Data("parleyd worker moonshine: \(error)\n".utf8))
                 throw ExitCode(1)

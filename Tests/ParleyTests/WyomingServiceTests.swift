@@ -11,7 +11,7 @@ import Testing
 
 /// The server side of Wyoming (`WyomingService`, what `parleyd worker moonshine` runs), driven
 /// over pipes by the client side Parley uses, with an engine in memory on a thread.
-@Suite("Wyoming service")
+@Suite("Wyoming service", .blocksThreads)
 struct WyomingServiceTests {
     /// Hears "N samples in LANGUAGE"; fails on an utterance of exactly 1,000 samples.
     final class CountingEngine: UtteranceTranscriber {
@@ -26,7 +26,8 @@ struct WyomingServiceTests {
     }
 
     /// Starts a service on a thread: the client's link to it, and how it ended (nil while it runs).
-    func serve() throws -> (link: Link, outcome: Gate<String?>) {
+    /// `quiet` counts the times it ran its quiet work (1 s after an answer with no request).
+    func serve(quiet: Gate<Int> = Gate(0)) throws -> (link: Link, outcome: Gate<String?>) {
         var toService: [Int32] = [-1, -1]
         var fromService: [Int32] = [-1, -1]
         try #require(pipe(&toService) == 0 && pipe(&fromService) == 0)
@@ -35,7 +36,8 @@ struct WyomingServiceTests {
         Thread {
             var ended = "ended"
             do throws(RecognizerError) {
-                try WyomingService.serve(CountingEngine(), languages: ["en"], input: input, output: output)
+                try WyomingService.serve(
+                    CountingEngine(), languages: ["en"], input: input, output: output, quietMs: 1_000, quiet: { quiet.withLock { $0 += 1 } })
             } catch {
                 ended = "failed: \(error)"
             }
@@ -88,6 +90,20 @@ struct WyomingServiceTests {
         #expect(end(of: served.outcome) == "ended")
     }
 
+    @Test func itGivesMemoryBackOnlyOnceNoRequestHasComeForAWhile() throws {
+        let quiet = Gate(0)
+        let served = try serve(quiet: quiet)
+        let request = TranscriptionRequest(language: "en")
+        // Two requests back to back: the second comes well within 1 s of the first answer.
+        _ = try served.link.exchange(try WyomingRequest.events(for: [1, 2], request), timeoutMs: 5_000)
+        _ = try served.link.exchange(try WyomingRequest.events(for: [3, 4], request), timeoutMs: 5_000)
+        #expect(quiet.withLock { $0 } == 0, "not between two requests a moment apart")
+        #expect(quiet.wait(for: { $0 == 1 ? true : nil }, until: Date() + 5) == true, "once the service has been quiet for 1 s")
+        served.link.close()
+        #expect(end(of: served.outcome) == "ended")
+        #expect(quiet.withLock { $0 } == 1)
+    }
+
     @Test func samplesAreReadLittleEndian() {
         #expect(WyomingService.littleEndianSamples([1, 0, 0xff, 0xff, 0x00, 0x80, 7]) == [1, -1, Int16.min])
     }
@@ -95,7 +111,7 @@ struct WyomingServiceTests {
 
 /// A worker that answers `describe`, then nothing: the utterance fails within its timeout, the
 /// worker is not asked twice, and the next utterance starts a fresh one.
-@Suite("A worker that hangs")
+@Suite("A worker that hangs", .blocksThreads)
 struct HungWorkerTests {
     @Test func aHungWorkerFailsTheUtteranceInTimeAndIsReplacedForTheNext() throws {
         let info = #"{"type":"info","data_length":2}"# + "\n{}"
