@@ -23,7 +23,8 @@ public final class ManualClock: Clock, Sendable {
     private struct State {
         var now = Instant(offset: .zero)
         var sleepers: [Sleeper] = []
-        var watchers: [CheckedContinuation<Duration, Never>] = []
+        /// Tests waiting in `nextSleep`, by id.
+        var watchers: [(id: Int, continuation: CheckedContinuation<Duration, Never>)] = []
         var nextID = 0
         /// Sleeps cancelled before they began.
         var cancelled: Set<Int> = []
@@ -50,7 +51,7 @@ public final class ManualClock: Clock, Sendable {
                     var watcher: (CheckedContinuation<Duration, Never>, Duration)?
                     if !state.watchers.isEmpty {
                         sleeper.announced = true
-                        watcher = (state.watchers.removeFirst(), state.now.duration(to: deadline))
+                        watcher = (state.watchers.removeFirst().continuation, state.now.duration(to: deadline))
                     }
                     state.sleepers.append(sleeper)
                     return (false, watcher)
@@ -86,18 +87,33 @@ public final class ManualClock: Clock, Sendable {
 
     /// Waits until the code under test sleeps on this clock (a sleep not handed out before),
     /// and returns how long that sleep is from now: the test then knows what is waited for,
-    /// and moves the clock past it when it chooses.
+    /// and moves the clock past it when it chooses. A test cancelled meanwhile (its time limit
+    /// ran out: the code under test never slept again) gets `.zero` at once instead of hanging.
     public func nextSleep() async -> Duration {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Duration? in
-                guard let index = state.sleepers.firstIndex(where: { !$0.announced }) else {
-                    state.watchers.append(continuation)
-                    return nil
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Duration? in
+                    // Checked under the lock the cancellation handler takes: cancelled before
+                    // this, it is seen here; after, the handler finds the watcher.
+                    if Task.isCancelled { return .zero }
+                    guard let index = state.sleepers.firstIndex(where: { !$0.announced }) else {
+                        state.watchers.append((id, continuation))
+                        return nil
+                    }
+                    state.sleepers[index].announced = true
+                    return state.now.duration(to: state.sleepers[index].deadline)
                 }
-                state.sleepers[index].announced = true
-                return state.now.duration(to: state.sleepers[index].deadline)
+                if let ready { continuation.resume(returning: ready) }
             }
-            if let ready { continuation.resume(returning: ready) }
+        } onCancel: {
+            let watcher = state.withLock { state in
+                state.watchers.firstIndex { $0.id == id }.map { state.watchers.remove(at: $0).continuation }
+            }
+            watcher?.resume(returning: .zero)
         }
     }
 

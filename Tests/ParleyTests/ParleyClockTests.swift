@@ -31,6 +31,28 @@ struct ParleyClockTests {
         #expect(manual.sleepers == 0)
     }
 
+    @Test func aTestWaitingForASleepThatNeverComesIsFreedWhenCancelled() async {
+        let manual = ManualClock()
+        // Cancelled while it waits (as a test's time limit cancels it), or just before: it
+        // returns, with zero, either way.
+        let waiting = Task { await manual.nextSleep() }
+        await Task.yield()
+        waiting.cancel()
+        #expect(await waiting.value == .zero)
+        // Cancelled before it waits: it returns at once.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await manual.nextSleep()
+        }
+        #expect(await early.value == .zero)
+        // A sleep that begins afterwards is still handed to the next test that waits.
+        let clock = ParleyClock(manual)
+        let slept = Task { try await clock.sleep(for: .seconds(3)) }
+        #expect(await manual.nextSleep() == .seconds(3))
+        manual.advance(by: .seconds(3))
+        #expect(await !slept.result.isFailure)
+    }
+
     @Test func itsDateIsTheWallClockMovedByTheClockItWraps() {
         let manual = ManualClock()
         let clock = ParleyClock(manual)
