@@ -54,11 +54,6 @@ public struct TurnDraft: Sendable, Equatable {
         self.targetLang = targetLang
         self.endOfSpeech = endOfSpeech
     }
-
-    /// Whole milliseconds from `start` to `end` (as `ParleyClock.milliseconds(since:)`).
-    static func milliseconds(from start: ParleyClock.Instant, to end: ParleyClock.Instant) -> Int {
-        Int(start.duration(to: end).milliseconds)
-    }
 }
 
 // MARK: - The turn's start
@@ -138,7 +133,7 @@ extension TurnLogic {
             error = String(format: "low confidence (%.2f < %.2f)", words.confidence ?? 0, minConfidence)
         }
         if let end = draft?.endOfSpeech {
-            draft?.asrMs = TurnDraft.milliseconds(from: end, to: now)
+            draft?.asrMs = end.milliseconds(to: now)
         }
         draft?.speaker = speaker
         draft?.sourceLang = language
@@ -164,7 +159,7 @@ extension TurnLogic {
     ) -> [ConversationMachine.Action] {
         draft?.translation = text
         draft?.route = route
-        draft?.mtMs = TurnDraft.milliseconds(from: started, to: now)
+        draft?.mtMs = started.milliseconds(to: now)
         if speculated { draft?.speculated = true }
         return handle(.translated(text: text))
     }
@@ -173,7 +168,7 @@ extension TurnLogic {
     /// untranslated (take it with `takeDraft`). Returns the machine's actions.
     public mutating func translationFailed(_ error: String, started: ParleyClock.Instant, at now: ParleyClock.Instant) -> [ConversationMachine.Action] {
         draft?.error = error
-        draft?.mtMs = TurnDraft.milliseconds(from: started, to: now)
+        draft?.mtMs = started.milliseconds(to: now)
         return handle(.translationFailed)
     }
 
@@ -183,7 +178,7 @@ extension TurnLogic {
     public mutating func speakingStarted(synthesisMs: Int, prompt: Bool, at now: ParleyClock.Instant) -> [ConversationMachine.Action] {
         draft?.ttsMs = synthesisMs
         if let end = draft?.endOfSpeech, !prompt {
-            draft?.responseMs = TurnDraft.milliseconds(from: end, to: now)
+            draft?.responseMs = end.milliseconds(to: now)
         }
         return handle(.speakingStarted)
     }

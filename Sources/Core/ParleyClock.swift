@@ -31,6 +31,8 @@ public struct ParleyClock: Clock, Sendable {
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
         public static func + (lhs: Instant, rhs: Duration) -> Instant { lhs.advanced(by: rhs) }
         public static func - (lhs: Instant, rhs: Instant) -> Duration { rhs.duration(to: lhs) }
+        /// Whole milliseconds from this instant to `end`: what history's timings store.
+        public func milliseconds(to end: Instant) -> Int { Int(duration(to: end).milliseconds) }
     }
 
     private let reading: @Sendable () -> Duration
@@ -64,7 +66,7 @@ public struct ParleyClock: Clock, Sendable {
 
     /// Whole milliseconds from `start` to now.
     public func milliseconds(since start: Instant) -> Int {
-        Int(start.duration(to: now).milliseconds)
+        start.milliseconds(to: now)
     }
 
     /// Blocks the calling thread until `duration` has passed on this clock: for a thread that
