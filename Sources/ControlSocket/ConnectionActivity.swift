@@ -43,17 +43,22 @@ final class ConnectionActivity: Sendable {
         }
     }
 
-    /// The request's reply is being written.
+    /// The request's reply is ready and being written: the idle clock starts again from now.
+    /// Not from when the write returns: by then the client may have read the reply and acted on
+    /// it, and a connection's idle time must not depend on which of the two came first.
     func writing() {
-        state.withLock { $0.writingSince = clock.now }
+        state.withLock { state in
+            let now = clock.now
+            state.writingSince = now
+            state.lastActivity = now
+        }
     }
 
-    /// The request's reply was written: the idle clock starts again.
+    /// The request's reply was written: the connection may be idle again.
     func end() {
         state.withLock { state in
             state.busy = false
             state.writingSince = nil
-            state.lastActivity = clock.now
         }
     }
 

@@ -100,22 +100,24 @@ public final class ControlClient {
         try writeAll(bytes)
     }
 
-    /// Reads the next line the daemon sends; nil when it closed the connection.
-    public func readLine() throws(ClientError) -> Data? {
-        try readLine(until: nil)
+    /// Reads the next line the daemon sends; nil when it closed the connection. With `within`,
+    /// gives up with `timedOut` once that has passed; without, waits as long as it takes.
+    public func readLine(within limit: Duration? = nil) throws(ClientError) -> Data? {
+        try readLine(until: limit.map { ContinuousClock.now + $0 }, limit: limit)
     }
 
-    /// Reads the next line, giving up with `timedOut` at `deadline`.
-    private func readLine(until deadline: ContinuousClock.Instant?) throws(ClientError) -> Data? {
+    /// Reads the next line, giving up with `timedOut` at `deadline` (`limit` after the start;
+    /// the client's timeout when not given).
+    private func readLine(until deadline: ContinuousClock.Instant?, limit: Duration? = nil) throws(ClientError) -> Data? {
         while true {
             if let newline = pending.firstIndex(of: 0x0A) {
                 let line = pending[pending.startIndex..<newline]
                 pending.removeSubrange(pending.startIndex...newline)
                 return Data(line)
             }
-            if let deadline, let timeout {
+            if let deadline, let waited = limit ?? timeout {
                 let left = deadline - .now
-                guard left > .zero else { throw .timedOut(path: path, after: timeout) }
+                guard left > .zero else { throw .timedOut(path: path, after: waited) }
                 var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1
                 let ready = poll(&poller, 1, Int32(clamping: milliseconds))

@@ -13,6 +13,9 @@ import Testing
 @Suite("Control socket timing", .blocksThreads)
 struct ControlTimingTests {
     static let timeout = Duration.seconds(30)
+    /// How long a read waits in real time before the test fails (a blocking read is not ended
+    /// by the test's time limit).
+    static let wait = Duration.seconds(10)
 
     /// Runs `body` against a server on a manual clock with the shipped idle timeout (and a long
     /// drain), then drains the server and waits until it has stopped.
@@ -27,9 +30,9 @@ struct ControlTimingTests {
 
     /// Reads the `idle_timeout` error `client` is told, then that the connection closed.
     private func expectToldIdleAndClosed(_ client: ControlClient) throws {
-        let told = try #require(try client.readLine())
+        let told = try #require(try client.readLine(within: Self.wait))
         #expect(try JSONDecoder().decode(ErrorReply.self, from: told).data.code == "idle_timeout")
-        #expect(try client.readLine() == nil, "then closed")
+        #expect(try client.readLine(within: Self.wait) == nil, "then closed")
     }
 
     @Test(.timeLimit(.minutes(1))) func aConnectionThatNeverAsksIsToldAndClosedWhenTheTimeoutPasses() async throws {
@@ -66,7 +69,7 @@ struct ControlTimingTests {
             _ = try subscriber.call(RawRequest(type: "status"))
             manual.advance(by: .seconds(3600))
             rig.bus.publish("state", StateEvent(state: "listening", speaker: "a"))
-            let event = try #require(try subscriber.readLine())
+            let event = try #require(try subscriber.readLine(within: Self.wait))
             #expect(String(decoding: event, as: UTF8.self).contains(#""type":"state""#), "an hour on, it still gets events")
         }
     }

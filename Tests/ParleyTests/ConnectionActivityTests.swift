@@ -53,6 +53,23 @@ struct ConnectionActivityTests {
         #expect(!activity.begin())
     }
 
+    /// The client reads its reply as soon as it is written, and may act (here the clock moves)
+    /// before the server notes that the write returned: the idle time counts from the reply,
+    /// whichever came first. (ControlTimingTests hung on this: the watchdog slept 30 s more.)
+    @Test func theIdleClockStartsAtTheReplyNotWhenItsWriteReturns() {
+        let manual = ManualClock()
+        let timeout = Duration.seconds(30)
+        let activity = ConnectionActivity(clock: ParleyClock(manual))
+        manual.advance(by: .seconds(10))
+        #expect(activity.begin())
+        activity.writing()
+        manual.advance(by: .seconds(20))
+        activity.end()
+        #expect(activity.idleDeadline(timeout) == ParleyClock.Instant(offset: .seconds(40)))
+        manual.advance(by: .seconds(10))
+        #expect(activity.verdict(timeout) == .idle)
+    }
+
     @Test func aReplyNotWrittenForTheTimeoutIsStuck() {
         let manual = ManualClock()
         let timeout = Duration.seconds(30)
