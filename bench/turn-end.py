@@ -9,22 +9,27 @@ until the end was decided) and `response_ms` (from that decision to the first sa
 translation handed to playback); their sum is what a person waits, less the audio path.
 
 Mouth-to-ear, the audio path included: one recorder records the room's monitor all along, so
-the person's speech and Parley's reply share its clock. This sound server does not give the
-recordings back sample for sample, so each recording is found in the room by its loudness
-instead: where the room's 10 ms levels correlate best with the file's (the fit is reported),
-the recording's last voiced frame follows at the distance it has in the file, and the first
-voiced frame after that is the reply. "Voiced" is a fixed level (-38 dBFS: the recordings'
-speech is around -28 dBFS, their background and the room tone -45 to -50 dBFS). The method is
-checked first on a recording played twice with a known gap (`calibrate`).
+the person's speech and Parley's reply share its clock. Each recording is found in the room by
+its waveform: where the normalized cross-correlation of the file's speech with the room peaks,
+within 3 s of when it was started (the fit, reported, is that peak: 1 is the same samples;
+the room adds only its tone while a person speaks). The person's last word ends at the
+distance it has in the file (the last run of 80 ms or more over a fixed level, -38 dBFS, with
+the runs that follow it less than 150 ms apart: a soft ending, not a breath or a click
+further on), and the reply is the room's first voiced run after it where the file itself is
+not voiced. The method is checked first on a recording played twice with a known gap
+(`calibrate`). KEEP=DIR keeps the room's recording and what was played into it, and
+`bench/turn-end.py --again DIR` measures them again.
 
 Sets:
-- whole sentences: pocketsphinx-testdata's LibriVox sentences and goforward;
+- whole sentences: pocketsphinx-testdata's LibriVox sentences and goforward, then Tests/data's
+  English and Spanish recordings (or, with PARLEY_SET=shared, ../shared/speech's);
 - thinking pauses: the LibriVox sentences with a pause of 0.6, 0.8 or 1.0 s inserted after a
   word where the sentence cannot end (Tests/data/thinking-pauses.txt).
 
-Usage: bench/turn-end.py BIN_DIR   (PARLEY_OTHER=pt: English against Portuguese, English sentences
+Usage: bench/turn-end.py BIN_DIR   (PARLEY_SET=shared: every English and Spanish recording of
+../shared/speech (SPEECH=DIR: another folder) instead of Tests/data's; PARLEY_OTHER=pt: English against Portuguese, English sentences
 only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear; PARLEY_PAUSES=0: the whole
-sentences only; VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
+sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
 """
 import json
 import os
@@ -37,6 +42,7 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.environ.get("SPEECH", os.path.join(os.path.dirname(ROOT), "shared", "speech"))
 DATA = "/usr/share/pocketsphinx/test/data"
 LIBRIVOX = f"{DATA}/librivox/sense_and_sensibility_01_austen_64kb-"
 RATE = 16000
@@ -60,13 +66,17 @@ def clips(work):
         raw = ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1"] if source.endswith(".raw") else []
         sox(*raw, source, "-r", "16000", "-c", "1", "-b", "16", path)
         out.append((name, path, "whole", reference.get(name, [])))
-    # Speakers Parley was never tuned to (Tests/data/SPEECH-NOTICE.md): English, and Spanish ("es:").
-    for folder, prefix in (("en", ""), ("es/fleurs", "es:"))[:1 if OTHER != "es" else 2]:
-        for file in sorted(os.listdir(f"{ROOT}/Tests/data/{folder}")):
+    # Speakers Parley was never tuned to (Tests/data/SPEECH-NOTICE.md): English, and Spanish ("es:");
+    # PARLEY_SET=shared: every English and Spanish recording of ../shared/speech instead (25 and 10).
+    folders = (((f"{SHARED}/en", ""), (f"{SHARED}/es/fleurs", "es:"), (f"{SHARED}/es/voxforge", "es:"))
+               if os.environ.get("PARLEY_SET") == "shared" else
+               ((f"{ROOT}/Tests/data/en", ""), (f"{ROOT}/Tests/data/es/fleurs", "es:")))
+    for folder, prefix in (f for f in folders if OTHER == "es" or not f[1]):
+        for file in sorted(os.listdir(folder)):
             if file.endswith(".wav"):
-                with open(f"{ROOT}/Tests/data/{folder}/{file[:-4]}.txt") as f:
+                with open(f"{folder}/{file[:-4]}.txt") as f:
                     words = f.read().split()
-                out.append((prefix + file[:-4], f"{ROOT}/Tests/data/{folder}/{file}", "whole", words))
+                out.append((prefix + file[:-4], f"{folder}/{file}", "whole", words))
     if OTHER != "es" or os.environ.get("PARLEY_PAUSES") == "0":
         return out  # another pair: the English sentences only, for the route's time (or asked for)
     with open(f"{ROOT}/Tests/data/thinking-pauses.txt") as f:
@@ -105,7 +115,10 @@ def start_room(work):
         # measures PocketSphinx's words alone.
         accurate = os.environ.get("PARLEY_ACCURATE", "1") != "0" and os.path.exists(f"{ROOT}/.build/engines/.complete")
         f.write(f'[transcriber]\nenabled = {"true" if accurate else "false"}\nengines = "{ROOT}/.build/engines"\n')
-        print(f"accurate pass: {'on' if accurate else 'off'}")
+        if os.environ.get("PARLEY_LIKELY_END"):
+            # Another likely_end_ms, to weigh a shorter wait against sentences cut at a comma.
+            f.write(f'[endpoint]\nlikely_end_ms = {int(os.environ["PARLEY_LIKELY_END"])}\n')
+        print(f"accurate pass: {'on' if accurate else 'off'}; likely_end_ms {os.environ.get('PARLEY_LIKELY_END', 'as shipped')}")
     return env
 
 
@@ -138,30 +151,86 @@ def wav_samples(path):
         return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16)
 
 
-def mouth_to_ear(room_db, path, started):
-    """(ms from the recording's last voiced frame to the reply's first, correlation) or None.
+def locate(room, own, started):
+    """(sample offset, fit) of recording `own` in the room's samples, searched within 3 s of
+    `started` (the recorder's own start lags by up to a second or more): where the normalized
+    cross-correlation of the two waveforms peaks. The room gives the recording back at its
+    rate and gain with the room tone (and nothing else while a person speaks) added, so the
+    peak is sharp; the fit is its value (1: the same samples)."""
+    nominal = int(started * RATE)
+    lo, hi = max(0, nominal - 3 * RATE), min(len(room) - len(own), nominal + 3 * RATE)
+    if hi <= lo:
+        return None
+    segment = room[lo:hi + len(own)].astype(np.float64)
+    own = own.astype(np.float64)
+    size = 1 << int(np.ceil(np.log2(len(segment) + len(own))))
+    # corr[k] = sum_i segment[k + i] * own[i], for k = 0 ... hi - lo
+    corr = np.fft.irfft(np.fft.rfft(segment, size) * np.conj(np.fft.rfft(own, size)), size)[:hi - lo + 1]
+    energy = np.concatenate([[0.0], np.cumsum(segment ** 2)])
+    window = energy[len(own):len(own) + hi - lo + 1] - energy[:hi - lo + 1]
+    fit = corr / (np.linalg.norm(own) * np.sqrt(np.maximum(window, 1e-9)))
+    k = int(np.argmax(fit))
+    return lo + k, float(fit[k])
 
-    The recording is found in the room by the shape of its loudness: the offset, within 3 s
-    of when it was started (the recorder's own start lags by up to a second or more), where
-    the room's 10 ms levels correlate best with the file's. The room's first voiced frame after
-    the recording's last one (at the distance it has in the file) is the reply."""
-    own_db = envelope(wav_samples(path))
-    own = own_db > VOICED_DB
-    if not own.any():
+
+def speech_end(voiced, word=8, gap=15):
+    """The frame after the person's last word: the end of the last run of at least `word`
+    voiced frames (80 ms), and of the voiced runs that follow it with less than `gap` frames
+    (150 ms) between them (a soft ending: a fricative, a fading vowel). A breath or a click
+    further on (VCTK's and FLEURS' files have them, a few frames over the level) is not
+    the mouth's end."""
+    runs, start = [], None
+    for i, v in enumerate(list(voiced) + [False]):
+        if v and start is None:
+            start = i
+        elif not v and start is not None:
+            runs.append((start, i))
+            start = None
+    words = [i for i, (a, b) in enumerate(runs) if b - a >= word]
+    if not words:
         return None
-    last = len(own) - 1 - int(np.argmax(own[::-1]))
-    nominal = int(started * 100)
-    best, offset = -1.0, None
-    for k in range(max(0, nominal - 300), min(len(room_db) - len(own_db), nominal + 300)):
-        r = np.corrcoef(room_db[k:k + len(own_db)], own_db)[0, 1]
-        if r > best:
-            best, offset = r, k
-    if offset is None:
+    end = runs[words[-1]][1]
+    for a, b in runs[words[-1] + 1:]:
+        if a - end >= gap:
+            break
+        end = b
+    return end
+
+
+def mouth_to_ear(room, path, started):
+    """(ms from the end of the recording's speech to the reply's first voiced frame, fit) or
+    None; (OVERLAP, fit) when Parley began speaking before the person's last word.
+
+    The recording is found in the room's samples by the first half of its speech (`locate`;
+    a reply may overlap the rest); its speech ends at the distance it has in the file
+    (`speech_end`). What the room holds beyond the recording (the room less the recording,
+    scaled as it came back) is voiced before that end when Parley spoke over the person.
+    Otherwise the reply is the room's first run of voiced frames after the end where the file
+    itself is not voiced (so the file's own breath or click after its last word is not taken
+    for Parley's reply)."""
+    own = wav_samples(path)
+    voiced = envelope(own) > VOICED_DB
+    end = speech_end(voiced)
+    found = None if end is None else locate(room, own[:end * FRAME // 2], started)
+    if end is None or found is None:
         return None
-    room = room_db > VOICED_DB
-    end = offset + last
-    reply = next((i for i in voiced_runs(room, end + 5) if i <= end + 300), None)
-    return None if reply is None else ((reply - end) * 10, best)
+    offset, fit = found
+    speech = own[:end * FRAME].astype(np.float64)
+    heard = room[offset:offset + len(speech)].astype(np.float64)
+    if len(heard) < len(speech):
+        return None
+    beyond = heard - (heard @ speech) / (speech @ speech) * speech
+    if next(voiced_runs(envelope(beyond) > VOICED_DB), None) is not None:
+        return OVERLAP, fit
+    # The room's 10 ms frames from the end of speech on, at the recording's own frame phase.
+    after = envelope(room[offset + end * FRAME:offset + end * FRAME + 3 * RATE]) > VOICED_DB
+    rest = voiced[end:end + len(after)]
+    after[:len(rest)] &= ~rest
+    reply = next(voiced_runs(after), None)
+    return None if reply is None else (reply * 10, fit)
+
+
+OVERLAP = -1
 
 
 def record_room(env, work, name):
@@ -188,12 +257,17 @@ def calibrate(env, work):
         measured.append(started)
     recorder.terminate()
     recorder.wait()
-    room = envelope(np.fromfile(f"{work}/calibration.raw", dtype=np.int16))
+    return calibration_result(np.fromfile(f"{work}/calibration.raw", dtype=np.int16), measured)
+
+
+def calibration_result(room, measured):
+    """What the calibration's reply should measure, and what it measured each time."""
+    person, reply = f"{LIBRIVOX}0880.wav", f"{LIBRIVOX}0920.wav"
     own = envelope(wav_samples(person)) > VOICED_DB
     theirs = envelope(wav_samples(reply)) > VOICED_DB
-    expected = (len(own) - 1 - int(np.argmax(own[::-1]))) * -10 + len(own) * 10 + 300 + next(voiced_runs(theirs)) * 10
+    expected = len(wav_samples(person)) * 1000 // RATE - speech_end(own) * 10 + 300 + next(voiced_runs(theirs)) * 10
     got = [mouth_to_ear(room, person, started) for started in measured]
-    return expected, [f"{g[0]} ms (fit {g[1]:.2f})" if g else "-" for g in got]
+    return expected, [f"{g[0]} ms (fit {g[1]:.2f})" if g else "-" for g in got], measured
 
 
 def turns(work, bin_dir, env, after=0):
@@ -208,7 +282,17 @@ def turns(work, bin_dir, env, after=0):
     return sorted((t for t in stored if t[0] > after), key=lambda t: t[0])
 
 
+def again(keep):
+    """Measures a kept run again (KEEP=DIR bench/turn-end.py BIN, then --again DIR)."""
+    kept = json.load(open(f"{keep}/played.json"))
+    print("calibration: a reply %d ms after the person's last word is measured as %s" % calibration_result(
+        np.fromfile(f"{keep}/calibration.raw", dtype=np.int16), kept["calibration"])[:2])
+    report([tuple(p) for p in kept["played"]], np.fromfile(f"{keep}/room.raw", dtype=np.int16))
+
+
 def main():
+    if sys.argv[1] == "--again":
+        return again(sys.argv[2])
     bin_dir = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="parley-mouth-") as work:
         env = start_room(work)
@@ -248,12 +332,25 @@ def main():
             time.sleep(0.5)
             recorder.terminate()
             recorder.wait()
-            room = envelope(np.fromfile(f"{work}/room.raw", dtype=np.int16))
+            room = np.fromfile(f"{work}/room.raw", dtype=np.int16)
         finally:
             tone.terminate()
             daemon.terminate()
             daemon.wait()
             subprocess.run(["pulseaudio", "--kill"], env=env)
+        if os.environ.get("KEEP"):
+            # The room and what was played into it, to measure again offline (`--again KEEP`).
+            import shutil
+            keep = os.environ["KEEP"]
+            os.makedirs(keep, exist_ok=True)
+            for name in ("room.raw", "calibration.raw"):
+                shutil.copy(f"{work}/{name}", keep)
+            kept = []
+            for i, (name, path, kind, reference, stored, started) in enumerate(played):
+                shutil.copy(path, f"{keep}/{i}.wav")
+                kept.append([name, f"{keep}/{i}.wav", kind, reference, stored, started])
+            with open(f"{keep}/played.json", "w") as f:
+                json.dump({"played": kept, "calibration": calibration[2]}, f)
         report(played, room)
         if os.environ.get("VERBOSE"):
             # Where the time went, by the daemon's own debug lines (no words in them).
@@ -261,12 +358,12 @@ def main():
                 for line in log:
                     if any(k in line for k in ("accurate pass", "streaming lanes", "speech started", "speech ended", "state")):
                         print(line.rstrip())
-        print(f"calibration: a reply {calibration[0]} ms after the person's last voiced frame is measured as {', '.join(calibration[1])}")
+        print(f"calibration: a reply {calibration[0]} ms after the person's last word is measured as {', '.join(calibration[1])}")
 
 
 def report(played, room):
     whole, natural, pauses_whole, pauses, ears = [], 0, 0, 0, []
-    english_ears, spanish_ears = [], []
+    english_ears, spanish_ears, spoke_over = [], [], []
     print("| recording | turns | pause_ms | ended by | response_ms | pause + response | mouth-to-ear (fit) |")
     print("|---|---|---|---|---|---|---|")
     for name, path, kind, reference, stored, started in played:
@@ -274,13 +371,18 @@ def report(played, room):
         ended = [t[3] or "-" for t in stored]
         response = [t[4] for t in stored]
         waited = [p + r for p, r in zip(pause_ms, response) if p is not None and r is not None]
-        ear = mouth_to_ear(room, path, started) if kind == "whole" and len(stored) == 1 else None
-        if ear and ear[1] < 0.8:
+        ear = mouth_to_ear(room, path, started) if kind == "whole" else None
+        if ear and ear[1] < 0.95:
             ear = None  # the recording was not found in the room with confidence
-        if ear:
+        if ear and ear[0] == OVERLAP:
+            spoke_over.append(name)
+            shown = f"spoke before the last word ({ear[1]:.2f})"
+        elif ear and len(stored) == 1:
             ears.append(ear[0])
             (spanish_ears if name.startswith("es:") else english_ears).append(ear[0])
-        shown = f"{ear[0]} ms ({ear[1]:.2f})" if ear else "-"
+            shown = f"{ear[0]} ms ({ear[1]:.2f})"
+        else:
+            shown = "-"  # not found, or two turns (the first one's reply is not the sentence's)
         print(f"| {name} | {len(stored)} | {pause_ms} | {', '.join(ended)} | {response} | {waited} | {shown} |")
         if os.environ.get("VERBOSE"):
             # Where each turn's time went: its words, the engine, and the stage timings.
@@ -305,6 +407,7 @@ def report(played, room):
     for language, values in (("English", english_ears), ("Spanish", spanish_ears)):
         if values:
             print(f"{language}: mouth-to-ear median {statistics.median(values):.0f} ms over {len(values)} ({values})")
+    print(f"Parley spoke before the person's last word: {len(spoke_over)} of the whole sentences ({', '.join(spoke_over) or 'none'})")
     print(f"thinking pauses: {pauses_whole} of {pauses} sentences stay whole")
 
 
