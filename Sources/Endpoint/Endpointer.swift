@@ -30,8 +30,11 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
     /// Silence after speech that ends the utterance whatever was said: the upper bound.
     public var silenceMs: Int = 1_500
     /// Silence that ends the utterance when the words so far are likely a whole sentence
-    /// (0: only `silenceMs` ends it).
-    public var likelyEndMs: Int = 200
+    /// (0: only `silenceMs` ends it). 300 ms, not less: at 200 ms, 4 of 31 read English
+    /// sentences were cut at a comma ("Anything is possible in football, and ...") and their
+    /// rest lost under the reply, for no quicker reply (docs/benchmarks.md, "Mouth-to-ear over
+    /// every recording").
+    public var likelyEndMs: Int = 300
     /// How likely (by the language model) the sentence must be to end after the last words for
     /// `likelyEndMs` to apply.
     public var endProbability: Double = 0.05

@@ -2,6 +2,7 @@ import Foundation
 import ParleyConfig
 import ParleyConversation
 import ParleyCore
+import ParleyEndpoint
 import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
@@ -33,10 +34,11 @@ struct EndOfTurnTests {
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "young man")
         #expect(turn.timings.endedBy == "language_model")
-        // The first 20 ms period at or past likely_end_ms (200 ms).
-        #expect(turn.timings.pauseMs == 200)
+        // The first 20 ms period at or past likely_end_ms.
+        let likely = ParleyConfig().endpoint.likelyEndMs
+        #expect(turn.timings.pauseMs == likely)
         let stored = try await conversation.history.recentTurns(limit: 1)
-        #expect(stored.first?.endedBy == "language_model" && stored.first?.pauseMs == 200)
+        #expect(stored.first?.endedBy == "language_model" && stored.first?.pauseMs == likely)
         _ = await conversation.finish()
     }
 

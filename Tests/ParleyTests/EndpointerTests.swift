@@ -289,11 +289,12 @@ struct EndpointerCueTests {
 
     @Test func aLikelyEndCommitsAfterTheShortPause() throws {
         let ended = try #require(end(endpoints(sentence) { EndCue(through: $0, probability: 0.3) }))
-        // The tone stops at 2000 ms; at the first 20 ms period that reaches 200 ms of silence,
-        // the words are judged a whole sentence.
+        // The tone stops at 2000 ms; at the first 20 ms period that reaches likely_end_ms (300
+        // ms) of silence, the words are judged a whole sentence.
+        let likely = EndpointSettings().likelyEndMs
         #expect(ended.reason == .languageModel)
-        #expect(ended.end == ms(2200))
-        #expect(ended.pause == ms(200))
+        #expect(ended.end == ms(2000 + likely))
+        #expect(ended.pause == ms(likely))
     }
 
     @Test func anUnlikelyEndWaitsForTheSilenceLimit() throws {
@@ -312,7 +313,7 @@ struct EndpointerCueTests {
         }
         #expect(events.count == 2)
         #expect(end(events)?.reason == .languageModel)
-        #expect(end(events)?.end == ms(3000 + 200))
+        #expect(end(events)?.end == ms(3000 + EndpointSettings().likelyEndMs))
     }
 
     @Test func aJudgementFromAnEarlierPauseDoesNotCount() throws {

@@ -40,9 +40,10 @@ struct TurnDraftTests {
         var drive = try endedTurn()
         let pause = try #require(drive.logic.utteranceEnd?.pause)
         #expect(drive.logic.draft?.endedBy == "language_model")
-        // The language model ended it as soon as `likely_end_ms` (200 ms) of pause had run.
-        #expect(drive.logic.draft?.pauseMs == 200)
-        #expect(pause == 200 * 16)
+        // The language model ended it as soon as `likely_end_ms` of pause had run.
+        let likely = EndpointSettings().likelyEndMs
+        #expect(drive.logic.draft?.pauseMs == likely)
+        #expect(pause == Int64(likely * 16))
         let detection = SpeakerDetection(decidedBy: .audio, scores: ["en": -3.5, "es": -6.0], rivalLanguage: "es", rivalText: "go for")
         let words = Recognition(text: "go forward", confidence: 0.9)
         let heard = drive.logic.recognized(words, from: .a, language: "en", target: "es", detection: detection, minConfidence: 0.5, at: at(10_350))
@@ -62,7 +63,7 @@ struct TurnDraftTests {
         expected.ttsMs = 12
         expected.responseMs = 530
         expected.endedBy = "language_model"
-        expected.pauseMs = 200
+        expected.pauseMs = likely
         expected.speculated = true
         #expect(drive.logic.takeDraft() == expected)
         #expect(drive.logic.takeDraft() == nil, "taken once")

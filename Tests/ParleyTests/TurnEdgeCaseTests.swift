@@ -40,7 +40,7 @@ struct TurnEdgeCaseTests {
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "young man" && turn.translatedText == "[es] young man")
         #expect(turn.timings.endedBy == "language_model")
-        #expect(turn.timings.pauseMs == 200, "the pause counts from the end of the cough")
+        #expect(turn.timings.pauseMs == ParleyConfig().endpoint.likelyEndMs, "the pause counts from the end of the cough")
         _ = await conversation.finish()
         #expect(conversation.recognizers.calls == [.start("en"), .finish("en")], "one utterance")
         #expect(conversation.speaker.played.count == samples(of: "[es] young man"), "spoken once")

@@ -112,7 +112,7 @@ struct TurnLogicTests {
         #expect(start(accurately: true) == .accuratePass(candidate, samples: length, pause: silence))
         #expect(start(accurately: true, heard: length) == nil, "the same samples are being heard")
         // Nothing is left to speculate on once the utterance ended: the end's own pass follows.
-        drive.feed(pause(ms: 100))
+        drive.feed(pause(ms: EndpointSettings().likelyEndMs))
         #expect(!drive.logic.machine.acceptsAudio)
         let ended = drive.logic.speculationStart(accurately: { _ in true }, canSpeak: { _ in true }, heardSamples: nil, serves: { _ in false })
         #expect(ended == nil)
