@@ -148,6 +148,7 @@ bench: release
 	bench/status-latency.sh $$($(SWIFT) build -c release --show-bin-path) 2000
 	bench/language-id.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/turn-end.py $$($(SWIFT) build -c release --show-bin-path)
+	PARLEY_SET=shared PARLEY_PAUSES=0 bench/turn-end.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/confidence.py $$($(SWIFT) build -c release --show-bin-path) $(SPANISH_SPEECH)
 	bench/accuracy.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/noise.py $$($(SWIFT) build -c release --show-bin-path)
