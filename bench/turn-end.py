@@ -46,6 +46,8 @@ SHARED = os.environ.get("SPEECH", os.path.join(os.path.dirname(ROOT), "shared", 
 DATA = "/usr/share/pocketsphinx/test/data"
 LIBRIVOX = f"{DATA}/librivox/sense_and_sensibility_01_austen_64kb-"
 RATE = 16000
+# The calibration's "person" and "reply" (`calibrate`).
+CALIBRATION = (f"{LIBRIVOX}0880.wav", f"{LIBRIVOX}0920.wav")
 
 
 def sox(*args):
@@ -244,7 +246,7 @@ def record_room(env, work, name):
 def calibrate(env, work):
     """The method on a known answer: a "person" (0880) and, 300 ms of digital silence later, a
     "reply" (0920) in one file, played into the room and measured as a turn would be."""
-    person, reply = f"{LIBRIVOX}0880.wav", f"{LIBRIVOX}0920.wav"
+    person, reply = CALIBRATION
     sox("-n", "-r", "16000", "-c", "1", "-b", "16", f"{work}/gap.wav", "trim", "0", "0.3")
     sox(person, f"{work}/gap.wav", reply, f"{work}/calibration.wav")
     recorder = record_room(env, work, "calibration.raw")
@@ -262,7 +264,7 @@ def calibrate(env, work):
 
 def calibration_result(room, measured):
     """What the calibration's reply should measure, and what it measured each time."""
-    person, reply = f"{LIBRIVOX}0880.wav", f"{LIBRIVOX}0920.wav"
+    person, reply = CALIBRATION
     own = envelope(wav_samples(person)) > VOICED_DB
     theirs = envelope(wav_samples(reply)) > VOICED_DB
     expected = len(wav_samples(person)) * 1000 // RATE - speech_end(own) * 10 + 300 + next(voiced_runs(theirs)) * 10
