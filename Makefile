@@ -67,8 +67,11 @@ deps:
 build: deps engines
 	$(SWIFT) build
 
+## release: the two products only (ParleyTesting, a library only the tests link, imports swift-testing,
+## which a release build of every target cannot find)
 release: deps engines
-	$(SWIFT) build -c release $(STATIC)
+	$(SWIFT) build -c release $(STATIC) --product parleyd
+	$(SWIFT) build -c release $(STATIC) --product parley
 
 ## engines: the accurate recognizers, from the PyPI wheels pinned in engines/wheels.lock (sha256
 ## checked; kept in .build/wheels): Moonshine tiny (libmoonshine, run by `parleyd worker moonshine`) and Whisper base
