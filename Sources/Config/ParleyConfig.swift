@@ -341,17 +341,26 @@ extension ParleyConfig {
                 guard Section.isLanguageCode(language) else {
                     throw section.error(language, "is not a language code; name the table after a two-letter ISO 639-1 code, as in [recognizer.en]")
                 }
-                try model.allowOnly(["acoustic_model", "language_model", "dictionary"])
+                try model.allowOnly(["acoustic_model", "language_model", "dictionary", "vocabulary"])
                 let defaults = language == "en" ? RecognizerModel.debianEnglish : nil
                 func file(_ key: String, _ fallback: String?) throws(ConfigError) -> String {
                     if let path = try model.path(key) { return path }
                     if let fallback { return fallback }
                     throw model.error(key, "is missing; give the path of the model's \(key.replacingOccurrences(of: "_", with: " "))")
                 }
+                let languageModel = try file("language_model", defaults?.languageModel)
+                // Debian's English language model keeps its likeliest words unless told; any
+                // other model, all of them.
+                let vocabulary = try model.int("vocabulary", in: 0...10_000_000)
+                    ?? (languageModel == RecognizerModel.debianEnglish.languageModel ? RecognizerModel.englishVocabulary : 0)
+                guard vocabulary == 0 || vocabulary >= 100 else {
+                    throw model.error("vocabulary", "must be 0 (every word of the language model) or at least 100; 20000 is English's default")
+                }
                 let resolved = RecognizerModel(
                     acousticModel: try file("acoustic_model", defaults?.acousticModel),
-                    languageModel: try file("language_model", defaults?.languageModel),
-                    dictionary: try file("dictionary", defaults?.dictionary))
+                    languageModel: languageModel,
+                    dictionary: try file("dictionary", defaults?.dictionary),
+                    vocabulary: vocabulary == 0 ? nil : vocabulary)
                 // A missing file is not an error here: the daemon says so and runs with the
                 // languages it has (RecognizerPool).
                 config.recognizers[language] = resolved

@@ -6,18 +6,28 @@ public struct RecognizerModel: Sendable, Hashable {
     public var acousticModel: String
     public var languageModel: String
     public var dictionary: String
+    /// How many of the language model's words the decoder knows, the likeliest (nil: all of
+    /// them); see `PrunedDictionary`.
+    public var vocabulary: Int?
 
-    public init(acousticModel: String, languageModel: String, dictionary: String) {
+    public init(acousticModel: String, languageModel: String, dictionary: String, vocabulary: Int? = nil) {
         self.acousticModel = acousticModel
         self.languageModel = languageModel
         self.dictionary = dictionary
+        self.vocabulary = vocabulary
     }
 
-    /// The US English model Debian's pocketsphinx-en-us installs.
+    /// The US English model Debian's pocketsphinx-en-us installs, its 20,000 likeliest words
+    /// known: the decoder's memory falls from 75 to 52 MiB, with the same word error rate on
+    /// ../shared/speech/en (docs/benchmarks.md, "The streaming decoder's vocabulary").
     public static let debianEnglish = RecognizerModel(
         acousticModel: "/usr/share/pocketsphinx/model/en-us/en-us",
         languageModel: "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
-        dictionary: "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict")
+        dictionary: "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict",
+        vocabulary: englishVocabulary)
+
+    /// The words of Debian's English language model the decoder knows by default.
+    public static let englishVocabulary = 20_000
 
     /// The first of the model's files that does not exist.
     public func firstMissingFile(fileManager: FileManager = .default) -> (key: String, path: String)? {

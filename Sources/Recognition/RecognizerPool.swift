@@ -172,12 +172,12 @@ public final class RecognizerPool: RecognizerLanes, @unchecked Sendable {
         }
     }
 
-    /// The model's dictionary cut down to its language model's words (made once, then kept in
-    /// the cache folder), or the whole dictionary when no copy can be made.
+    /// The model's dictionary cut down to its language model's words, or to its vocabulary (made
+    /// once, then kept in the cache folder), or the whole dictionary when no copy can be made.
     private func dictionary(for model: RecognizerModel) -> String {
         guard let cache = cacheDirectory else { return model.dictionary }
         do {
-            return try PrunedDictionary.path(for: model.dictionary, languageModel: model.languageModel, in: cache)
+            return try PrunedDictionary.path(for: model.dictionary, languageModel: model.languageModel, vocabulary: model.vocabulary, in: cache)
         } catch {
             logger.notice("loading the whole dictionary \(model.dictionary), which costs more memory: \(error)")
             return model.dictionary

@@ -37,6 +37,30 @@ struct PrunedDictionaryTests {
         #expect(kept.count < 200)
     }
 
+    /// With a vocabulary, only the language model's likeliest words stay, in a copy of their own.
+    @Test func aVocabularyKeepsTheLikeliestWords() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = dir.appendingPathComponent("cache").path
+        let all = try PrunedDictionary.words(of: Self.turtleModel)
+        let ten = try PrunedDictionary.words(of: Self.turtleModel, likeliest: 10)
+        let twenty = try PrunedDictionary.words(of: Self.turtleModel, likeliest: 20)
+        #expect(ten.count == 10 && twenty.count == 20)
+        #expect(ten.isSubset(of: twenty) && twenty.isSubset(of: all))
+        #expect(try PrunedDictionary.words(of: Self.turtleModel, likeliest: 500) == all)
+        // turtle.lm.bin's ten likeliest unigrams (log10 -0.91 to -2.13; "five" and "right" tie
+        // at -2.126 and both fit, the next is "left" at -2.205).
+        #expect(ten == ["</s>", "<s>", "go", "degrees", "forward", "meters", "one", "rotate", "five", "right"])
+
+        let whole = try PrunedDictionary.path(for: Self.cmudict, languageModel: Self.turtleModel, in: cache)
+        let cut = try PrunedDictionary.path(for: Self.cmudict, languageModel: Self.turtleModel, vocabulary: 10, in: cache)
+        #expect(cut != whole)
+        let kept = try Self.entries(cut)
+        #expect(Set(kept).isSubset(of: Set(try Self.entries(whole))))
+        let words = Set(kept.compactMap { $0.split(separator: " ").first.map { String($0.split(separator: "(").first ?? $0) } })
+        #expect(!words.isEmpty && words.isSubset(of: ten))
+    }
+
     @Test func theCopyIsMadeOnceAndRemadeWhenAModelChanges() throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -101,7 +125,8 @@ struct PrunedDictionaryTests {
         config.recognizerCacheDirectory = dir.appendingPathComponent("cache").path
         let pool = try RecognizerPool(config: config, logger: Logger(label: "test"))
         let english = try #require(pool.recognizer(for: "en") as? PocketSphinxRecognizer)
-        #expect(english.engine.knows("aardvark"), "a word of the language model")
+        #expect(english.engine.knows("forward") && english.engine.knows("meters"), "common words of the language model")
+        #expect(!english.engine.knows("aardvark"), "a rare word of the language model: not among English's 20,000 likeliest")
         #expect(!english.engine.knows("zywicki"), "a word only the dictionary has")
         let copies = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("cache").path)
         #expect(copies.count == 1)

@@ -158,6 +158,20 @@ struct ConfigTests {
         #expect(RecognizerModel.debianEnglish.missingFileProblem(language: "en") == nil)
     }
 
+    /// Debian's English model keeps its 20,000 likeliest words unless told; any other model
+    /// keeps them all.
+    @Test func theVocabularyIsEnglishsLikeliestWordsUnlessTold() throws {
+        #expect(RecognizerModel.debianEnglish.vocabulary == 20_000)
+        #expect(try parse("[recognizer.en]\nacoustic_model = \"/a\"").recognizers["en"]?.vocabulary == 20_000)
+        #expect(try parse("[recognizer.en]\nvocabulary = 0").recognizers["en"]?.vocabulary == nil)
+        #expect(try parse("[recognizer.en]\nvocabulary = 5000").recognizers["en"]?.vocabulary == 5_000)
+        let own = try parse("[recognizer.en]\nlanguage_model = \"/m/en.lm.bin\"").recognizers["en"]
+        #expect(own?.vocabulary == nil, "another language model keeps every word")
+        let spanish = try parse("[recognizer.es]\nacoustic_model = \"/a\"\nlanguage_model = \"/l\"\ndictionary = \"/d\"\nvocabulary = 300")
+        #expect(spanish.recognizers["es"]?.vocabulary == 300)
+        #expect(error("[recognizer.en]\nvocabulary = 50")?.contains("[recognizer.en] vocabulary must be 0") == true)
+    }
+
     @Test func aNewLanguageNeedsAllThreeFiles() {
         #expect(error("[recognizer.es]\nacoustic_model = \"/usr\"")?.contains("[recognizer.es] language_model is missing") == true)
     }
