@@ -12,17 +12,24 @@ import Synchronization
 /// freed when it ends, but glibc keeps the pages in the arena of the thread that used them:
 /// parleyd grew by about 17 MiB of such pages over eight turns (docs/benchmarks.md, "Memory
 /// after turns"). The trim runs in a utility task, `quiet` after parleyd went back to
-/// listening, and not at all when anything happened meanwhile: never during a turn.
+/// listening, and not at all when anything happened meanwhile: never during a turn. The first
+/// trim, once start-up is over, also gives back the code pages start-up ran (`CodePages`).
 final class HeapTrimmer: Sendable {
     private let generation = Mutex<UInt64>(0)
+    private let trimmed = Mutex(false)
     private let quiet: Duration
     private let clock: ParleyClock
     private let trim: @Sendable () -> Void
+    private let first: @Sendable () -> Void
 
-    init(quiet: Duration = .seconds(2), clock: ParleyClock, trim: @escaping @Sendable () -> Void = Heap.trim) {
+    init(
+        quiet: Duration = .seconds(2), clock: ParleyClock, trim: @escaping @Sendable () -> Void = Heap.trim,
+        first: @escaping @Sendable () -> Void = { CodePages.release() }
+    ) {
         self.quiet = quiet
         self.clock = clock
         self.trim = trim
+        self.first = first
     }
 
     /// Told every state change (the interpreter's observer; quick, on the caller's thread).
@@ -38,6 +45,11 @@ final class HeapTrimmer: Sendable {
             // Still listening since then: nothing started in between.
             guard generation.withLock({ $0 == current }) else { return }
             trim()
+            let wasFirst = trimmed.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            if wasFirst { first() }
         }
     }
 }

@@ -30,8 +30,10 @@ struct WorkerCommand: ParsableCommand {
         func run() throws {
             do {
                 let engine = try MoonshineTranscriber(library: library, modelFolder: model)
-                // Loading leaves ONNX Runtime's copies of the files in freed heap.
+                // Loading leaves ONNX Runtime's copies of the files in freed heap, and the
+                // code it ran resident.
                 Heap.trim()
+                CodePages.release()
                 // Freed memory goes back once the room is quiet, where no turn waits for it.
                 try WyomingService.serve(engine, languages: ["en"], input: STDIN_FILENO, output: STDOUT_FILENO, quiet: Heap.trim)
             } catch {

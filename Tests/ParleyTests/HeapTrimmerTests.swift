@@ -16,7 +16,7 @@ struct HeapTrimmerTests {
     @Test func backToListeningAndQuietTrimsOnce() async throws {
         let count = Count()
         let manual = ManualClock()
-        let trimmer = HeapTrimmer(quiet: .seconds(2), clock: ParleyClock(manual)) { count.value.withLock { $0 += 1 } }
+        let trimmer = HeapTrimmer(quiet: .seconds(2), clock: ParleyClock(manual), trim: { count.value.withLock { $0 += 1 } }, first: {})
         for state in ["hearing", "recognizing", "translating", "speaking", "echo_guard", "listening"] {
             trimmer.stateChanged(to: state)
         }
@@ -29,7 +29,7 @@ struct HeapTrimmerTests {
     @Test func aTurnStartingBeforeTheQuietEndsIsNotInterrupted() async throws {
         let count = Count()
         let manual = ManualClock()
-        let trimmer = HeapTrimmer(quiet: .seconds(2), clock: ParleyClock(manual)) { count.value.withLock { $0 += 1 } }
+        let trimmer = HeapTrimmer(quiet: .seconds(2), clock: ParleyClock(manual), trim: { count.value.withLock { $0 += 1 } }, first: {})
         trimmer.stateChanged(to: "listening")
         _ = await manual.nextSleep()
         manual.advance(by: .seconds(1))
@@ -41,5 +41,24 @@ struct HeapTrimmerTests {
         #expect(count.current == 0)
         manual.advance(by: .seconds(2))
         #expect(await TestConversation.until { count.current == 1 }, "only the second quiet trims")
+    }
+
+    /// The first trim, once start-up is over, also releases the code start-up ran; later ones
+    /// do not.
+    @Test func theFirstTrimAlsoReleasesCode() async throws {
+        let trims = Count()
+        let firsts = Count()
+        let manual = ManualClock()
+        let trimmer = HeapTrimmer(
+            quiet: .seconds(2), clock: ParleyClock(manual), trim: { trims.value.withLock { $0 += 1 } },
+            first: { firsts.value.withLock { $0 += 1 } })
+        for turn in 1...3 {
+            trimmer.stateChanged(to: "hearing")
+            trimmer.stateChanged(to: "listening")
+            _ = await manual.nextSleep()
+            manual.advance(by: .seconds(2))
+            #expect(await TestConversation.until { trims.current == turn })
+        }
+        #expect(firsts.current == 1)
     }
 }
