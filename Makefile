@@ -159,6 +159,8 @@ bench: release
 	bench/scene.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/vad-cost.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/languages.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/vocabulary.py en
+	bench/vocabulary.py es 20000
 	bench/pair-memory.sh
 	bench/route-memory.sh $$($(SWIFT) build -c release --show-bin-path) en-es en-pt es-fr en-fr
 	[ -d .build/bench-python/sacrebleu ] || python3 -m pip install -q --target .build/bench-python sacrebleu

@@ -29,7 +29,7 @@ Sets:
 Usage: bench/turn-end.py BIN_DIR   (PARLEY_SET=shared: every English and Spanish recording of
 ../shared/speech (SPEECH=DIR: another folder) instead of Tests/data's; PARLEY_OTHER=pt: English against Portuguese, English sentences
 only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear; PARLEY_PAUSES=0: the whole
-sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
+sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
 """
 import json
 import os
@@ -117,10 +117,14 @@ def start_room(work):
         # measures PocketSphinx's words alone.
         accurate = os.environ.get("PARLEY_ACCURATE", "1") != "0" and os.path.exists(f"{ROOT}/.build/engines/.complete")
         f.write(f'[transcriber]\nenabled = {"true" if accurate else "false"}\nengines = "{ROOT}/.build/engines"\n')
+        if os.environ.get("PARLEY_VOCABULARY"):
+            # How many words English's streaming decoder knows (0: every word of its language model).
+            f.write(f'[recognizer.en]\nvocabulary = {int(os.environ["PARLEY_VOCABULARY"])}\n')
         if os.environ.get("PARLEY_LIKELY_END"):
             # Another likely_end_ms, to weigh a shorter wait against sentences cut at a comma.
             f.write(f'[endpoint]\nlikely_end_ms = {int(os.environ["PARLEY_LIKELY_END"])}\n')
-        print(f"accurate pass: {'on' if accurate else 'off'}; likely_end_ms {os.environ.get('PARLEY_LIKELY_END', 'as shipped')}")
+        print(f"accurate pass: {'on' if accurate else 'off'}; likely_end_ms {os.environ.get('PARLEY_LIKELY_END', 'as shipped')}; "
+              f"English vocabulary {os.environ.get('PARLEY_VOCABULARY', 'as shipped')}")
     return env
 
 
