@@ -29,8 +29,8 @@ struct CodePagesTests {
         let found = CodePages.releasable(inSmaps: Self.smaps)
         #expect(
             found == [
-                CodePages.Mapping(start: 0x55d0_a000_0000, end: 0x55d0_a2c9_0000, path: "/usr/bin/parleyd"),
-                CodePages.Mapping(start: 0x7f00_0040_0000, end: 0x7f00_0050_0000, path: "/usr/lib/with space.so"),
+                ResidentPages.Mapping(start: 0x55d0_a000_0000, end: 0x55d0_a2c9_0000, path: "/usr/bin/parleyd"),
+                ResidentPages.Mapping(start: 0x7f00_0040_0000, end: 0x7f00_0050_0000, path: "/usr/lib/with space.so"),
             ])
     }
 

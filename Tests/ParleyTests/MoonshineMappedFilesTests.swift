@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import ParleyTesting
 import Testing
 
@@ -22,7 +23,7 @@ struct MoonshineMappedFilesTests {
             """
         let chosen = MappedModelFiles.readOnlyMappings(in: maps, under: "/e/moonshine/tiny-en")
         #expect(chosen.map(\.path) == ["/e/moonshine/tiny-en/decoder_model_merged.ort", "/e/moonshine/tiny-en/encoder model.ort"])
-        #expect(chosen.first == MappedModelFiles.Mapping(start: 0x7f11_9220_0000, end: 0x7f11_93f0_1000, path: "/e/moonshine/tiny-en/decoder_model_merged.ort"))
+        #expect(chosen.first == ResidentPages.Mapping(start: 0x7f11_9220_0000, end: 0x7f11_93f0_1000, path: "/e/moonshine/tiny-en/decoder_model_merged.ort"))
     }
 
     @Test(.blocksThreads) func aMappedFilesPagesLeaveMemoryAndItStillReadsTheSame() throws {
