@@ -30,14 +30,15 @@ SPANISH_SPEECH ?=
 # demo: an English speaker (pocketsphinx-testdata) then a Spanish one (VoxForge), one recording
 DEMO_INPUT  ?= out/demo-input.wav
 
+# the Apertium pairs between en, es, fr, pt, it, ca and gl (Parley goes through Spanish or Catalan
+# where Debian has no direct pair: docs/benchmarks.md, "Translation routes"); the .deb recommends them.
+# Defined before DEBS: `:=` expands at once, and an undefined name is empty.
+LANGUAGE_DEBS := apertium-fr-es apertium-es-pt apertium-spa-ita apertium-spa-cat apertium-eng-cat apertium-fra-cat \
+        apertium-por-cat apertium-cat-ita apertium-en-gl apertium-es-gl
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
         libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd \
         binutils python3 man-db libqrencode-dev python3-pip python3-numpy $(LANGUAGE_DEBS)
-# the Apertium pairs between en, es, fr, pt, it, ca and gl (Parley goes through Spanish or Catalan
-# where Debian has no direct pair: docs/benchmarks.md, "Translation routes"); the .deb recommends them
-LANGUAGE_DEBS := apertium-fr-es apertium-es-pt apertium-spa-ita apertium-spa-cat apertium-eng-cat apertium-fra-cat \
-        apertium-por-cat apertium-cat-ita apertium-en-gl apertium-es-gl
 # test: what only the tests use, on top of DEBS: a barcode reader (zbarimg reads the QR code
 # `parley web` prints) and a browser (the caption page is tested in a headless Chromium)
 TEST_DEBS := zbar-tools chromium
