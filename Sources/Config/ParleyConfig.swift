@@ -352,7 +352,7 @@ extension ParleyConfig {
                 // Debian's English language model keeps its likeliest words unless told; any
                 // other model, all of them.
                 let vocabulary = try model.int("vocabulary", in: 0...10_000_000)
-                    ?? (languageModel == RecognizerModel.debianEnglish.languageModel ? RecognizerModel.englishVocabulary : 0)
+                    ?? (languageModel == RecognizerModel.debianEnglish.languageModel ? RecognizerModel.debianEnglish.vocabulary ?? 0 : 0)
                 guard vocabulary == 0 || vocabulary >= 100 else {
                     throw model.error("vocabulary", "must be 0 (every word of the language model) or at least 100; 20000 is English's default")
                 }

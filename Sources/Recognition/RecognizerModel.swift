@@ -18,16 +18,13 @@ public struct RecognizerModel: Sendable, Hashable {
     }
 
     /// The US English model Debian's pocketsphinx-en-us installs, its 20,000 likeliest words
-    /// known: the decoder's memory falls from 75 to 52 MiB, with the same word error rate on
+    /// known: the decoder's memory falls from 78 to 55 MiB, with the same word error rate on
     /// ../shared/speech/en (docs/benchmarks.md, "The streaming decoder's vocabulary").
     public static let debianEnglish = RecognizerModel(
         acousticModel: "/usr/share/pocketsphinx/model/en-us/en-us",
         languageModel: "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin",
         dictionary: "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict",
-        vocabulary: englishVocabulary)
-
-    /// The words of Debian's English language model the decoder knows by default.
-    public static let englishVocabulary = 20_000
+        vocabulary: 20_000)
 
     /// The first of the model's files that does not exist.
     public func firstMissingFile(fileManager: FileManager = .default) -> (key: String, path: String)? {

@@ -34,12 +34,14 @@ struct CodePagesTests {
             ])
     }
 
-    /// On this process: its code is released, and runs on afterwards (read back from the file).
+    /// On this process: its code is released, and runs on afterwards (read back from the file):
+    /// the same code, run again, finds the same clean code mappings.
     @Test func releasingThisProcesssCodeKeepsItRunning() {
         #if os(Linux)
+            let before = CodePages.releasable(inSmaps: ResidentPages.procFile("smaps") ?? "")
             #expect(CodePages.release() > 0)
-            #expect(CodePages.releasable(inSmaps: "").isEmpty)
-            #expect([3, 1, 2].sorted() == [1, 2, 3])
+            let after = CodePages.releasable(inSmaps: ResidentPages.procFile("smaps") ?? "")
+            #expect(!after.isEmpty && Set(after.map(\.path)) == Set(before.map(\.path)))
         #endif
     }
 }
