@@ -1,5 +1,5 @@
-import Foundation
-
+// No Foundation here: ParleyCore is linked into the `parley` CLI, and Foundation's classes
+// (FileHandle, CharacterSet) bring ICU with them, 40 MB (docs/architecture.md, "Budgets").
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -25,9 +25,22 @@ public enum ResidentPages {
     /// reader that trusts the size gets only the first part of a long one); nil where there is
     /// none.
     public static func procFile(_ name: String) -> String? {
-        guard let file = FileHandle(forReadingAtPath: "/proc/self/" + name) else { return nil }
-        defer { try? file.close() }
-        return String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
+        #if os(Linux)
+            let descriptor = open("/proc/self/" + name, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            defer { close(descriptor) }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                bytes += chunk[0..<count]
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        #else
+            return nil
+        #endif
     }
 
     /// A mapping's first line ("start-end perms offset dev inode path", the path perhaps with
@@ -39,8 +52,15 @@ public enum ResidentPages {
         guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16), end > start else {
             return nil
         }
-        let path = fields.count == 6 ? fields[5].trimmingCharacters(in: .whitespaces) : nil
+        let path = fields.count == 6 ? String(trimmingBlanks(fields[5])) : nil
         return (start, end, fields[1], path)
+    }
+
+    /// `text` without the spaces and tabs at either end.
+    static func trimmingBlanks(_ text: Substring) -> Substring {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !blank($0) }), let last = text.lastIndex(where: { !blank($0) }) else { return "" }
+        return text[first...last]
     }
 
     /// Drops the resident pages of `mappings`. Returns how many bytes of address space were
