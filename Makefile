@@ -114,8 +114,10 @@ test: deps engines
 
 ## system-checks: the systemd units (systemd-analyze verify, security score <= 2.0), the man
 ## pages (up to date, complete, no warnings), the Whisper worker's rules for words it drops,
-## and `make install` / `make uninstall`
+## `make install` / `make uninstall`, and the budgets that are sizes (the CLI's release build:
+## at most 15 MB stripped, no ICU)
 system-checks: build
+	Tests/system/check-budgets.sh
 	Tests/system/check-units.sh $$($(SWIFT) build --show-bin-path)
 	Tests/system/check-man.sh $$($(SWIFT) build --show-bin-path)
 	Tests/system/check-whisper-rules.py
