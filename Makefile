@@ -34,7 +34,7 @@ DEMO_INPUT  ?= out/demo-input.wav
 # where Debian has no direct pair: docs/benchmarks.md, "Translation routes"); the .deb recommends them.
 # Defined before DEBS: `:=` expands at once, and an undefined name is empty.
 LANGUAGE_DEBS := apertium-fr-es apertium-es-pt apertium-spa-ita apertium-spa-cat apertium-eng-cat apertium-fra-cat \
-        apertium-por-cat apertium-cat-ita apertium-en-gl apertium-es-gl
+        apertium-por-cat apertium-cat-ita apertium-en-gl apertium-es-gl apertium-pt-gl
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
         libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
         libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd \
