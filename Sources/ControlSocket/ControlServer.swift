@@ -257,6 +257,11 @@ public final class ControlServer: Sendable {
 
     private var isDraining: Bool { open.withLock { $0.draining } }
 
+    /// How many connections have a request in flight (received, its reply not yet written to
+    /// the end). A client has its reply a moment before the server counts the write done: a test
+    /// that moves the server's clock waits for this to fall to 0 first.
+    public var busyConnections: Int { open.withLock { $0.connections.values.filter { $0.activity.isBusy }.count } }
+
     /// Tells a connection that has been idle for `timeout` so, and closes it; closes one whose
     /// reply could not be written for as long (a client that sends and never reads). Returns
     /// when the connection can no longer become idle (it subscribed, or it is gone).

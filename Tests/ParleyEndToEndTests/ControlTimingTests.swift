@@ -28,6 +28,15 @@ struct ControlTimingTests {
         try await rig.task.value
     }
 
+    /// Waits, in real time (at most `wait`), until the server has finished writing every reply.
+    private func waitUntilIdle(_ rig: ControlDrainTests.Running) async throws {
+        let deadline = ContinuousClock.now + Self.wait
+        while rig.server.busyConnections > 0 {
+            try #require(ContinuousClock.now < deadline, "a reply the client read was still being written after \(Self.wait)")
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     /// Reads the `idle_timeout` error `client` is told, then that the connection closed.
     private func expectToldIdleAndClosed(_ client: ControlClient) throws {
         let told = try #require(try client.readLine(within: Self.wait))
@@ -53,6 +62,10 @@ struct ControlTimingTests {
             #expect(await manual.nextSleep() == Self.timeout)
             manual.advance(by: .seconds(10))
             #expect(try client.call(RawRequest(type: "status")).count > 0)
+            // The client has the reply before the server has counted its write done; moved on
+            // before that, the clock would find the reply unwritten for 30 s (stuck) and close
+            // the connection without a word. On a loaded machine that happened.
+            try await waitUntilIdle(rig)
             // At 30 s it has been idle for 20 s only: the watchdog sleeps until 40 s.
             manual.advance(by: .seconds(20))
             #expect(await manual.nextSleep() == .seconds(10))

@@ -127,7 +127,8 @@ struct HungWorkerTests {
             let waited = ContinuousClock.now - started
             // 300 ms plus 100 ms for the second of audio, then the kill.
             #expect(failure?.description.contains("did not answer within 400 ms") == true, "\(String(describing: failure))")
-            #expect(waited >= .milliseconds(400) && waited < .seconds(3), "waited \(waited)")
+            // The upper bound only catches a missing limit (not how fast a loaded machine kills).
+            #expect(waited >= .milliseconds(400) && waited < .seconds(30), "waited \(waited)")
             #expect(worker.starts == attempt, "one start per utterance: a hung worker is not asked twice")
             #expect(worker.workerProcess == nil, "killed")
             #expect(worker.isAvailable, "a worker that hung is started again for the next utterance")
