@@ -42,11 +42,21 @@ public protocol AudioCapture: AnyObject {
     /// True for a live device whose clock runs on its own; false for a recording, which the
     /// pipeline may pace (nothing is lost by waiting for it).
     var isRealTime: Bool { get }
+    /// Whether what Parley plays can reach this capture: a microphone in the room hears it, so
+    /// the audio captured while Parley speaks (and an echo tail after) is not heard as a person.
+    /// A recording never contains Parley's voice (its replies go to a file), so none of it is
+    /// skipped: every word in it is heard.
+    var hearsPlayback: Bool { get }
     /// Blocks until the next period is available and returns it; an empty array at the end of
     /// a recording. Recoverable faults (overruns) are recovered inside.
     func read() throws(AudioError) -> [Int16]
     /// Releases the device or file.
     func close()
+}
+
+extension AudioCapture {
+    /// A live device: it hears the loudspeaker.
+    public var hearsPlayback: Bool { true }
 }
 
 /// Where synthesized speech goes: a loudspeaker or a recording.

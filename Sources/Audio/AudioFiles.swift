@@ -14,6 +14,8 @@ public final class FileCapture: AudioCapture {
     public let sampleRate: Int
     /// A paced recording behaves like a microphone; an unpaced one is read as fast as it goes.
     public var isRealTime: Bool { pace }
+    /// Parley's replies never reach a recording, paced or not: nothing of it is skipped.
+    public var hearsPlayback: Bool { false }
 
     /// `pace` delivers each period when a microphone would (for measuring latency).
     public init(path: String, periodMs: Int = 20, pace: Bool = false) throws(AudioError) {

@@ -143,6 +143,9 @@ public struct ConversationMachine: Sendable {
         /// The speakers' languages (ISO 639-1).
         public var languageA: String
         public var languageB: String
+        /// Whether the capture hears what Parley plays (a microphone in the room). When it does
+        /// not (a recording), no audio is skipped after Parley speaks: the echo guard lasts no time.
+        public var hearsPlayback = true
 
         public init(
             mode: ConversationMode = .alternate, echoTail: SampleTime, hearable: Set<Speaker> = [.a, .b],
@@ -271,8 +274,10 @@ public struct ConversationMachine: Sendable {
                 pauseRequested = false
                 return transition(to: .paused(next: next)) + [.releaseCapture]
             }
-            // The guard covers the playback on the capture timeline. A live device has already
-            // advanced past it; a paced recording has not, and skips the audio Parley spoke over.
+            // The guard covers the playback on the capture timeline: a live device has already
+            // advanced past it. A capture that cannot hear Parley (a recording) skips nothing:
+            // what was said meanwhile is heard from the next period on.
+            guard settings.hearsPlayback else { return transition(to: .echoGuard(next: next, until: now)) }
             let playedUntil = (speakingSince ?? now) + played
             let until = max(now, playedUntil) + settings.echoTail
             return transition(to: .echoGuard(next: next, until: until))

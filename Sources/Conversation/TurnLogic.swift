@@ -131,6 +131,11 @@ public struct TurnLogic: Sendable {
         }
     }
 
+    /// The capture was opened: whether it hears what Parley plays (`AudioCapture.hearsPlayback`).
+    public mutating func captureOpened(hearsPlayback: Bool) {
+        machine.settings.hearsPlayback = hearsPlayback
+    }
+
     /// What clients see as the state.
     public var stateName: String {
         deviceLost ? "device_lost" : machine.state.name

@@ -41,6 +41,8 @@ struct CaptureLoop: Sendable {
     private func loop(_ source: CaptureSource) throws(AudioError) {
         var capture: (any AudioCapture)? = try source.open()
         let isRealTime = capture?.isRealTime ?? true
+        let hearsPlayback = capture?.hearsPlayback ?? true
+        interpreter.shared.withLock { $0.turn.captureOpened(hearsPlayback: hearsPlayback) }
         var position: SampleTime = 0
         var backoff = Self.reopenBackoff
         var pendingLevel: Levels?

@@ -33,10 +33,14 @@ public final class ScriptedMicrophone: Sendable {
 
     private let state = Gate(State())
     public let isRealTime: Bool
+    /// Whether it hears what Parley plays (`AudioCapture.hearsPlayback`): a microphone does.
+    public let hearsPlayback: Bool
 
     /// `isRealTime: false` behaves like a recording: the conversation waits for each turn.
-    public init(isRealTime: Bool = true) {
+    /// `hearsPlayback: false`, like a recording too: nothing is skipped after Parley speaks.
+    public init(isRealTime: Bool = true, hearsPlayback: Bool = true) {
         self.isRealTime = isRealTime
+        self.hearsPlayback = hearsPlayback
     }
 
     /// The capture source to give the conversation.
@@ -146,6 +150,7 @@ final class ScriptedCapture: AudioCapture {
     private let microphone: ScriptedMicrophone
     let sampleRate = captureSampleRate
     var isRealTime: Bool { microphone.isRealTime }
+    var hearsPlayback: Bool { microphone.hearsPlayback }
 
     init(_ microphone: ScriptedMicrophone) {
         self.microphone = microphone

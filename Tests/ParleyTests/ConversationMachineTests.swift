@@ -51,6 +51,18 @@ struct ConversationMachineTests {
         #expect(!machine.acceptsAudio && !machine.isBusy)
     }
 
+    @Test func aCaptureThatCannotHearParleySkipsNothingAfterItSpeaks() {
+        // A recording: Parley's reply goes to a file, never into it. What the person said while
+        // the reply played (a paced recording) or right after it is all heard.
+        var settings = Machine.Settings(echoTail: tail)
+        settings.hearsPlayback = false
+        var machine = Machine(settings: settings)
+        let finished = turn(&machine, by: .a, at: 16_000, played: 32_000)
+        #expect(finished == [.stateChanged(.echoGuard(next: .b, until: 32_000))], "no guard: it ends where capture is")
+        #expect(machine.handle(.clock(now: 32_320)) == [.stateChanged(.listening(.b)), .resetEndpointer])
+        #expect(machine.acceptsAudio, "the very next period is heard")
+    }
+
     @Test func speakersAlternate() {
         var machine = Machine(settings: .init(echoTail: tail))
         turn(&machine, by: .a, at: 0, played: 1_000)

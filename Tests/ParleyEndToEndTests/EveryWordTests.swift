@@ -1,0 +1,101 @@
+import Foundation
+import ParleyAudio
+import ParleyHistory
+import ParleyTesting
+import Testing
+
+/// Every word kept: whatever the turn plumbing decides (where a turn ends, what Parley says
+/// meanwhile), every word a person said reaches the history, in file mode with the real engines.
+/// Sentences of speakers Parley was never tuned to (Tests/data/SPEECH-NOTICE.md) are joined with
+/// pauses of 200-900 ms, as one person speaking on after a pause; some of those pauses end a
+/// turn, and the person goes on while Parley answers. Skipped, visibly, without the engines.
+@Suite("Every word kept, real engines", .enabled(if: AccurateEngines.installed, "run `make engines` first"), .startsProcesses)
+struct EveryWordTests {
+    let english = EndToEnd.repository + "/Tests/data/en"
+    let spanish = EndToEnd.repository + "/Tests/data/es/fleurs"
+
+    @Test func spanishSentencesJoinedWithPausesAllArrive() async throws {
+        try await expectEveryWord(
+            ["fleurs-es-006", "fleurs-es-007", "fleurs-es-008", "fleurs-es-009"].map { "\(spanish)/\($0).wav" }, pausesMs: [300, 600, 900],
+            language: "es")
+    }
+
+    @Test func englishSentencesJoinedWithPausesAllArrive() async throws {
+        try await expectEveryWord(
+            ["cathy-a0122", "vctk-p301_102", "vctk-p238_165"].map { "\(english)/\($0).wav" }, pausesMs: [200, 500, 800], language: "en")
+    }
+
+    /// The recording that fleurs-es-007 is: its turn ends at a pause after "a Miller" (the
+    /// language model takes it for the end), and the rest, "que fue a quien le relató la
+    /// historia", is said while Parley answers. It used to be skipped as audio Parley spoke over.
+    @Test func wordsSaidWhileParleyAnswersAreHeard() async throws {
+        try await expectEveryWord(["\(spanish)/fleurs-es-007.wav"], pausesMs: [], language: "es")
+    }
+
+    /// Runs `clips`, trimmed to their speech and joined with `pausesMs` of their own room tone,
+    /// through file mode in auto mode, and checks that the turns together hold every clip's
+    /// words, its last words included, in `language`.
+    private func expectEveryWord(_ clips: [String], pausesMs: [Int], language: String) async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var samples: [Int16] = []
+        var tone: [Int16] = []
+        for (index, clip) in clips.enumerated() {
+            let (audio, rate) = try EndToEnd.wavSamples(URL(fileURLWithPath: clip))
+            try #require(rate == 16_000)
+            let speech = Self.trimmedToSpeech(audio)
+            if tone.isEmpty {
+                tone = Array(audio.prefix(1_600))
+                samples += Self.roomTone(tone, ms: 1_000)
+            }
+            samples += speech
+            samples += Self.roomTone(tone, ms: index < pausesMs.count ? pausesMs[index] : 3_000)
+        }
+        let input = dir.appendingPathComponent("joined.raw")
+        try WAV.encodeSamples(samples).write(to: input)
+        let config = try EndToEnd.writeConfig(
+            in: dir, extra: "[conversation]\nmode = \"auto\"\n" + EndToEnd.spanishRecognizer + "\n" + AccurateEngines.table)
+        let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let turns = Array(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 50).reversed())
+        let heard = turns.map(\.sourceText).joined(separator: " ")
+        // Who spoke, on every turn of four words or more. (A two-word fragment split off at a
+        // pause, "forma parte", was once heard as English "For my part": who spoke on short
+        // fragments is issue 36's item 4, still open.)
+        let long = turns.filter { EndToEnd.words($0.sourceText).count >= 4 }
+        #expect(long.allSatisfy { $0.sourceLang == language }, "turns: \(turns.map { "\($0.sourceLang): \($0.sourceText)" })")
+        let references = try clips.map { try String(contentsOfFile: ($0 as NSString).deletingPathExtension + ".txt", encoding: .utf8) }
+        // Whisper alone hears 85-95 % of these words; a sentence heard in two parts loses a
+        // few more to the shorter context (fleurs-es-007's tail alone: "que fue aquí en la").
+        let whole = EndToEnd.wordRecall(heard, reference: references.joined(separator: " "))
+        #expect(whole >= 0.75, "heard \(Int(whole * 100)) % of the words: \(turns.map(\.sourceText))")
+        for (clip, reference) in zip(clips, references) {
+            // Its last six words: where a turn cut short loses them.
+            let tail = EndToEnd.words(reference).suffix(6).joined(separator: " ")
+            let kept = EndToEnd.wordRecall(heard, reference: tail)
+            #expect(kept >= 0.66, "\((clip as NSString).lastPathComponent): \"\(tail)\" lost; heard \(turns.map(\.sourceText))")
+        }
+    }
+
+    /// `audio` from 100 ms before its first loud period to 150 ms after its last (20 ms periods
+    /// within 35 dB of the loudest).
+    static func trimmedToSpeech(_ audio: [Int16]) -> [Int16] {
+        let period = 320
+        let levels = stride(from: 0, to: audio.count - period, by: period).map { start in
+            Levels(measuring: Array(audio[start..<start + period])).rmsDB
+        }
+        guard let loudest = levels.max() else { return audio }
+        let loud = levels.indices.filter { levels[$0] > loudest - 35 }
+        guard let first = loud.first, let last = loud.last else { return audio }
+        let start = max(0, first * period - 1_600)
+        let end = min(audio.count, (last + 1) * period + 2_400)
+        return Array(audio[start..<end])
+    }
+
+    /// `ms` of `tone` (a recording's own room tone), repeated.
+    static func roomTone(_ tone: [Int16], ms: Int) -> [Int16] {
+        let count = ms * 16
+        guard !tone.isEmpty else { return [Int16](repeating: 0, count: count) }
+        return (0..<count).map { tone[$0 % tone.count] }
+    }
+}
