@@ -105,7 +105,7 @@ demo: release
 ## the real engines. Tests/run/run-tests.sh runs them in two lanes side by side, each process one
 ## test at a time: the end-to-end suites that wait on real time (live audio, a sound server, a
 ## browser, late servers) in one, the in-memory tests then the other end-to-end ones in the other
-## (504 tests: 176 s on two cores, .ci/run on a fresh clone, 2026-11-26; the real-engine suites take about a minute of it)
+## (run-tests.sh prints how many ran, and how long it took)
 test: EXTRA_DEBS = $(TEST_DEBS)
 test: deps engines
 	$(SWIFT) build --build-tests
