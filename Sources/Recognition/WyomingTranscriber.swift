@@ -44,6 +44,9 @@ public final class WyomingTranscriber: UtteranceTranscriber {
     static let restDuration: UInt64 = 30_000_000_000
     /// How many times the worker was started (the first start included).
     private let startsMade = Atomic<Int>(0)
+    /// The languages its `info` answer says it hears, once it has answered (nil before, or when
+    /// it names none): a server may run an English-only model, and must not be handed Spanish.
+    private let declared = Mutex<Set<String>?>(nil)
 
     /// - `languages`: what it hears (Whisper base: every language Parley speaks).
     /// - `timeoutMs`: how long one utterance may take, plus `timeoutPerSecondMs` for each
@@ -68,7 +71,23 @@ public final class WyomingTranscriber: UtteranceTranscriber {
         state.withLock { link in link?.close() }
     }
 
-    public func hears(_ language: String) -> Bool { languages.contains(language) }
+    /// Whether it hears `language`: one of `languages`, and, once it has described itself, one
+    /// its models name.
+    public func hears(_ language: String) -> Bool {
+        languages.contains(language) && declared.withLock { $0?.contains(language) ?? true }
+    }
+
+    /// The languages an `info` answer's speech-to-text models name (Wyoming's
+    /// `{"asr": [{"models": [{"languages": [...]}]}]}`); nil when it names none.
+    static func declaredLanguages(_ info: Data) -> Set<String>? {
+        guard let object = try? JSONSerialization.jsonObject(with: info) as? [String: Any],
+            let programs = object["asr"] as? [[String: Any]]
+        else { return nil }
+        let named = programs.flatMap { ($0["models"] as? [[String: Any]]) ?? [] }.flatMap { ($0["languages"] as? [String]) ?? [] }
+        // "es-ES", "en_US": the language is what comes before the region.
+        let languages = Set(named.map { String($0.lowercased().prefix { $0.isLetter }) }.filter { !$0.isEmpty })
+        return languages.isEmpty ? nil : languages
+    }
 
     /// How many times the worker process was started: 1 once warm, more after restarts.
     public var starts: Int { startsMade.load(ordering: .relaxed) }
@@ -155,6 +174,12 @@ public final class WyomingTranscriber: UtteranceTranscriber {
         do {
             let info = try link.exchange([WyomingEvent(type: "describe")], timeoutMs: startTimeoutMs)
             guard info.type == "info" else { throw RecognizerError("it answered describe with \(info.type)") }
+            let heard = Self.declaredLanguages(info.data)
+            declared.withLock { $0 = heard }
+            if let heard, !languages.subtracting(heard).isEmpty {
+                let missing = languages.subtracting(heard).sorted().joined(separator: ", ")
+                logger.notice("\(name) hears only \(heard.intersection(languages).sorted().joined(separator: ", ")) (its models say so); \(missing) go to the next engine")
+            }
         } catch {
             link.close()
             throw RecognizerError("\(name) did not start: \(error)")

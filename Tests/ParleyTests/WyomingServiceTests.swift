@@ -149,3 +149,18 @@ struct HungWorkerTests {
         #expect(hearing.engines(for: "en").map(\.name) == ["whisper-base"])
     }
 }
+
+/// What a Wyoming service's `info` answer says it hears.
+@Suite("Wyoming info languages")
+struct WyomingInfoLanguagesTests {
+    @Test func theLanguagesOfEverySpeechToTextModelAreRead() {
+        let info = #"{"asr":[{"name":"a","models":[{"name":"tiny.en","languages":["en"]}]},{"name":"b","models":[{"name":"x","languages":["es-ES","pt_PT"]}]}]}"#
+        #expect(WyomingTranscriber.declaredLanguages(Data(info.utf8)) == ["en", "es", "pt"])
+    }
+
+    @Test func anAnswerNamingNoLanguageLeavesTheConfiguredOnes() {
+        #expect(WyomingTranscriber.declaredLanguages(Data("{}".utf8)) == nil)
+        #expect(WyomingTranscriber.declaredLanguages(Data(#"{"asr":[{"name":"a","models":[{"name":"m"}]}]}"#.utf8)) == nil)
+        #expect(WyomingTranscriber.declaredLanguages(Data("not json".utf8)) == nil)
+    }
+}
