@@ -68,10 +68,12 @@ struct ConfigFileTests {
         let writer = Thread {
             var round = 0
             while !flag.stopped.load(ordering: .relaxed) {
+                // Timed from the truncation: on a loaded machine the writer can stand still
+                // before its first write too, and an empty file left alone for `settle` is taken.
+                let half = ContinuousClock.now
                 let descriptor = open(path, O_WRONLY | O_TRUNC)
                 guard descriptor >= 0 else { continue }
                 _ = head.withCString { write(descriptor, $0, strlen($0)) }
-                let half = ContinuousClock.now
                 usleep(UInt32(200 + round % 5 * 300))
                 _ = tail.withCString { write(descriptor, $0, strlen($0)) }
                 if ContinuousClock.now - half >= ConfigFile.settle { flag.stalls.add(1, ordering: .relaxed) }
