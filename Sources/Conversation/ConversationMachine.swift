@@ -72,6 +72,9 @@ public struct ConversationMachine: Sendable {
         case speechStarted(at: SampleTime)
         /// The endpointer decided the utterance ended at `at`.
         case speechEnded(at: SampleTime)
+        /// The person went on speaking after the end was decided, before Parley answered: the
+        /// end is withdrawn and the same utterance goes on (`isResumable`).
+        case speechResumed
         /// What started as speech was too short and was dropped.
         case speechDiscarded
         /// What was heard says who spoke (auto mode): the turn being recognized is theirs, in
@@ -106,6 +109,10 @@ public struct ConversationMachine: Sendable {
         case startRecognition(Speaker, TurnLanguages)
         /// Close the utterance and produce the hypothesis.
         case finishRecognition(Speaker, TurnLanguages)
+        /// The utterance whose end was withdrawn goes on: open it again in the recognizer, for
+        /// `speaker` in `languages` as when it started, and hear it whole from its start. What
+        /// was being made of it (its words, its translation) is dropped.
+        case resumeRecognition(Speaker, TurnLanguages)
         /// Drop the utterance in progress.
         case cancelRecognition
         /// Translate `text`, spoken by `speaker`.
@@ -175,6 +182,10 @@ public struct ConversationMachine: Sendable {
     public private(set) var pauseRequested = false
     /// Who listens after the prompt or turn being spoken (set when speaking starts).
     private var nextAfterSpeaking: Speaker??
+    /// The utterance whose end was decided, while it may still go on (`isResumable`): who was
+    /// expected, in which languages, and where it started. Set when speech starts, cleared once
+    /// anything is said to anyone (or the turn ends with nothing to say, or a turn is typed).
+    private var heardUtterance: (expected: Speaker, languages: TurnLanguages, since: SampleTime)?
     /// The languages of the turn in flight, fixed when it starts (speech heard, or typed) and
     /// swapped when what was heard says the other side spoke.
     public private(set) var turnLanguages: TurnLanguages
@@ -193,6 +204,17 @@ public struct ConversationMachine: Sendable {
         switch state {
         case .listening, .hearing: true
         default: false
+        }
+    }
+
+    /// True while the end of the utterance just heard can still be withdrawn: its words are
+    /// being recognized or translated and nothing has been said yet. Speech heard now is the
+    /// same person going on after a pause (Parley is silent, so it is nobody's answer).
+    public var isResumable: Bool {
+        guard heardUtterance != nil, !pauseRequested else { return false }
+        switch state {
+        case .recognizing, .translating: return true
+        default: return false
         }
     }
 
@@ -216,7 +238,13 @@ public struct ConversationMachine: Sendable {
         // MARK: Hearing a speaker
         case (.listening(let speaker), .speechStarted(let at)):
             turnLanguages = settings.languages(of: speaker)
+            heardUtterance = (speaker, turnLanguages, at)
             return transition(to: .hearing(speaker, since: at)) + [.startRecognition(speaker, turnLanguages)]
+
+        case (.recognizing, .speechResumed), (.translating, .speechResumed):
+            guard isResumable, let heard = heardUtterance else { return [] }
+            turnLanguages = heard.languages
+            return transition(to: .hearing(heard.expected, since: heard.since)) + [.resumeRecognition(heard.expected, heard.languages)]
 
         case (.hearing(let speaker, _), .speechEnded):
             return transition(to: .recognizing(speaker)) + [.finishRecognition(speaker, turnLanguages)]
@@ -236,9 +264,11 @@ public struct ConversationMachine: Sendable {
         case (.recognizing(let speaker), .recognized(let text, let confident)):
             let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if words.isEmpty {
+                heardUtterance = nil
                 return settle(listeningTo: speaker) + [.reportNoSpeech(speaker)]
             }
             if !confident && settings.repeatPrompt {
+                heardUtterance = nil
                 nextAfterSpeaking = .some(speaker)
                 speakingSince = nil
                 return transition(to: .speaking(speaker)) + [.askToRepeat(speaker, language: turnLanguages.source)]
@@ -247,10 +277,12 @@ public struct ConversationMachine: Sendable {
 
         // MARK: Translating and speaking
         case (.translating(let speaker), .translated(let text)):
+            heardUtterance = nil
             speakingSince = nil
             return transition(to: .speaking(speaker)) + [.speak(speaker, text: text, language: turnLanguages.target)]
 
         case (.translating(let speaker), .translationFailed):
+            heardUtterance = nil
             // Nobody heard a translation: the same person keeps the floor and may say it again,
             // after a notice in their own language when configured (spoken like a prompt, so
             // the echo guard covers it). Someone who typed and cannot be heard does not get
@@ -288,6 +320,7 @@ public struct ConversationMachine: Sendable {
             let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !words.isEmpty else { return [] }
             if case .paused = state { pauseRequested = true }
+            heardUtterance = nil
             turnLanguages = languages ?? settings.languages(of: speaker)
             return transition(to: .translating(speaker)) + [.translate(speaker, text: words, turnLanguages)]
 

@@ -49,6 +49,13 @@ public struct TurnLogic: Sendable {
     public private(set) var utteranceAboveFloorDB: Float?
     /// The audio of the utterance being heard (from its pre-roll), when `keepsAudio`.
     public private(set) var utteranceAudio: [Int16] = []
+    /// The audio of the utterance whose end was decided, from its pre-roll to now, while that end
+    /// can still be withdrawn (`ConversationMachine.isResumable`): if the person goes on, the
+    /// utterance goes on with all of it, and the accurate pass hears it whole.
+    public private(set) var heldAudio: [Int16] = []
+    /// Counts the turns started (heard, typed) and the utterances that went on after their end
+    /// was withdrawn: results of an earlier one (words, a translation) are not this one's.
+    public private(set) var turnSerial = 0
     /// Whether a client paused the conversation: the microphone is released.
     public private(set) var userPaused = false
     /// Whether the capture device failed and is being opened again.
@@ -93,11 +100,26 @@ public struct TurnLogic: Sendable {
             case .cancelRecognition: dropSpeculation()
             case .startRecognition(_, let languages):
                 dropSpeculation()
+                turnSerial += 1
+                heldAudio = []
                 judgements = [:]
                 awaitedJudgement = nil
                 utteranceEnd = nil
                 utteranceSides = languages
                 utteranceLanguages = dualDecoding ? [languages.source, languages.target] : [languages.source]
+            case .resumeRecognition:
+                // The same languages and sides as when it started; what was made of the
+                // withdrawn end (its record, its speculation, the lanes' judgements) is dropped.
+                dropSpeculation()
+                turnSerial += 1
+                draft = nil
+                judgements = [:]
+                awaitedJudgement = nil
+                utteranceEnd = nil
+                utteranceAudio = heldAudio
+                heldAudio = []
+            case .speak, .askToRepeat, .tellUntranslated, .reportNoSpeech:
+                heldAudio = []
             default: break
             }
         }
@@ -184,6 +206,10 @@ public struct TurnLogic: Sendable {
     ) -> Period {
         var period = Period()
         period.actions = handle(.clock(now: now))
+        if keepsAudio, machine.isResumable, !heldAudio.isEmpty {
+            hearAfterTheEnd(frame, at: start, rmsDB: rmsDB, speech: speech, into: &period)
+            return period
+        }
         guard machine.acceptsAudio else { return period }
         let wasInSpeech = endpointer.isInSpeech
         var audio: [Int16]?
@@ -229,8 +255,26 @@ public struct TurnLogic: Sendable {
             awaitedJudgement = judge?.through
             period.feed = Period.Feed(audio: audio, speaker: speaker, judge: judge)
         }
-        if machine.acceptsAudio { period.judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity }
+        if machine.acceptsAudio || (keepsAudio && machine.isResumable) {
+            period.judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
+        }
         return period
+    }
+
+    /// A period after the end of the utterance was decided, while that end can be withdrawn:
+    /// kept, and if the endpointer hears speech start again (the person goes on after a pause,
+    /// and Parley has said nothing yet), the end is withdrawn and the utterance goes on with
+    /// every sample since its start; the lanes hear it all again.
+    private mutating func hearAfterTheEnd(_ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float?, into period: inout Period) {
+        heldAudio += frame
+        if case .started(let at, _)? = endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: nil) {
+            period.log.append("speech resumed at \(Self.seconds(at)): the end decided before is withdrawn, and the utterance goes on")
+            period.actions += handle(.speechResumed)
+            if let speaker = machine.state.speaker, case .hearing = machine.state {
+                period.feed = Period.Feed(audio: utteranceAudio, speaker: speaker, judge: nil)
+            }
+        }
+        period.judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
     }
 
     /// The end of the input: an utterance in progress is processed (the recording ended at
@@ -248,7 +292,11 @@ public struct TurnLogic: Sendable {
     /// The utterance's audio, without the pause that ended it (but for `keptPauseMs` of it);
     /// the audio kept is forgotten.
     public mutating func takeUtteranceAudio() -> [Int16] {
-        defer { utteranceAudio = [] }
+        defer {
+            // Held while the end can be withdrawn (the person may go on).
+            heldAudio = machine.isResumable ? utteranceAudio : []
+            utteranceAudio = []
+        }
         return Self.accurateAudio(utteranceAudio, pause: Int(utteranceEnd?.pause ?? 0), sampleRate: endpointer.sampleRate)
     }
 

@@ -174,8 +174,9 @@ actor AccurateWorker {
     enum Command: Sendable {
         /// Load the engines now (start the Whisper worker), so the first turn is fast.
         case warm
-        /// Hear an utterance; `speculative`: at a pause, ahead of the end of the turn, and only
-        /// while `wanted` says so when its turn in the queue comes (speech may have resumed).
+        /// Hear an utterance, only while `wanted` says so when its turn in the queue comes
+        /// (speech may have resumed: after a pause, or after an end that was withdrawn);
+        /// `speculative`: at a pause, ahead of the end of the turn.
         case hear(
             AccuratePass.Utterance, speculative: Bool, wanted: @Sendable () -> Bool = { true }, reply: @Sendable (AccuratePass.Heard) -> Void)
         case close
@@ -209,7 +210,7 @@ actor AccurateWorker {
                     do { try engine.warm() } catch { report("\(error)") }
                 }
             case .hear(let utterance, let speculative, let wanted, let reply):
-                if speculative, !wanted() { continue }
+                if !wanted() { continue }
                 // The same audio between the same sides: the pause's words stand, even if the
                 // floor moved the utterance across `noisyBelowDB` since (near it, either engine
                 // is the right one, and hearing it again costs the person the whole pass).

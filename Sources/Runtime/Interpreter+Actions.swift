@@ -12,17 +12,22 @@ import Synchronization
 
 /// Performing the machine's actions, and the workers' results coming back.
 extension Interpreter {
-    func perform(_ actions: [ConversationMachine.Action]) {
+    /// `serial`: the turn the actions belong to (`TurnLogic.turnSerial`, read under the lock
+    /// that decided them; nil: the current one).
+    func perform(_ actions: [ConversationMachine.Action], serial: Int? = nil) {
         for action in actions {
             switch action {
             case .startRecognition, .cancelRecognition:
                 break  // queued by `locked`
+            case .resumeRecognition(let speaker, _):
+                // Queued by `locked`; the lanes hear the whole utterance again.
+                logger.debug("the end of the utterance was withdrawn: the person went on", metadata: ["speaker": "\(speaker.rawValue)"])
             case .finishRecognition(let speaker, let languages):
                 // The work was queued by `locked`.
                 publish(EventType.speechEnd, speaker: speaker, language: languages.source)
             case .translate(let speaker, let text, let languages):
                 guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
-                translationInbox.yield((speaker, text, languages))
+                translationInbox.yield((speaker, text, languages, serial ?? shared.withLock { $0.turn.turnSerial }))
             case .speak(let speaker, let text, let language):
                 guard !closing.load(ordering: .relaxed) else { abandonTurn(); continue }
                 say(text, in: language, to: speaker.other, prompt: false)
@@ -60,14 +65,23 @@ extension Interpreter {
     }
 
     /// The utterance's words, from `speaker` (decided by `detection` in auto mode).
-    func recognized(_ finished: Recognition, speaker: Speaker, language: String, target: String, detection: SpeakerDetection?) {
-        let actions = shared.withLock { state -> [ConversationMachine.Action] in
+    func recognized(
+        _ finished: Recognition, speaker: Speaker, language: String, target: String, detection: SpeakerDetection?, serial: Int
+    ) {
+        let actions = shared.withLock { state -> [ConversationMachine.Action]? in
+            // Its end was withdrawn (the person went on): the whole utterance is heard later.
+            guard state.turn.turnSerial == serial else { return nil }
+            
             let heard = state.turn.recognized(
                 finished, from: speaker, language: language, target: target, detection: detection, minConfidence: state.settings.minConfidence,
                 at: clock.now)
             // A speculation on other words (or a turn that will not be translated) was dropped.
             forgetDroppedSpeculation(&state)
             return heard.actions
+        }
+        guard let actions else {
+            logger.debug("the words of an utterance whose end was withdrawn are dropped")
+            return
         }
         if !finished.text.isEmpty {
             events.publish(
@@ -76,17 +90,17 @@ extension Interpreter {
                     speaker: speaker.rawValue, language: language, text: finished.text, confidence: finished.confidence,
                     words: finished.words.isEmpty ? nil : finished.wordConfidences, detection: detection, engine: finished.engine))
         }
-        perform(actions)
+        perform(actions, serial: serial)
     }
 
     /// Translates turns one at a time, as the machine asks for them, until the runtime ends.
     func translateTurns() async {
-        for await (speaker, text, languages) in translations {
-            await translate(text, spokenBy: speaker, in: languages)
+        for await (speaker, text, languages, serial) in translations {
+            await translate(text, spokenBy: speaker, in: languages, serial: serial)
         }
     }
 
-    private func translate(_ text: String, spokenBy speaker: Speaker, in languages: TurnLanguages) async {
+    private func translate(_ text: String, spokenBy speaker: Speaker, in languages: TurnLanguages, serial: Int) async {
         let (source, target) = (languages.source, languages.target)
         let replayed = shared.withLock { $0.turn.replayedTranslation }
         let started = clock.now
@@ -101,12 +115,19 @@ extension Interpreter {
                 throw TranslationError("the translation of the \(source) text came back empty")
             }
             let done = clock.now
-            let actions = shared.withLock { state in
-                state.turn.translated(translation, route: routed.route, speculated: speculated != nil, started: started, at: done)
+            let actions = shared.withLock { state -> [ConversationMachine.Action]? in
+                // The person went on after a pause (the end was withdrawn): not this turn's.
+                guard state.turn.turnSerial == serial else { return nil }
+                return state.turn.translated(translation, route: routed.route, speculated: speculated != nil, started: started, at: done)
+            }
+            guard let actions else {
+                logger.debug("the translation of an utterance whose end was withdrawn is dropped")
+                return
             }
             events.publish(EventType.translation, TextEvent(speaker: speaker.rawValue, language: target, text: translation, route: routed.route))
             perform(actions)
         } catch {
+            guard shared.withLock({ $0.turn.turnSerial == serial }) else { return }
             report("translation failed; the turn is kept untranslated: \(error)")
             let (actions, taken) = shared.withLock { state in
                 (state.turn.translationFailed("\(error)", started: started, at: clock.now), state.takeDraft(for: recorder))

@@ -66,7 +66,9 @@ extension Interpreter {
     func queueRecognition(_ actions: [ConversationMachine.Action], _ state: inout Shared) {
         for action in actions {
             switch action {
-            case .startRecognition:
+            case .startRecognition, .resumeRecognition:
+                // On resumption the lanes then hear the utterance again from its start (the
+                // period's feed), so its live words and end cue cover all of it.
                 for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
             case .finishRecognition(let speaker, let turnLanguages):
                 let sides = turnLanguages
@@ -77,15 +79,19 @@ extension Interpreter {
                 let detect = detectsSpeaker(state.turn, languages: languages, sides: sides)
                 let aboveFloor = state.turn.utteranceAboveFloorDB
                 let ended = clock.now
+                let serial = state.turn.turnSerial
                 let collector = Collector(expecting: languages) { [self] results in
                     logger.debug("the streaming lanes finished \(clock.milliseconds(since: ended)) ms after the end of the turn")
-                    guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides) }
+                    guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides, serial: serial) }
                     let pass = AccuratePass.Utterance(
                         samples: utterance, expected: speaker, sides: .init(speaker: sides.source, other: sides.target), detect: detect,
                         streaming: results, aboveFloorDB: aboveFloor)
                     accurate.inbox.yield(
-                        .hear(pass, speculative: false) { [self] heard in
-                            recognized(heard.recognition, speaker: heard.speaker, language: heard.language, target: heard.target, detection: heard.detection)
+                        .hear(pass, speculative: false, wanted: { [weak self] in self?.shared.withLock { $0.turn.turnSerial == serial } ?? false }) {
+                            [self] heard in
+                            recognized(
+                                heard.recognition, speaker: heard.speaker, language: heard.language, target: heard.target, detection: heard.detection,
+                                serial: serial)
                         })
                 }
                 for language in languages {
@@ -115,13 +121,13 @@ extension Interpreter {
     }
 
     /// Every lane has finished the utterance: decide who spoke, then go on with their words.
-    private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: TurnLanguages) {
+    private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: TurnLanguages, serial: Int) {
         let decision = TurnLogic.decideLanguage(results, sides: sides)
         let language = decision?.language ?? sides.source
         let speaker = language == sides.source ? expected : expected.other
         let target = language == sides.source ? sides.target : sides.source
         let finished = results.first { $0.language == language }?.recognition ?? Recognition(text: "", confidence: nil)
-        recognized(finished, speaker: speaker, language: language, target: target, detection: decision?.detection)
+        recognized(finished, speaker: speaker, language: language, target: target, detection: decision?.detection, serial: serial)
     }
 }
 

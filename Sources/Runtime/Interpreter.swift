@@ -68,8 +68,10 @@ public final class Interpreter: Sendable {
     let settingsChange = Mutex(())
     /// Logs a failure and tells subscribers; the conversation goes on.
     let report: @Sendable (String) -> Void
-    let translations: AsyncStream<(Speaker, String, TurnLanguages)>
-    let translationInbox: AsyncStream<(Speaker, String, TurnLanguages)>.Continuation
+    /// Turns to translate: who spoke, the words, the languages, and the turn's serial
+    /// (`TurnLogic.turnSerial`: a translation for an utterance that went on is dropped).
+    let translations: AsyncStream<(Speaker, String, TurnLanguages, Int)>
+    let translationInbox: AsyncStream<(Speaker, String, TurnLanguages, Int)>.Continuation
 
     /// How long a stop waits for the turn in flight.
     public static let stopTimeout: TimeInterval = 10

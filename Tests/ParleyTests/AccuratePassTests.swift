@@ -3,6 +3,7 @@ import Logging
 import ParleyConfig
 import ParleyCore
 import ParleyEndpoint
+import ParleyHistory
 import ParleyProtocol
 import ParleyTesting
 @testable import ParleyRecognition
@@ -234,6 +235,48 @@ struct AccurateConversationTests {
         #expect(heard.first.map { $0 < 25_000 } == true, "the first pause was heard: \(heard)")
         #expect(heard.last.map { $0 >= 25_000 } == true, "the end heard the whole utterance: \(heard)")
         _ = await conversation.finish()
+    }
+
+    /// The person pauses (long enough for the silence limit to end the utterance; a comma pause
+    /// the language model takes for the end is the same) and goes on while Parley is still
+    /// translating: the end is withdrawn and the utterance goes on, so the turn is the whole
+    /// sentence, heard once whole, and nothing of the first part is spoken or kept.
+    @Test func speechThatGoesOnBeforeParleyAnswersWithdrawsTheEnd() async throws {
+        let engine = ScriptedTranscriber(name: "accurate")
+        engine.willHear("a young man")
+        engine.willHear("a young man and his dog", from: 40_000)
+        var config = ParleyConfig()
+        config.mode = .alternate
+        config.endpoint.likelyEndMs = 200
+        let conversation = try TestConversation(config: config, realTime: true, accurate: AccurateHearing(engines: [engine]))
+        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.3, words: 2, text: "young man"), in: "en")
+        conversation.recognizers.willHear("young man", in: "en")
+        conversation.translator.hold()
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 1_600])
+        var states: [String] = []
+        while states.last != "translating", let state = await conversation.next(EventType.state, as: StateEvent.self) {
+            states.append(state.state)
+        }
+        #expect(states.last == "translating", "the pause ended the utterance: \(states)")
+        // The person goes on while the translation is being made.
+        conversation.microphone.alternate(ms: [0, 600, 2_000])
+        while states.last != "hearing", let state = await conversation.next(EventType.state, as: StateEvent.self) {
+            states.append(state.state)
+        }
+        #expect(states.last == "hearing", "the end was withdrawn: \(states)")
+        while states.last != "translating", let state = await conversation.next(EventType.state, as: StateEvent.self) {
+            states.append(state.state)
+        }
+        conversation.translator.release()
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "a young man and his dog")
+        #expect(turn.translatedText == "[es] a young man and his dog")
+        #expect(engine.heard.last.map { $0 >= 40_000 } == true, "the whole utterance was heard: \(engine.heard)")
+        _ = await conversation.finish()
+        let stored = try await conversation.history.recentTurns(limit: 5)
+        #expect(stored.map(\.sourceText) == ["a young man and his dog"], "one turn, the whole sentence")
+        #expect(!conversation.synthesizer.texts.contains("[es] a young man"), "nothing of the withdrawn end was spoken: \(conversation.synthesizer.texts)")
     }
 
     @Test func moonshinesSpuriousOneWordLineBesideASentenceIsDropped() {

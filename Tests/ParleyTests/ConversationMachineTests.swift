@@ -63,6 +63,43 @@ struct ConversationMachineTests {
         #expect(machine.acceptsAudio, "the very next period is heard")
     }
 
+    @Test func anEndIsWithdrawnWhenThePersonGoesOnBeforeParleySpeaks() {
+        var machine = Machine(settings: .init(mode: .auto, echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 1_600))
+        _ = machine.handle(.speechEnded(at: 20_000))
+        #expect(machine.isResumable, "recognizing: nothing said yet")
+        // Heard as B's meanwhile (auto mode): going on, it is again the utterance as it began.
+        _ = machine.handle(.identified(.b))
+        #expect(machine.handle(.speechResumed) == [.stateChanged(.hearing(.a, since: 1_600)), .resumeRecognition(.a, enEs)])
+        #expect(machine.acceptsAudio)
+        _ = machine.handle(.speechEnded(at: 40_000))
+        _ = machine.handle(.recognized(text: "and his dog"))
+        #expect(machine.state == .translating(.a) && machine.isResumable, "translating: still nothing said")
+        #expect(machine.handle(.speechResumed) == [.stateChanged(.hearing(.a, since: 1_600)), .resumeRecognition(.a, enEs)])
+    }
+
+    @Test func onceAnythingIsSaidOrTypedTheEndStands() {
+        var machine = Machine(settings: .init(echoTail: tail))
+        _ = machine.handle(.speechStarted(at: 100))
+        _ = machine.handle(.speechEnded(at: 20_000))
+        _ = machine.handle(.recognized(text: "hello"))
+        _ = machine.handle(.translated(text: "hola"))
+        #expect(!machine.isResumable, "speaking")
+        #expect(machine.handle(.speechResumed) == [])
+        _ = machine.handle(.speakingStarted)
+        _ = machine.handle(.speakingFinished(playedSamples: 100))
+        _ = machine.handle(.clock(now: 1_000_000))
+        _ = machine.handle(.typed(.b, text: "hola"))
+        #expect(machine.state == .translating(.b) && !machine.isResumable, "a typed turn is never withdrawn")
+        #expect(machine.handle(.speechResumed) == [])
+        // Nothing recognized: the turn is over, and the next speech is a new utterance.
+        var empty = Machine(settings: .init(echoTail: tail))
+        _ = empty.handle(.speechStarted(at: 100))
+        _ = empty.handle(.speechEnded(at: 20_000))
+        _ = empty.handle(.recognized(text: " "))
+        #expect(!empty.isResumable && empty.handle(.speechResumed) == [])
+    }
+
     @Test func speakersAlternate() {
         var machine = Machine(settings: .init(echoTail: tail))
         turn(&machine, by: .a, at: 0, played: 1_000)

@@ -83,6 +83,28 @@ struct TurnLogicTests {
         #expect(drive.log.contains { $0.hasPrefix("speech ended at ") && $0.contains("(language_model, after ") })
     }
 
+    @Test func speechAfterADecidedEndWithdrawsItAndTheUtteranceGoesOnWithEverySample() throws {
+        var drive = Drive()
+        let judge: (SampleTime) -> [(language: String, end: SentenceEnd?)] = { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: "a young man"))] }
+        drive.feed(background + words + pause(ms: 400), lanes: judge)
+        let firstEnd = try #require(drive.periods.firstIndex { $0.actions.contains(.finishRecognition(.a, enEs)) })
+        // The runtime takes the audio for the end's accurate pass; the turn is being recognized.
+        let atTheEnd = drive.logic.takeUtteranceAudio()
+        #expect(drive.logic.machine.isResumable)
+        let before = drive.periods.count
+        drive.feed(words + pause(ms: 1_600), lanes: judge)
+        let resumed = try #require(drive.periods[before...].first { $0.actions.contains(.resumeRecognition(.a, enEs)) })
+        #expect(resumed.log.contains { $0.hasPrefix("speech resumed at ") })
+        // The lanes hear the utterance again from its start: the audio up to here, pause included.
+        let fed = try #require(resumed.feed?.audio.count)
+        #expect(fed > atTheEnd.count + 3_200, "\(fed) samples fed again, \(atTheEnd.count) at the first end")
+        #expect(drive.periods[before...].contains { $0.actions.contains(.finishRecognition(.a, enEs)) }, "it ends again")
+        let whole = drive.logic.takeUtteranceAudio()
+        // The first second of words, the pause (400 ms), the second (1 s): one utterance.
+        #expect(whole.count >= atTheEnd.count + 16_000, "\(whole.count) samples against \(atTheEnd.count) at the withdrawn end")
+        #expect(firstEnd < before)
+    }
+
     @Test func aThinkingPauseCostsNothingUntilItNearsTheSilenceLimit() throws {
         var drive = Drive()
         drive.feed(background + words + pause(ms: 1600)) { _ in [("en", SentenceEnd(probability: 0.001, words: 2, text: "and then"))] }
