@@ -206,7 +206,7 @@ public struct TurnLogic: Sendable {
     ) -> Period {
         var period = Period()
         period.actions = handle(.clock(now: now))
-        if keepsAudio, machine.isResumable, !heldAudio.isEmpty {
+        if mayGoOn {
             hearAfterTheEnd(frame, at: start, rmsDB: rmsDB, speech: speech, into: &period)
             return period
         }
@@ -255,10 +255,21 @@ public struct TurnLogic: Sendable {
             awaitedJudgement = judge?.through
             period.feed = Period.Feed(audio: audio, speaker: speaker, judge: judge)
         }
-        if machine.acceptsAudio || (keepsAudio && machine.isResumable) {
+        if machine.acceptsAudio || mayGoOn {
             period.judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
         }
         return period
+    }
+
+    /// Whether the utterance whose end was decided may still go on: nothing said yet
+    /// (`ConversationMachine.isResumable`), its end was a pause (not its length, not a `stop`),
+    /// and it is shorter than `max_speech_ms` (a voice that never stops long, a television, does
+    /// not keep one utterance open for ever).
+    public var mayGoOn: Bool {
+        guard keepsAudio, machine.isResumable, !heldAudio.isEmpty, let end = utteranceEnd?.reason, end == .languageModel || end == .silence else {
+            return false
+        }
+        return heldAudio.count < endpointer.settings.maxSpeechMs * endpointer.sampleRate / 1000
     }
 
     /// A period after the end of the utterance was decided, while that end can be withdrawn:

@@ -98,7 +98,11 @@ struct CaptureLoop: Sendable {
             judgeAbove = interpreter.process(frame, at: start, level: level, speech: judge(frame, level, above: judgeAbove, with: &detector), now: position)
             if !isRealTime {
                 waitForJudgement()
-                waitWhileBusy(until: .distantFuture, unlessStopping: true)
+                // While the end just decided can be withdrawn, the recording goes on at the pace
+                // of a microphone (one period per period's time), as a person goes on speaking
+                // while Parley recognizes and translates; else it waits for the turn.
+                let period = Double(frame.count) / Double(captureSampleRate)
+                waitWhileBusy(until: .distantFuture, unlessStopping: true, orGoingOnAfter: period)
             }
         }
     }
@@ -148,8 +152,10 @@ struct CaptureLoop: Sendable {
 
     /// Waits while a turn is in flight: a recording does so after every period (unless a stop
     /// was asked for); a stop does so once, up to a deadline.
-    private func waitWhileBusy(until deadline: Date, unlessStopping: Bool) {
-        interpreter.wakeup.wait(until: deadline) {
+    private func waitWhileBusy(until deadline: Date, unlessStopping: Bool, orGoingOnAfter period: TimeInterval? = nil) {
+        // Only the capture loop ends an utterance, so what may go on now stays so while it waits.
+        let until = period.flatMap { interpreter.mayGoOn ? Date(timeIntervalSinceNow: $0) : nil } ?? deadline
+        interpreter.wakeup.wait(until: until) {
             interpreter.shared.withLock({ $0.turn.machine.isBusy }) && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
         }
     }

@@ -264,6 +264,10 @@ public final class Interpreter: Sendable {
     /// model judges its pauses. When one has none (French, Portuguese: Whisper hears them, no
     /// PocketSphinx model does), another language's model would judge that person's pauses and
     /// end their sentences where theirs do not end: the silence limit ends the turn instead.
+    /// Whether the utterance whose end was just decided may still go on (the person speaking
+    /// on before Parley answers): a recording is then read on while the turn is in flight.
+    var mayGoOn: Bool { shared.withLock { $0.turn.mayGoOn } }
+
     func judgedByEveryLanguage(_ turn: TurnLogic) -> Bool {
         guard let sides = turn.utteranceSides else { return true }
         let possible = detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides) ? [sides.source, sides.target] : [sides.source]
