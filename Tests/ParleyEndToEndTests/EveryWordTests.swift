@@ -70,10 +70,12 @@ struct EveryWordTests {
         let whole = EndToEnd.wordRecall(heard, reference: references.joined(separator: " "))
         #expect(whole >= 0.75, "heard \(Int(whole * 100)) % of the words: \(turns.map(\.sourceText))")
         for (clip, reference) in zip(clips, references) {
-            // Its last six words: where a turn cut short loses them.
+            // Its last six words: where a turn cut short loses them (all of them, or all but one
+            // or two a later turn shares: 0-33 % before issue 36). Whisper mishears some on a
+            // long utterance ("hielo o polvo" as "elopolvo"), so half is the bar.
             let tail = EndToEnd.words(reference).suffix(6).joined(separator: " ")
             let kept = EndToEnd.wordRecall(heard, reference: tail)
-            #expect(kept >= 0.66, "\((clip as NSString).lastPathComponent): \"\(tail)\" lost; heard \(turns.map(\.sourceText))")
+            #expect(kept >= 0.5, "\((clip as NSString).lastPathComponent): \"\(tail)\" lost; heard \(turns.map(\.sourceText))")
         }
     }
 
