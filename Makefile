@@ -157,6 +157,7 @@ bench: release
 	PARLEY_SET=shared PARLEY_PAUSES=0 bench/turn-end.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/confidence.py $$($(SWIFT) build -c release --show-bin-path) $(SPANISH_SPEECH)
 	bench/accuracy.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/every-word.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/noise.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/engine-cost.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/scene.py $$($(SWIFT) build -c release --show-bin-path)

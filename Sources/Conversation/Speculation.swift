@@ -1,7 +1,7 @@
 /// A speculation's life once started, as pure as the turn's logic: its id, the words it
 /// translates, the samples its accurate pass hears, whether it serves a turn's words, and when
 /// it is dropped. The runtime keeps only what it performs with (the translation task, the
-/// speech worker's audio), keyed by the id (`Sources/Runtime/Speculation.swift`).
+/// speech worker's audio), keyed by the id (`Sources/Runtime/SpeculationWork.swift`).
 ///
 /// A speculation is dropped when speech resumes (`hear`), the utterance is cancelled or a new
 /// one starts (`absorb`), the turn ends with other words or is not translated (`recognized`),

@@ -24,8 +24,10 @@ public struct Judgement: Sendable, Equatable {
 
 /// See the top of this file.
 public struct TurnLogic: Sendable {
-    public var machine: ConversationMachine
-    public var endpointer: Endpointer
+    /// The turn-taking; changed only through this type (`handle`, `reconfigure`, ...).
+    public private(set) var machine: ConversationMachine
+    /// Where speech starts and ends; changed only through this type.
+    public private(set) var endpointer: Endpointer
     /// Whether auto mode can tell the speakers apart by what it hears: both sides hearable, on
     /// decoders of their own.
     public var dualDecoding = false
@@ -151,6 +153,17 @@ public struct TurnLogic: Sendable {
             deviceLost = false
             return (userPaused ? [] : handle(.resume), true)
         }
+    }
+
+    /// New settings (`set`, `swap`, reload): the machine's, the silence limit, and whether auto
+    /// mode decodes both languages. A turn in flight finishes as it began. Returns the machine's
+    /// actions.
+    public mutating func reconfigure(
+        _ settings: ConversationMachine.Settings, silenceMs: Int, dualDecoding: Bool
+    ) -> [ConversationMachine.Action] {
+        endpointer.settings.silenceMs = silenceMs
+        self.dualDecoding = dualDecoding
+        return absorb(machine.reconfigure(settings))
     }
 
     /// The capture was opened: whether it hears what Parley plays (`AudioCapture.hearsPlayback`).

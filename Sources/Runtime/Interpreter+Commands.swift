@@ -140,15 +140,14 @@ extension Interpreter {
         let hearable = Self.hearable(settings, hearing)
         let actions = shared.withLock { state -> [ConversationMachine.Action] in
             state.settings = settings
-            state.turn.endpointer.settings.silenceMs = settings.silenceMs
             var machineSettings = state.turn.machine.settings
             machineSettings.mode = settings.mode
             machineSettings.echoTail = samples(ms: settings.echoTailMs)
             machineSettings.hearable = hearable
             machineSettings.languageA = settings.speakerA
             machineSettings.languageB = settings.speakerB
-            state.turn.dualDecoding = Self.dualDecoding(settings, hearing: hearing, laneKey: laneKey)
-            return state.turn.absorb(state.turn.machine.reconfigure(machineSettings))
+            return state.turn.reconfigure(
+                machineSettings, silenceMs: settings.silenceMs, dualDecoding: Self.dualDecoding(settings, hearing: hearing, laneKey: laneKey))
         }
         perform(actions)
         // Keep the new languages' engines warm before their first turn.

@@ -194,12 +194,6 @@ public final class Interpreter: Sendable {
     /// True when `language` has a voice.
     public func canSpeak(_ language: String) -> Bool { speaking(language) }
 
-    /// Whether a turn no backend could translate is answered with a spoken notice to the
-    /// speaker (`[translator] failure_notice`).
-    public func setFailureNotice(_ on: Bool) {
-        shared.withLock { $0.turn.machine.settings.failureNotice = on }
-    }
-
     // MARK: - Running
 
     /// Runs the conversation until the recording ends or `stop()` is called: the workers, and

@@ -12,8 +12,8 @@ private func at(_ ms: Int) -> ParleyClock.Instant { ParleyClock.Instant(offset: 
 /// A turn by A that has just ended: its words, a pause the language model ends ("go forward"),
 /// the turn recorded from 10 s on the runtime's clock; speculating (by translation) as the
 /// runtime would.
-private func endedTurn(judging text: String = "go forward") throws -> Drive {
-    var drive = Drive()
+private func endedTurn(judging text: String = "go forward", repeatPrompt: Bool = false) throws -> Drive {
+    var drive = Drive(repeatPrompt: repeatPrompt)
     drive.speculating = { _ in false }
     drive.feed(Drive.background + Drive.words + Drive.pause(ms: 400)) { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: text))] }
     let ended = try #require(drive.actions.lazy.compactMap { action -> (Speaker, TurnLanguages)? in
@@ -27,8 +27,9 @@ private func endedTurn(judging text: String = "go forward") throws -> Drive {
 /// A turn by A whose pause runs (a likely end would end it only at 1 s): a speculation on
 /// "young man" was started, the utterance is still open.
 private func pausedTurn(accurately: Bool = false) -> Drive {
-    var drive = Drive()
-    drive.logic.endpointer.settings.likelyEndMs = 1_000
+    var endpoint = EndpointSettings()
+    endpoint.likelyEndMs = 1_000
+    var drive = Drive(endpoint: endpoint)
     drive.speculating = { _ in accurately }
     drive.feed(Drive.background + Drive.words + Drive.pause(ms: 400)) { _ in [("en", SentenceEnd(probability: 0.3, words: 2, text: " young man"))] }
     return drive
@@ -78,8 +79,7 @@ struct TurnDraftTests {
     }
 
     @Test func doubtfulWordsFlagTheRecordAndAPromptIsNotTheResponse() throws {
-        var drive = try endedTurn()
-        drive.logic.machine.settings.repeatPrompt = true
+        var drive = try endedTurn(repeatPrompt: true)
         let heard = drive.logic.recognized(
             Recognition(text: "mumble", confidence: 0.3), from: .a, language: "en", target: "es", minConfidence: 0.5, at: at(10_200))
         #expect(heard.actions == [.stateChanged(.speaking(.a)), .askToRepeat(.a, language: "en")])

@@ -21,9 +21,9 @@ struct Drive {
     /// The speculations started, in order.
     var started: [TurnLogic.Speculating] = []
 
-    init(mode: ConversationMode = .alternate, dual: Bool = false) {
-        let machine = ConversationMachine(settings: .init(mode: mode, echoTail: 4_800))
-        logic = TurnLogic(machine: machine, endpointer: Endpointer(settings: EndpointSettings(), sampleRate: Signals.rate), keepsAudio: true)
+    init(mode: ConversationMode = .alternate, dual: Bool = false, repeatPrompt: Bool = false, endpoint: EndpointSettings = EndpointSettings()) {
+        let machine = ConversationMachine(settings: .init(mode: mode, echoTail: 4_800, repeatPrompt: repeatPrompt))
+        logic = TurnLogic(machine: machine, endpointer: Endpointer(settings: endpoint, sampleRate: Signals.rate), keepsAudio: true)
         logic.dualDecoding = dual
     }
 
@@ -260,8 +260,7 @@ struct TurnLogicTests {
     private func recognized(
         _ text: String, confidence: Double?, by speaker: Speaker = .a, mode: ConversationMode = .alternate, repeatPrompt: Bool = false
     ) -> TurnLogic.Recognized {
-        var drive = Drive(mode: mode)
-        drive.logic.machine.settings.repeatPrompt = repeatPrompt
+        var drive = Drive(mode: mode, repeatPrompt: repeatPrompt)
         drive.feed(background + words)
         _ = drive.logic.endInput(at: drive.position, stopped: false)
         let languages = speaker == .a ? enEs : enEs.swapped
