@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """espeak-ng's speaking rate against how well a listener understands it (issue 37).
 
-The listener is Whisper base (the parley-whisper worker, beam 5, the language given), as the
-issue measured: each language's espeak-ng voice says 20 everyday sentences (Tatoeba, lines
+The listener is Whisper base as Parley runs it (the parley-whisper worker, beam 5, the language
+given; a decoding Whisper itself calls failed, average log-probability under -1, gives no words,
+so speech Parley cannot understand counts as all words missed): each language's espeak-ng voice says 20 everyday sentences (Tatoeba, lines
 N*25 of ../shared/text/tatoeba/eng-XXX.XXX, English from eng-spa.eng) at each rate, and WER
 of what Whisper hears is reported per language and rate, with how long the speech takes.
 
@@ -39,7 +40,8 @@ def main():
                 for rate in RATES:
                     wav = f"{work}/say.wav"
                     subprocess.run(["espeak-ng", "-v", VOICES[lang], "-s", str(rate), "-w", wav, text], check=True)
-                    samples = ears.pcm(wav, "rate", "16000")
+                    # Half a second of silence each side, as a microphone gives an utterance.
+                    samples = ears.pcm(wav, "pad", "0.5", "0.5")
                     heard = whisper.transcribe(samples, language=lang, beam_size=5)["text"]
                     tally, seconds = results.setdefault((lang, rate), (ears.Tally(), [0.0]))
                     e, n = tally.add(text, heard, lang)
