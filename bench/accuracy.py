@@ -48,17 +48,6 @@ import ears  # noqa: E402
 ROWS = [("en", "en"), ("es", "fleurs"), ("es", "voxforge"), ("es", None), ("fr", None), ("pt", None), ("it", None)]
 
 
-def leading_extra(reference, hypothesis, lang):
-    """Words the hypothesis starts with that were not said (1 or 2 words whose removal lowers
-    the edit distance by as many), e.g. "You" or "Thank you"."""
-    ref, hyp = ears.words(reference, lang), ears.words(hypothesis, lang)
-    base = ears.edits(ref, hyp)[0]
-    for k in (2, 1):
-        if len(hyp) > k and ears.edits(ref, hyp[k:])[0] <= base - k:
-            return " ".join(hyp[:k])
-    return None
-
-
 GAP = "12"  # seconds of silence after each recording of a one run
 
 
@@ -76,10 +65,7 @@ def name_of(lang, source):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    bin_dir = os.path.abspath(sys.argv[1])
-    engines = os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else ears.engines_folder()
+    bin_dir, engines = ears.bin_and_engines(__doc__)
     every = ears.recordings()
     tallies = {}  # (engine, lang, source) -> Tally
     extras = {}   # engine -> [(recording, words)]
@@ -93,7 +79,7 @@ def main():
         e, n = tallies[(engine, lang, source)].add(reference, hypothesis, lang)
         if source:
             tallies[(engine, lang, None)].add(reference, hypothesis, lang)
-        extra = leading_extra(reference, hypothesis, lang)
+        extra = ears.leading_extra(reference, hypothesis, lang)
         if extra:
             extras.setdefault(engine, []).append((os.path.basename(wav), extra))
         print(f"{engine:22} {os.path.basename(wav)[:34]:34} {e:2}/{n:2} {hypothesis}", file=sys.stderr)

@@ -191,6 +191,17 @@ def edits(reference, hypothesis):
     return d[len(hypothesis)], len(reference)
 
 
+def leading_extra(reference, hypothesis, lang):
+    """Words the hypothesis starts with that were not said (1 or 2 words whose removal lowers
+    the edit distance by as many), e.g. "You" or "Thank you"."""
+    ref, hyp = ears.words(reference, lang), ears.words(hypothesis, lang)
+    base = ears.edits(ref, hyp)[0]
+    for k in (2, 1):
+        if len(hyp) > k and ears.edits(ref, hyp[k:])[0] <= base - k:
+            return " ".join(hyp[:k])
+    return None
+
+
 def compression_ratio(text):
     """Bytes of the text over bytes of it compressed (zlib), as Whisper's own transcribe checks
     (it retries above 2.4): a text that loops compresses well."""
@@ -383,6 +394,15 @@ class Moonshine:
 
 
 # ---------------------------------------------------------------- parleyd in file mode
+
+def bin_and_engines(usage):
+    """A bench's arguments, BIN_DIR [ENGINES]: parleyd's folder and the engines folder (this
+    checkout's .build/engines unless given); `usage` is said and the bench stops otherwise."""
+    import sys
+    if len(sys.argv) not in (2, 3):
+        sys.exit(usage)
+    return os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else engines_folder()
+
 
 def engines_variant(work, engines, which):
     """An engines folder holding only `which` ("moonshine", "none"): parleyd then has that

@@ -80,17 +80,6 @@ def lost_runs(reference, product, engine, lang):
     return runs
 
 
-def leading_extra(reference, hypothesis, lang):
-    """1 or 2 words the hypothesis starts with that were not said (their removal lowers the
-    edit distance by as many)."""
-    ref, hyp = ears.words(reference, lang), ears.words(hypothesis, lang)
-    base = ears.edits(ref, hyp)[0]
-    for k in (2, 1):
-        if len(hyp) > k and ears.edits(ref, hyp[k:])[0] <= base - k:
-            return " ".join(hyp[:k])
-    return None
-
-
 def trimmed(samples):
     """16-bit samples from 100 ms before the first loud 20 ms period to 150 ms after the last
     (within 35 dB of the loudest), and the first 100 ms as room tone."""
@@ -114,10 +103,7 @@ def tone(room, ms):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    bin_dir = os.path.abspath(sys.argv[1])
-    engines = os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else ears.engines_folder()
+    bin_dir, engines = ears.bin_and_engines(__doc__)
     every = ears.recordings()
     started = time.monotonic()
     # (lang, kind) -> tallies and counts; kind: "alone" or "joined"
@@ -182,8 +168,8 @@ def main():
                         r["wrong_long"] += len(ears.words(t["text"], t["lang"])) >= 3
                 runs = lost_runs(reference, product, engine, lang)
                 r["lost"] += [(name, x) for x in runs]
-                extra = leading_extra(reference, product, lang)
-                if extra and leading_extra(reference, engine, lang) != extra:
+                extra = ears.leading_extra(reference, product, lang)
+                if extra and ears.leading_extra(reference, engine, lang) != extra:
                     r["openings"].append((name, extra))
                 print(f"{lang} {kind:6} {name[:60]:60} engine {e1:2}/{n:2} parleyd {e2:2}/{n:2} turns {len(turns)} "
                       f"{[t['lang'] + ': ' + t['text'] for t in turns]}" + (f" LOST {runs}" if runs else ""), file=sys.stderr)
