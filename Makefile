@@ -83,6 +83,7 @@ ENGINES ?= .build/engines
 engines: deps
 	engines/fetch.sh $(ENGINES) .build/wheels
 	install -m 0755 libexec/parley-whisper $(ENGINES)/whisper/parley-whisper
+	install -m 0755 libexec/parley-bergamot $(ENGINES)/bergamot/parley-bergamot
 
 ## run: start parleyd with config/parley.toml on the default sound devices
 run: release
