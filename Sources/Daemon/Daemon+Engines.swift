@@ -46,7 +46,7 @@ extension Daemon {
                             })
                     }
                     var legs: [LanguagePair] = []
-                    for leg in pairs.compactMap({ planner.route(for: $0) }).flatMap(\.legs) where !legs.contains(leg) { legs.append(leg) }
+                    for leg in pairs.compactMap({ planner.route(for: $0) }).flatMap(\.legs).map(\.pair) where !legs.contains(leg) { legs.append(leg) }
                     let apertium = try ApertiumTranslator(
                         pairs: legs, modesDirectory: modes, timeoutMs: config.translationTimeoutMs,
                         keepUnknownMarks: config.keepUnknownMarks)

@@ -116,9 +116,12 @@ public final class TranslatorChain: Translator {
         return Self.routeName(backend.name, backend.translator.routeName(for: pair))
     }
 
+    /// A backend's route as a turn names it: the backend alone for its direct route, the
+    /// backend and its pivot ("apertium via es"), and a route that names each leg's engine
+    /// ("bergamot en-pt + apertium pt-es") as it is.
     static func routeName(_ backend: String, _ route: String?) -> String {
         guard let route, route != "direct" else { return backend }
-        return "\(backend) \(route)"
+        return route.hasPrefix("via ") ? "\(backend) \(route)" : route
     }
 
     /// A retry someone asked for: backends whose circuit is broken are asked too.
