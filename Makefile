@@ -168,6 +168,8 @@ bench: release
 	bench/vocabulary.py es 20000
 	bench/pair-memory.sh
 	bench/route-memory.sh $$($(SWIFT) build -c release --show-bin-path) en-es en-pt es-fr en-fr
+	ENGINES=$(ENGINES) bench/route-memory.sh $$($(SWIFT) build -c release --show-bin-path) en-es en-pt es-fr en-fr
+	bench/bergamot-cost.py --engines $(ENGINES)
 	[ -d .build/bench-python/sacrebleu ] || python3 -m pip install -q --target .build/bench-python sacrebleu
 	PYTHONPATH=.build/bench-python bench/routes.py --swift
 
