@@ -15,21 +15,31 @@ struct Status: ParsableCommand {
     func run() throws {
         let status = try options.call(Request(.status), as: StatusInfo.self)
         if options.json { return try options.printJSON(status) }
-        func side(_ name: String, _ side: StatusInfo.Side) -> String {
-            let hearing = side.hearable ? "can be heard\(side.engine.map { " by \($0)" } ?? "")\(side.model.map { " (streaming model: \($0))" } ?? "")" : "cannot be heard: \(side.hint ?? "no speech model") (can type with `parley say`)"
-            return "\(name)         \(side.language)  \(hearing)"
+        for line in Self.lines(status) { print(line) }
+    }
+
+    /// The status as a person reads it, in lines of at most 80 columns: a label, then its value
+    /// (wrapped under the value). Where a side's streaming model came from is left to `parley
+    /// languages` and `--json`.
+    static func lines(_ status: StatusInfo) -> [String] {
+        func side(_ side: StatusInfo.Side) -> String {
+            let hearing =
+                side.hearable
+                ? side.engine.map { "heard by \($0)" } ?? "can be heard"
+                : "cannot be heard: \(side.hint ?? "no speech model") (can type with `parley say`)"
+            return "\(side.language)  \(hearing)"
         }
-        print("state     \(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")")
-        print(side("a", status.a))
-        print(side("b", status.b))
-        print("mode      \(status.mode)")
-        print("turns     \(status.turns)")
-        print("session   \(status.sessionID.map(String.init) ?? "-")")
-        print("devices   capture \(status.captureDevice), playback \(status.playbackDevice)")
-        print("uptime    \(Int(status.uptimeSeconds)) s")
+        var rows = [
+            ("state", "\(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")"),
+            ("a", side(status.a)), ("b", side(status.b)),
+            ("mode", status.mode), ("turns", "\(status.turns)"), ("session", status.sessionID.map(String.init) ?? "-"),
+            ("devices", "capture \(status.captureDevice), playback \(status.playbackDevice)"),
+            ("uptime", "\(Int(status.uptimeSeconds)) s"),
+        ]
         if status.historyDegraded || status.historyProblem != nil {
-            print("history   \(status.historyProblem ?? "degraded")\(status.historyPending > 0 ? " (\(status.historyPending) waiting)" : "")")
+            rows.append(("history", "\(status.historyProblem ?? "degraded")\(status.historyPending > 0 ? " (\(status.historyPending) waiting)" : "")"))
         }
+        return rows.flatMap { label, value in ScreenText.lines(label.rightPadded(to: 10) + value, indent: 10) }
     }
 }
 

@@ -10,6 +10,8 @@ struct Parley: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parley",
         abstract: "Control and inspect a running parleyd.",
+        // The generated line, every option spelled out, is 85 columns; they are listed below it.
+        usage: "parley [<options>] <subcommand> [<options>]",
         discussion: """
             --socket, --timeout, --json and --utc may come before the subcommand (parley --socket S status) \
             or after it (parley status --socket S).
@@ -34,15 +36,22 @@ struct Parley: ParsableCommand {
         throw ValidationError("give a subcommand after the options; `parley --help` lists them")
     }
 
-    /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
+    /// Usage errors exit 2, as documented, rather than ArgumentParser's 64. Help and usage
+    /// errors are at most 80 columns wide.
     static func main() {
         do {
             var command = try parseAsRoot()
             try command.run()
         } catch {
             let code = exitCode(for: error)
+            if code == .success {
+                // --help, --version, `parley` alone: at most 80 columns, or the terminal's width.
+                let width = ScreenText.columns(of: STDOUT_FILENO)
+                print(Usage.fitted(help: fullMessage(for: error, columns: width), width: width))
+                Glibc.exit(0)
+            }
             if code == .validationFailure {
-                ScreenText.writeAll(fullMessage(for: error) + "\n", to: STDERR_FILENO)
+                printError(Usage.fitted(help: fullMessage(for: error, columns: ScreenText.width), width: ScreenText.width))
                 Glibc.exit(2)
             }
             exit(withError: error)
@@ -129,8 +138,9 @@ struct ClientOptions: ParsableArguments {
     }
 }
 
+/// `message` on stderr, in lines of at most 80 columns (continuation lines indented by two).
 func printError(_ message: String) {
-    ScreenText.writeAll(message + "\n", to: STDERR_FILENO)
+    ScreenText.writeAll(ScreenText.lines(message).map { $0 + "\n" }.joined(), to: STDERR_FILENO)
 }
 
 extension ClientError {

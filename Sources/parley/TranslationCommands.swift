@@ -69,21 +69,10 @@ struct Languages: ParsableCommand {
     }
 
     /// `text` broken between words into lines of at most `width` columns, every line after the
-    /// first indented by `indent` spaces. A word longer than a line is cut in the middle.
+    /// first indented by `indent` spaces (the spaces inside a line are kept, so `first`'s columns
+    /// line up). A word longer than a line is cut where the line ends.
     static func wrap(_ text: String, indent: Int = 2, first: String = "") -> String {
-        var lines: [String] = []
-        var line = first
-        let pad = String(repeating: " ", count: indent)
-        for word in text.split(separator: " ").map({ fit(String($0), width - indent) }) {
-            let start = lines.isEmpty ? first : pad
-            if line.count > start.count, line.count + 1 + word.count > width {
-                lines.append(line)
-                line = pad
-            }
-            line += (line.count > (lines.isEmpty ? first : pad).count ? " " : "") + word
-        }
-        lines.append(line)
-        return lines.map { $0 + "\n" }.joined()
+        ScreenText.lines(first + text, width: width, indent: indent).map { $0 + "\n" }.joined()
     }
 
     /// `text` cut to `limit` characters, its start and end kept.

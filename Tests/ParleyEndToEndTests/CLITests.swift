@@ -23,6 +23,39 @@ struct CLITests {
         #expect(try EndToEnd.run(parley, ["history", "--since", "yesterday"], in: dir, timeout: 30).status == 2)
     }
 
+    /// Everything a new user runs first prints lines of at most 80 columns (issue 38): the
+    /// helps, usage errors, a missing socket, `status`, and the daemon's long refusals.
+    @Test func everyLineFitsIn80Columns() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let parley = try EndToEnd.binary("parley")
+        let commands = [
+            "status", "say", "listen", "stop", "pause", "resume", "swap", "set", "config", "reload", "history", "history list",
+            "history export", "history import", "history delete", "history delete-last", "history clear", "favorite", "unfavorite",
+            "replay", "session", "session new", "watch", "version", "retry", "languages", "web",
+        ]
+        var runs: [[String]] = [["--help"], []] + commands.map { $0.split(separator: " ").map(String.init) + ["--help"] }
+        runs += [
+            ["statsu"], ["set"], ["set", "--mode", "sideways"], ["listen", "c"], ["languages", "--country", "Narnia"], ["--bogus", "status"],
+            ["say", "--speaker", "a"], ["history", "--limit", "0"],
+            ["history", "--since", "yesterday"], ["status", "--socket", dir.appendingPathComponent("nothing/control.sock").path],
+        ]
+        let withDaemon: [[String]] = [
+            ["status"], ["set", "--speaker-b", "de"], ["set", "--speaker-b", "zz"], ["languages"], ["languages", "--country", "Japan"],
+            ["say", "--speaker", "a", "good morning"], ["history"], ["stop"], ["retry", "999"], ["replay", "999"], ["web"],
+        ]
+        runs += withDaemon.map { $0 + ["--socket", daemon.socket] }
+        for arguments in runs {
+            let output = try EndToEnd.run(parley, arguments, in: dir, environment: ["PARLEY_SOCKET": daemon.socket], timeout: 60)
+            #expect(!(output.stdout + output.stderr).isEmpty, "parley \(arguments) printed nothing")
+            for line in (output.stdout + output.stderr).split(separator: "\n") {
+                #expect(line.count <= 80, "parley \(arguments.prefix(4)): \(line.count) columns: \(line)")
+            }
+        }
+    }
+
     @Test func optionsGoBeforeOrAfterTheSubcommand() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -64,7 +97,7 @@ struct CLITests {
         #expect(again.stdout.contains("not stored again") && again.stdout.contains("#"), "\(again.stdout)")
         // With --json the answer stays parseable and the note goes to stderr.
         let json = try daemon.parley(["say", "--speaker", "a", "--json", "where is the station"])
-        #expect(json.stderr.contains("not stored again"), "\(json.stderr)")
+        #expect(json.message.contains("not stored again"), "\(json.stderr)")
         let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(json.stdout.utf8))
         #expect(try daemon.call("history", as: [TurnInfo].self).map(\.id) == [turn.id])
         // Other words are stored, and said to be.

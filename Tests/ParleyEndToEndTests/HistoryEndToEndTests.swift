@@ -137,7 +137,7 @@ struct HistoryEndToEndTests {
         #expect(replayed.status == 0, "\(replayed.stderr)")
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
         let undo = try daemon.parley(["history", "undo"])
-        #expect(undo.status == 2 && undo.stderr.contains("history delete-last"), "\(undo.stderr)")
+        #expect(undo.status == 2 && undo.message.contains("history delete-last"), "\(undo.stderr)")
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
         let deleted = try daemon.parley(["history", "delete-last"])
         #expect(deleted.status == 0 && deleted.stdout.contains("deleted #"), "\(deleted.stderr)")

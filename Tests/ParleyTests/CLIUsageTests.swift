@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import ParleyCore
+import ParleyProtocol
+import Testing
+@testable import parley
+
+/// What a new user of `parley` meets (issue 38), checked on the CLI's own parsing and
+/// formatting, without a daemon; a section for each thing the issue lists.
+@Suite struct CLIUsageTests {
+    static func status(a: StatusInfo.Side, b: StatusInfo.Side, state: String = "listening", speaker: String? = "b") -> StatusInfo {
+        StatusInfo(
+            version: "0.1.0", state: state, speaker: speaker, mode: "auto", a: a, b: b, turns: 3, sessionID: 1, uptimeSeconds: 12.5,
+            captureDevice: "default", playbackDevice: "default")
+    }
+
+    // MARK: - 1. At most 80 columns
+
+    @Test func wrappedLinesFitAndKeepEveryWord() {
+        let text = "parley: " + String(repeating: "a few words that go on ", count: 12) + "/a/path/" + String(repeating: "x", count: 100)
+        let lines = ScreenText.lines(text)
+        for line in lines { #expect(line.count <= 80, "\(line.count): \(line)") }
+        #expect(lines.dropFirst().allSatisfy { $0.hasPrefix("  ") })
+        // Nothing is lost: the words come back joined (the long path was cut, not shortened).
+        let joined = lines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        #expect(joined.replacingOccurrences(of: " ", with: "") == text.replacingOccurrences(of: " ", with: ""))
+        // The text's own line breaks are kept; a short line is left alone.
+        #expect(ScreenText.lines("one\ntwo") == ["one", "two"])
+    }
+
+    @Test func statusLinesFitAndNameNoModelOrigin() {
+        let hint = "no usable speech model for \"fr\": install a CMU Sphinx model with `parleyd model install DIR --language fr` (README: Adding a language)"
+        let status = Self.status(
+            a: .init(language: "en", hearable: true, model: "Debian pocketsphinx-en-us", engine: "moonshine-tiny"),
+            b: .init(language: "fr", hearable: false, hint: hint))
+        var degraded = status
+        degraded.historyDegraded = true
+        degraded.historyProblem = "the history was corrupt; it was moved to /var/lib/parley/history.sqlite.corrupt-2026-11-22T08:00:00Z"
+        let lines = Status.lines(degraded)
+        for line in lines { #expect(line.count <= 80, "\(line.count): \(line)") }
+        #expect(lines.contains("a         en  heard by moonshine-tiny"), "\(lines)")
+        #expect(!lines.joined().contains("pocketsphinx-en-us") && !lines.joined().contains("streaming model"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("b         fr  cannot be heard: no usable speech model") }, "\(lines)")
+        // Continuation lines start under the value, not under the label.
+        #expect(lines.filter { !$0.hasPrefix(" ") }.map { String($0.prefix(10)).trimmingCharacters(in: .whitespaces) }
+            == ["state", "a", "b", "mode", "turns", "session", "devices", "uptime", "history"])
+        #expect(lines.filter { $0.hasPrefix(" ") }.allSatisfy { $0.hasPrefix(String(repeating: " ", count: 10)) }, "\(lines)")
+    }
+
+    @Test func helpsUsageLineIsBrokenBetweenGroups() {
+        let usage = "USAGE: parley history list [--socket <socket>] [--json] [--timeout <timeout>] [--utc] [--search <search>] [--favorites] [--speaker <speaker>]"
+        let lines = Usage.fitted(help: "OVERVIEW: x\n\n" + usage + "\n", width: 80).split(separator: "\n").map(String.init)
+        for line in lines { #expect(line.count <= 80, "\(line)") }
+        #expect(lines.contains { $0.hasPrefix("       [--") }, "\(lines)")
+        for group in ["[--socket <socket>]", "[--timeout <timeout>]", "[--speaker <speaker>]"] {
+            #expect(lines.contains { $0.contains(group) }, "\(group) was broken: \(lines)")
+        }
+    }
+
+    @Test func theRootUsageLineFits() {
+        let help = Usage.fitted(help: Parley.helpMessage(columns: 80), width: 80)
+        for line in help.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
+    }
+
+    @Test func theMissingSocketSaysWhatToDoInAFewLines() {
+        let error = ClientError.cannotConnect(path: "/run/parley/control.sock", reason: "No such file or directory")
+        let message = "parley: \(error)"
+        #expect(message.hasPrefix("parley: cannot connect to /run/parley/control.sock (no such file or directory); "), "\(message)")
+        #expect(message.contains("--socket") && message.contains("PARLEY_SOCKET"))
+        let lines = ScreenText.lines(message)
+        #expect(lines.count <= 3)
+        for line in lines { #expect(line.count <= 80, "\(line)") }
+    }
+}
