@@ -18,7 +18,7 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
         case .cannotConnect(let path, let reason):
             "cannot connect to \(path) (\(reason.lowercasingFirstLetter)); is parleyd running (`systemctl status parleyd`)? Or give its socket: --socket or PARLEY_SOCKET"
         case .protocolFailure(let reason):
-            "bad reply from parleyd: \(reason)"
+            "the connection to parleyd failed (\(reason.lowercasingFirstLetter)); check that it still runs (`parley status`) and see its log"
         case .timedOut(let path, let after):
             "parleyd at \(path) did not answer within \(after.wholeSeconds) s; check `parley status` and the daemon's log (`journalctl -u parleyd`), or wait longer with --timeout SECONDS (0: no limit)"
         }

@@ -203,7 +203,7 @@ struct SetCommand: ParsableCommand {
             throw ValidationError("give at least one setting to change, e.g. --silence-ms 900")
         }
         if let mode, ConversationMode(rawValue: mode) == nil {
-            throw ValidationError("--mode must be \(ConversationMode.spelledOut), not \"\(mode)\"")
+            throw ValidationError("--mode is \"\(mode)\"; give \(ConversationMode.spelledOut)")
         }
         func check<T: Comparable>(_ value: T?, _ bounds: ClosedRange<T>, _ option: String) throws {
             if let value, !bounds.contains(value) {

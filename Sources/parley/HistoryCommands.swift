@@ -47,10 +47,10 @@ struct HistoryCommand: ParsableCommand {
 
         func validate() throws {
             guard HistoryQuery.limits.contains(limit) else {
-                throw ValidationError("--limit must be from \(HistoryQuery.limits.lowerBound) to \(HistoryQuery.limits.upperBound)")
+                throw ValidationError("--limit is \(limit); give \(HistoryQuery.limits.lowerBound) to \(HistoryQuery.limits.upperBound)")
             }
-            guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
-            if let session, session < 1 { throw ValidationError("--session must be a session id, 1 or more") }
+            guard page >= 1 else { throw ValidationError("--page is \(page); give 1 or more") }
+            if let session, session < 1 { throw ValidationError("--session is \(session); give a session id, 1 or more") }
         }
 
         func run() throws {
@@ -111,7 +111,9 @@ struct HistoryCommand: ParsableCommand {
             do {
                 data = try InputFile.read(file)
             } catch {
-                printError("parley: cannot read \(file): \(error)")
+                printError(
+                    "parley: cannot read \(file) (\(Usage.sentence(error.description))); give a file that "
+                        + "`parley history export --format json` wrote, or - for standard input")
                 throw ExitCode(1)
             }
             let export: HistoryExportInfo
@@ -121,7 +123,7 @@ struct HistoryCommand: ParsableCommand {
             } else if let turns = try? decoder.decode([TurnInfo].self, from: data) {
                 export = HistoryExportInfo(sessions: [], turns: turns)
             } else {
-                printError("parley: \(file) is not a Parley history: make it with `parley history export --format json`")
+                printError("parley: \(file) is not a Parley history; make one with `parley history export --format json`")
                 throw ExitCode(1)
             }
             var total = ImportResult(imported: 0, skipped: 0)

@@ -36,25 +36,29 @@ struct Parley: ParsableCommand {
         throw ValidationError("give a subcommand after the options; `parley --help` lists them")
     }
 
-    /// Usage errors exit 2, as documented, rather than ArgumentParser's 64. Help and usage
-    /// errors are at most 80 columns wide.
+    /// Every message is one line (wrapped at 80 columns) in one style, "parley: <what happened>;
+    /// <what to do>"; usage errors exit 2, as documented, rather than ArgumentParser's 64.
     static func main() {
         do {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            let code = exitCode(for: error)
-            if code == .success {
+            switch exitCode(for: error) {
+            case .success:
                 // --help, --version, `parley` alone: at most 80 columns, or the terminal's width.
                 let width = ScreenText.columns(of: STDOUT_FILENO)
                 print(Usage.fitted(help: fullMessage(for: error, columns: width), width: width))
                 Glibc.exit(0)
-            }
-            if code == .validationFailure {
-                printError(Usage.fitted(help: fullMessage(for: error, columns: ScreenText.width), width: ScreenText.width))
+            case .validationFailure:
+                printError(Usage.message(message(for: error), arguments: Array(CommandLine.arguments.dropFirst())))
                 Glibc.exit(2)
+            case let code:
+                // The message was printed already (ExitCode), or the error is one parley does
+                // not expect (it says what happened, and exits 1).
+                let text = message(for: error)
+                if !text.isEmpty { printError("parley: " + Usage.sentence(text)) }
+                Glibc.exit(code.rawValue)
             }
-            exit(withError: error)
         }
     }
 }
@@ -113,15 +117,23 @@ struct ClientOptions: ParsableArguments {
         if let envelope = try? decoder.decode(Envelope.self, from: line), envelope.type == "error",
             let failure = try? decoder.decode(ErrorReply.self, from: line)
         {
-            printError("parley: \(failure.data.message) (\(failure.data.code))")
+            printError(daemonError(failure.data))
             throw ExitCode(1)
         }
         do {
             return try decoder.decode(ResultReply<Payload>.self, from: line).data
         } catch {
-            printError("parley: unexpected reply from parleyd: \(String(decoding: line.prefix(200), as: UTF8.self))")
+            printError(
+                "parley: parleyd's answer could not be read (\(String(decoding: line.prefix(200), as: UTF8.self))); "
+                    + "check that parley and parleyd are the same version (`parley version`)")
             throw ExitCode(1)
         }
+    }
+
+    /// The daemon's error as parley says it: its message (which says what to do), and its code
+    /// only with --json, for scripts.
+    func daemonError(_ error: ErrorReply.Detail) -> String {
+        "parley: \(Usage.sentence(error.message))\(json ? " (\(error.code))" : "")"
     }
 
     /// Sends a command whose result is the daemon's status, and prints it.

@@ -15,7 +15,7 @@ struct Retry: ParsableCommand {
     var id: Int64
 
     func validate() throws {
-        guard id > 0 else { throw ValidationError("the id must be a positive number, as `parley history` shows") }
+        guard id > 0 else { throw ValidationError("the id is \(id); give a turn's id, as `parley history` shows it") }
     }
 
     func run() throws {

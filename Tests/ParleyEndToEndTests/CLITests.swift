@@ -81,7 +81,7 @@ struct CLITests {
         #expect(try run(["--socket", dir.appendingPathComponent("nothing.sock").path, "status"]).status == 3)
         // What is not available is an error (exit 1) that says what to do, not a success (issue 28).
         let web = try run(["--socket", daemon.socket, "web"])
-        #expect(web.status == 1 && web.stderr.contains("the caption page is off: set [web] enabled = true"), "\(web.status) \(web.stderr)")
+        #expect(web.status == 1 && web.message.contains("the caption page is off; set [web] enabled = true"), "\(web.status) \(web.stderr)")
     }
 
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {

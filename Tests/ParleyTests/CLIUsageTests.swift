@@ -8,6 +8,18 @@ import Testing
 /// What a new user of `parley` meets (issue 38), checked on the CLI's own parsing and
 /// formatting, without a daemon; a section for each thing the issue lists.
 @Suite struct CLIUsageTests {
+    /// The line parley prints for a usage error in `arguments`, as `Parley.main` makes it.
+    static func usageError(_ arguments: [String]) -> String? {
+        do {
+            // Parsed and validated only: nothing is run, nothing is sent.
+            _ = try Parley.parseAsRoot(arguments)
+            return nil
+        } catch {
+            guard Parley.exitCode(for: error) == .validationFailure else { return nil }
+            return Usage.message(Parley.message(for: error), arguments: arguments)
+        }
+    }
+
     static func status(a: StatusInfo.Side, b: StatusInfo.Side, state: String = "listening", speaker: String? = "b") -> StatusInfo {
         StatusInfo(
             version: "0.1.0", state: state, speaker: speaker, mode: "auto", a: a, b: b, turns: 3, sessionID: 1, uptimeSeconds: 12.5,
@@ -70,5 +82,42 @@ import Testing
         let lines = ScreenText.lines(message)
         #expect(lines.count <= 3)
         for line in lines { #expect(line.count <= 80, "\(line)") }
+    }
+
+    // MARK: - 2. One style for errors
+
+    @Test(arguments: [
+        ["--bogus", "status"], ["listen"], ["listen", "c"], ["set"], ["set", "--silence-ms", "5"], ["history", "--limit", "0"],
+        ["say", "--speaker", "a"], ["languages", "--country", "Narnia"], ["retry", "0"],
+        ["history", "clear"], ["--timeout", "-1", "status"],
+    ])
+    func usageErrorsAreOneLineInParleysStyle(arguments: [String]) throws {
+        let message = try #require(Self.usageError(arguments), "\(arguments) parsed")
+        #expect(message.hasPrefix("parley: "), "\(message)")
+        #expect(!message.contains("Error:") && !message.contains("Usage:") && !message.contains("\n"), "\(message)")
+        // What happened, then what to do.
+        #expect(message.contains("; "), "\(message)")
+        let first = try #require(message.dropFirst("parley: ".count).first)
+        #expect(!first.isUppercase, "\(message)")
+        for line in ScreenText.lines(message) { #expect(line.count <= 80, "\(line)") }
+    }
+
+    @Test func argumentParsersWordsBecomeAClause() {
+        #expect(
+            Usage.sentence("The value 'c' is invalid for '<speaker>'. Please provide one of 'a' and 'b'.")
+                == "the value 'c' is invalid for '<speaker>'; please provide one of 'a' and 'b'")
+        #expect(Usage.sentence("PT is a code") == "PT is a code")
+        #expect(Usage.sentence("give a setting, e.g. --silence-ms 900") == "give a setting, e.g. --silence-ms 900")
+        let missing = Usage.message("Missing expected argument '<speaker>'", arguments: ["listen"])
+        #expect(missing == "parley: missing expected argument '<speaker>'; `parley listen --help` says what it takes")
+    }
+
+    @Test func theDaemonsErrorCodeShowsOnlyWithJSON() throws {
+        let reply = try JSONDecoder().decode(
+            ErrorReply.self, from: Data(#"{"type":"error","data":{"code":"invalid_field","message":"data.id is required: the turn's id"}}"#.utf8))
+        var options = try ClientOptions.parse([])
+        #expect(options.daemonError(reply.data) == "parley: data.id is required: the turn's id")
+        options = try ClientOptions.parse(["--json"])
+        #expect(options.daemonError(reply.data) == "parley: data.id is required: the turn's id (invalid_field)")
     }
 }
