@@ -1,12 +1,16 @@
 import ArgumentParser
 
 /// Usage errors in parley's one style, "parley: <what happened>; <what to do>" (issue 38):
-/// ArgumentParser's messages are reworded, and its help fits in 80 columns.
+/// ArgumentParser's messages are reworded, an unknown command gets the nearest ones, and its
+/// help fits in 80 columns.
 enum Usage {
     /// The line printed for a usage error (ArgumentParser's, or a `ValidationError` of parley's
     /// own) met while parsing `arguments` (the command line without the program's name).
     static func message(_ text: String, arguments: [String]) -> String {
         let found = CommandPath(arguments)
+        if let word = found.nextWord, text == "Unexpected argument '\(word)'", let unknown = unknownCommand(word, in: found) {
+            return "parley: " + unknown
+        }
         var sentence = self.sentence(text)
         if !sentence.contains("; ") {
             sentence += "; `\(found.spelled) --help` says what it takes"
@@ -33,6 +37,53 @@ enum Usage {
             guard let first = clause.first, first.isUppercase, clause.dropFirst().first?.isUppercase != true else { return String(clause) }
             return first.lowercased() + clause.dropFirst()
         }.joined(separator: "; ")
+    }
+
+    /// "unknown command "statsu"; did you mean `parley status`?", or nil when `found`'s command
+    /// has no subcommands (the word is then an argument too many).
+    static func unknownCommand(_ word: String, in found: CommandPath) -> String? {
+        let names = found.subcommandNames
+        guard !names.isEmpty else { return nil }
+        let what = found.names.isEmpty ? "unknown command \"\(word)\"" : "\(found.names.joined(separator: " ")) has no command \"\(word)\""
+        let nearest = nearest(to: word, among: names)
+        guard !nearest.isEmpty else { return "\(what); `\(found.spelled) --help` lists them" }
+        let spelled = nearest.map { "`\(found.spelled) \($0)`" }
+        return "\(what); did you mean \(spelled.dropLast().joined(separator: ", "))\(spelled.count > 1 ? " or " : "")\(spelled.last ?? "")?"
+    }
+
+    /// The names closest to `word`: those it begins (at least two letters), else those at the
+    /// fewest edits (a letter added, dropped, changed, or two swapped) when that is at most one
+    /// for a word of up to four letters and two for a longer one. Empty when none is that close.
+    static func nearest(to word: String, among names: [String]) -> [String] {
+        let typed = word.lowercased()
+        if typed.count >= 2 {
+            let started = names.filter { $0.hasPrefix(typed) }
+            if !started.isEmpty { return started.sorted() }
+        }
+        let limit = typed.count <= 4 ? 1 : 2
+        let scored = names.map { ($0, edits(typed, $0)) }
+        guard let best = scored.map(\.1).min(), best <= limit else { return [] }
+        return scored.filter { $0.1 == best }.map(\.0).sorted()
+    }
+
+    /// The optimal string alignment distance between `a` and `b`: insertions, deletions,
+    /// substitutions and swaps of two neighbouring letters.
+    static func edits(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                var best = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { best = min(best, table[i - 2][j - 2] + 1) }
+                table[i][j] = best
+            }
+        }
+        return table[a.count][b.count]
     }
 
     /// The commands named on a command line (`parley history export ...`: history, export), and
@@ -71,6 +122,12 @@ enum Usage {
 
         /// `parley history export`.
         var spelled: String { (["parley"] + names).joined(separator: " ") }
+
+        /// The subcommands of the last command named, as `--help` lists them.
+        var subcommandNames: [String] {
+            let command: any ParsableCommand.Type = commands.last ?? Parley.self
+            return command.configuration.subcommands.filter { $0.configuration.shouldDisplay }.map { $0._commandName }
+        }
     }
 
     /// ArgumentParser's help at most `width` columns wide: it wraps the rest, but not the USAGE

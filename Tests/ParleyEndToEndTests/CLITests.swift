@@ -84,6 +84,14 @@ struct CLITests {
         #expect(web.status == 1 && web.message.contains("the caption page is off; set [web] enabled = true"), "\(web.status) \(web.stderr)")
     }
 
+    /// Issue 38: a mistyped command gets the nearest, with exit 2.
+    @Test func aMistypedCommandGetsTheNearest() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let typo = try EndToEnd.run(try EndToEnd.binary("parley"), ["stauts"], in: dir, timeout: 60)
+        #expect(typo.status == 2 && typo.stderr == "parley: unknown command \"stauts\"; did you mean `parley status`?\n", "\(typo.stderr)")
+    }
+
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -120,4 +120,27 @@ import Testing
         options = try ClientOptions.parse(["--json"])
         #expect(options.daemonError(reply.data) == "parley: data.id is required: the turn's id (invalid_field)")
     }
+
+    // MARK: - 3. The nearest command
+
+    @Test(arguments: [
+        ("statsu", "did you mean `parley status`?"), ("stauts", "did you mean `parley status`?"), ("hist", "did you mean `parley history`?"),
+        ("lang", "did you mean `parley languages`?"), ("wacth", "did you mean `parley watch`?"), ("sya", "did you mean `parley say`?"),
+        ("re", "did you mean `parley reload`, `parley replay`, `parley resume` or `parley retry`?"),
+    ])
+    func aMistypedCommandGetsTheNearest(typed: String, suggestion: String) throws {
+        let message = try #require(Self.usageError([typed]))
+        #expect(message == "parley: unknown command \"\(typed)\"; \(suggestion)")
+    }
+
+    @Test func aSubcommandIsSuggestedUnderItsCommandAndOptionsMayComeFirst() throws {
+        #expect(Self.usageError(["history", "exprot"]) == "parley: history has no command \"exprot\"; did you mean `parley history export`?")
+        #expect(Self.usageError(["session", "nwe"]) == "parley: session has no command \"nwe\"; did you mean `parley session new`?")
+        #expect(Self.usageError(["--socket", "/tmp/s", "--json", "stauts"]) == "parley: unknown command \"stauts\"; did you mean `parley status`?")
+        // Nothing close: where to look.
+        #expect(Self.usageError(["frobnicate"]) == "parley: unknown command \"frobnicate\"; `parley --help` lists them")
+        // An argument too many is not an unknown command.
+        let extra = try #require(Self.usageError(["listen", "a", "b"]))
+        #expect(!extra.contains("unknown command") && extra.contains("'b'"), "\(extra)")
+    }
 }
