@@ -8,6 +8,20 @@ import ParleyProtocol
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history", abstract: "Show, search and manage past turns.",
+        // `list` is the default: its options are given here too, or `history --help` would hide them.
+        discussion: """
+            Without a subcommand it lists past turns, newest first (as `parley history list`), with these options:
+              --search <words>        Words to find in what was said or its translation.
+              --favorites             Only favorites.
+              --speaker <a|b>         Only turns of speaker a or b.
+              --lang <code>           Only turns in or translated into this language.
+              --since <when>          Only turns from then on: a day or a local time.
+              --until <when>          Only turns before then (as --since).
+              --session <id>          Only turns of this session.
+              --limit <n>             How many turns to show (\(SettingBounds.spelled(HistoryQuery.limits)), default 20).
+              --page <n>              Which page of --limit turns to show, from 1.
+            `parley history list --help` says more.
+            """,
         subcommands: [List.self, Export.self, Import.self, Delete.self, DeleteLast.self, Clear.self, Undo.self],
         defaultSubcommand: List.self)
 

@@ -143,4 +143,26 @@ import Testing
         let extra = try #require(Self.usageError(["listen", "a", "b"]))
         #expect(!extra.contains("unknown command") && extra.contains("'b'"), "\(extra)")
     }
+
+    // MARK: - 4. `history --help` shows the list's options
+
+    @Test func historyHelpShowsTheListsOptions() throws {
+        let help = HistoryCommand.helpMessage(columns: 80)
+        let listHelp = HistoryCommand.List.helpMessage(columns: 80)
+        let listOptions = listHelp.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard let first = words.first, first.hasPrefix("--") else { return nil }
+            return String(first)
+        }
+        #expect(listOptions.contains("--search") && listOptions.contains("--limit"), "\(listHelp)")
+        for option in listOptions where !["--socket", "--json", "--timeout", "--utc", "--help"].contains(option) {
+            #expect(help.contains("  \(option) "), "history --help lacks \(option)")
+        }
+        for line in help.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
+        // One line an option, none broken in two.
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+        let first = try #require(lines.firstIndex { $0.hasSuffix("with these options:") })
+        let last = try #require(lines.firstIndex { $0.hasSuffix("says more.") })
+        #expect(lines[(first + 1)..<last].allSatisfy { $0.hasPrefix("  --") }, "\(lines[first...last].joined(separator: "\n"))")
+    }
 }
