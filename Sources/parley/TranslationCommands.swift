@@ -39,21 +39,22 @@ struct Languages: ParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
-    @Option(help: "Suggest the languages of a country (ISO 3166-1 code: PT, JP, US...) and say what works offline.")
+    @Option(help: "Suggest the languages of a country (its ISO 3166-1 code or English name: PT, Portugal, JP, Japan...) and say what works offline.")
     var country: String?
 
     func validate() throws {
-        if let country, LanguageTable.countries[country.uppercased()] == nil {
+        if let country, LanguageTable.country(country) == nil {
             throw ValidationError(
-                "no languages are known for country \"\(country)\"; use one of \(LanguageTable.countries.keys.sorted().joined(separator: " "))")
+                "no languages are known for country \"\(country)\"; give one of these codes, or its name in English: "
+                    + LanguageTable.countries.keys.sorted().joined(separator: " "))
         }
     }
 
     func run() throws {
         let info = try options.call(Request(.languages), as: LanguagesInfo.self)
         if options.json { return try options.printJSON(info) }
-        if let country {
-            print(Self.suggestions(country: country.uppercased(), info), terminator: "")
+        if let country = country.flatMap(LanguageTable.country) {
+            print(Self.suggestions(country: country, info), terminator: "")
         } else {
             print(Self.table(info), terminator: "")
         }

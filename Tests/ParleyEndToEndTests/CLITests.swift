@@ -92,6 +92,18 @@ struct CLITests {
         #expect(typo.status == 2 && typo.stderr == "parley: unknown command \"stauts\"; did you mean `parley status`?\n", "\(typo.stderr)")
     }
 
+    /// Issue 38: `--country Portugal` was refused; only "PT" worked.
+    @Test func languagesTakesACountrysName() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        for country in ["Portugal", "portugal", "PT"] {
+            let portugal = try daemon.parley(["languages", "--country", country])
+            #expect(portugal.status == 0 && portugal.stdout.hasPrefix("PT: Portuguese (pt)"), "\(portugal.stdout) \(portugal.stderr)")
+        }
+    }
+
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

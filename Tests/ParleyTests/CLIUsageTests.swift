@@ -165,4 +165,19 @@ import Testing
         let last = try #require(lines.firstIndex { $0.hasSuffix("says more.") })
         #expect(lines[(first + 1)..<last].allSatisfy { $0.hasPrefix("  --") }, "\(lines[first...last].joined(separator: "\n"))")
     }
+
+    // MARK: - 5. Countries by name
+
+    @Test func countriesAreReadByCodeOrEnglishName() {
+        let cases: [(String, String?)] = [
+            ("PT", "PT"), ("pt", "PT"), ("Portugal", "PT"), ("PORTUGAL", "PT"), ("portugal ", "PT"), ("Japan", "JP"),
+            ("united states", "US"), ("United-States", "US"), ("U.S.A.", "US"), ("UK", "GB"), ("United Kingdom", "GB"),
+            ("España", "ES"), ("espana", "ES"), ("Spain", "ES"), ("South Korea", "KR"), ("Switzerland", "CH"), ("Canada", "CA"),
+            ("Narnia", nil), ("", nil), ("XX", nil),
+        ]
+        for (typed, code) in cases { #expect(LanguageTable.country(typed) == code, "\(typed)") }
+        // Every country Parley suggests languages for has a name.
+        for code in LanguageTable.countries.keys { #expect(LanguageTable.countryNames[code]?.isEmpty == false, "\(code)") }
+        #expect(Self.usageError(["languages", "--country", "Portugal"]) == nil)
+    }
 }
