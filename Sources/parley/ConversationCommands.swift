@@ -190,20 +190,26 @@ struct SetCommand: ParsableCommand {
         help: "Flag utterances recognized with less confidence (\(SettingBounds.spelled(SettingBounds.minConfidence))).")
     var minConfidence: Double?
 
+    /// `--mode` in any case ("Auto", "ONE-WAY"); nil when not given or not a mode.
+    static func mode(_ text: String?) -> ConversationMode? {
+        text.flatMap { ConversationMode(rawValue: $0.lowercased()) }
+    }
+
     /// What to send; the bounds are the daemon's (`SettingBounds`), so a value out of them is a
-    /// usage error here rather than a round trip.
+    /// usage error here rather than a round trip. Languages and the mode are read in any case.
     var change: SettingsChange {
         SettingsChange(
-            speakerA: speakerA, speakerB: speakerB, mode: mode.flatMap(ConversationMode.init(rawValue:)), silenceMs: silenceMs,
+            speakerA: speakerA?.lowercased(), speakerB: speakerB?.lowercased(), mode: Self.mode(mode), silenceMs: silenceMs,
             echoTailMs: echoTailMs, minConfidence: minConfidence)
     }
 
     func validate() throws {
+        // A mode that is given but not read is said so, before "give at least one setting".
+        if let mode, Self.mode(mode) == nil {
+            throw ValidationError("--mode is \"\(mode)\"; give \(ConversationMode.spelledOut)")
+        }
         if change.isEmpty {
             throw ValidationError("give at least one setting to change, e.g. --silence-ms 900")
-        }
-        if let mode, ConversationMode(rawValue: mode) == nil {
-            throw ValidationError("--mode is \"\(mode)\"; give \(ConversationMode.spelledOut)")
         }
         func check<T: Comparable>(_ value: T?, _ bounds: ClosedRange<T>, _ option: String) throws {
             if let value, !bounds.contains(value) {

@@ -104,6 +104,16 @@ struct CLITests {
         }
     }
 
+    /// Issue 38: `set --mode Auto` alone said "give at least one setting to change".
+    @Test func setTakesAModeInAnyCase() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let mode = try daemon.parley(["set", "--mode", "Alternate"])
+        #expect(mode.status == 0 && mode.stdout.contains("mode alternate"), "\(mode.stdout) \(mode.stderr)")
+    }
+
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -180,4 +180,18 @@ import Testing
         for code in LanguageTable.countries.keys { #expect(LanguageTable.countryNames[code]?.isEmpty == false, "\(code)") }
         #expect(Self.usageError(["languages", "--country", "Portugal"]) == nil)
     }
+
+    // MARK: - 6. Modes in any case
+
+    @Test func aModeIsReadInAnyCase() throws {
+        #expect(SetCommand.mode("Auto") == .auto && SetCommand.mode("ONE-WAY") == .oneWay && SetCommand.mode("manual") == .manual)
+        #expect(SetCommand.mode("sideways") == nil)
+        let set = try SetCommand.parse(["--mode", "Auto"])
+        #expect(set.change.mode == .auto)
+        let languages = try SetCommand.parse(["--speaker-b", "DE"])
+        #expect(languages.change.speakerB == "de")
+        // A mode that is not one says so, not "give at least one setting".
+        let wrong = try #require(Self.usageError(["set", "--mode", "sideways"]))
+        #expect(wrong.contains("--mode is \"sideways\"") && wrong.contains("\"auto\""), "\(wrong)")
+    }
 }
