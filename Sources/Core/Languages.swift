@@ -66,6 +66,50 @@ public enum LanguageTable {
         "AD": ["ca"], "MX": ["es"], "AR": ["es"], "BE": ["fr"], "CH": ["de", "fr", "it"], "CA": ["en", "fr"],
     ]
 
+    /// The English names of the countries in `countries`, and other names people type for them
+    /// (the name in the country's own language, a short form), each keyed by its code.
+    public static let countryNames: [String: [String]] = [
+        "JP": ["Japan", "Nippon", "Nihon"], "KR": ["South Korea", "Korea", "Republic of Korea"], "CN": ["China"],
+        "TW": ["Taiwan"], "TH": ["Thailand"], "VN": ["Vietnam", "Viet Nam"], "FR": ["France"],
+        "DE": ["Germany", "Deutschland"], "ES": ["Spain", "España", "Espanya", "Espanha"], "IT": ["Italy", "Italia"],
+        "PT": ["Portugal"], "BR": ["Brazil", "Brasil"],
+        "US": ["United States", "United States of America", "USA", "America"],
+        "GB": ["United Kingdom", "UK", "Great Britain", "Britain", "England", "Scotland", "Wales"], "AU": ["Australia"],
+        "AD": ["Andorra"], "MX": ["Mexico", "México"], "AR": ["Argentina"], "BE": ["Belgium", "Belgique", "België"],
+        "CH": ["Switzerland", "Schweiz", "Suisse", "Svizzera"], "CA": ["Canada"],
+    ]
+
+    /// The ISO 3166-1 code of a country in `countries`, given its code or one of its names in
+    /// `countryNames`, in any case and with or without accents, hyphens or dots ("pt",
+    /// "Portugal", "united-states", "U.S.A."); nil when Parley suggests nothing for it.
+    public static func country(_ text: String) -> String? {
+        let key = countryKey(text)
+        if key.count == 2, countries[key.uppercased()] != nil { return key.uppercased() }
+        return countryNames.first { _, names in names.contains { countryKey($0) == key } }?.key
+    }
+
+    /// `text` in lower case, without accents, and with anything but letters and single spaces
+    /// left out: the form country names are compared in.
+    private static func countryKey(_ text: String) -> String {
+        var key = ""
+        for scalar in text.unicodeScalars {
+            if let plain = plainLetters[scalar] {
+                key += plain
+            } else if scalar.properties.isAlphabetic {
+                key += String(scalar).lowercased()
+            } else if scalar == "-" || scalar.properties.isWhitespace, !key.isEmpty, key.last != " " {
+                key += " "
+            }
+        }
+        while key.last == " " { key.removeLast() }
+        return key
+    }
+
+    /// The accented letters of the names above, without their accents.
+    private static let plainLetters: [Unicode.Scalar: String] = [
+        "ñ": "n", "Ñ": "n", "é": "e", "É": "e", "ë": "e", "Ë": "e", "á": "a", "í": "i", "ó": "o", "ú": "u",
+    ]
+
     /// Debian's Apertium packages (bookworm, as `apt-cache search apertium` lists them) for the
     /// pairs whose two languages Parley knows, keyed by the two ISO 639-1 codes in alphabetical
     /// order. Debian names them with two- or three-letter codes, in either order.

@@ -16,9 +16,9 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .cannotConnect(let path, let reason):
-            "cannot connect to \(path): \(reason). Is parleyd running? Try `systemctl status parleyd`, or pass --socket / set PARLEY_SOCKET"
+            "cannot connect to \(path) (\(reason.lowercasingFirstLetter)); is parleyd running (`systemctl status parleyd`)? Or give its socket: --socket or PARLEY_SOCKET"
         case .protocolFailure(let reason):
-            "bad reply from parleyd: \(reason)"
+            "the connection to parleyd failed (\(reason.lowercasingFirstLetter)); check that it still runs (`parley status`) and see its log"
         case .timedOut(let path, let after):
             "parleyd at \(path) did not answer within \(after.wholeSeconds) s; check `parley status` and the daemon's log (`journalctl -u parleyd`), or wait longer with --timeout SECONDS (0: no limit)"
         }
@@ -197,6 +197,15 @@ public final class ControlClient {
             }
             offset += written
         }
+    }
+}
+
+extension String {
+    /// "No such file or directory" as it reads inside a sentence: "no such file or directory".
+    /// A word in capitals ("EOF", "PT") is kept as it is.
+    var lowercasingFirstLetter: String {
+        guard let first, first.isUppercase, dropFirst().first?.isUppercase != true else { return self }
+        return first.lowercased() + dropFirst()
     }
 }
 

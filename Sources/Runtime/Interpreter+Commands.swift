@@ -126,7 +126,7 @@ extension Interpreter {
         where !translator.supports(pair) {
             let translator = self.translator
             let hint = TranslationHints.missingRoute(source: pair.source, target: pair.target) { translator.supports(LanguagePair($0, $1)) }
-            throw ConversationRefusal("no installed translation for \(pair), so \(settings.speakerA)-\(settings.speakerB) is not taken: \(hint)")
+            throw ConversationRefusal("no installed translation for \(pair), so \(settings.speakerA)-\(settings.speakerB) is not taken; \(hint)")
         }
         func refusal<T: Comparable>(_ key: String, _ range: ClosedRange<T>) -> ConversationRefusal {
             ConversationRefusal("\(key) must be from \(range.lowerBound) to \(range.upperBound)")

@@ -15,21 +15,31 @@ struct Status: ParsableCommand {
     func run() throws {
         let status = try options.call(Request(.status), as: StatusInfo.self)
         if options.json { return try options.printJSON(status) }
-        func side(_ name: String, _ side: StatusInfo.Side) -> String {
-            let hearing = side.hearable ? "can be heard\(side.engine.map { " by \($0)" } ?? "")\(side.model.map { " (streaming model: \($0))" } ?? "")" : "cannot be heard: \(side.hint ?? "no speech model") (can type with `parley say`)"
-            return "\(name)         \(side.language)  \(hearing)"
+        for line in Self.lines(status) { print(line) }
+    }
+
+    /// The status as a person reads it, in lines of at most 80 columns: a label, then its value
+    /// (wrapped under the value). Where a side's streaming model came from is left to `parley
+    /// languages` and `--json`.
+    static func lines(_ status: StatusInfo) -> [String] {
+        func side(_ side: StatusInfo.Side) -> String {
+            let hearing =
+                side.hearable
+                ? side.engine.map { "heard by \($0)" } ?? "can be heard"
+                : "cannot be heard: \(side.hint ?? "no speech model") (can type with `parley say`)"
+            return "\(side.language)  \(hearing)"
         }
-        print("state     \(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")")
-        print(side("a", status.a))
-        print(side("b", status.b))
-        print("mode      \(status.mode)")
-        print("turns     \(status.turns)")
-        print("session   \(status.sessionID.map(String.init) ?? "-")")
-        print("devices   capture \(status.captureDevice), playback \(status.playbackDevice)")
-        print("uptime    \(Int(status.uptimeSeconds)) s")
+        var rows = [
+            ("state", "\(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")"),
+            ("a", side(status.a)), ("b", side(status.b)),
+            ("mode", status.mode), ("turns", "\(status.turns)"), ("session", status.sessionID.map(String.init) ?? "-"),
+            ("devices", "capture \(status.captureDevice), playback \(status.playbackDevice)"),
+            ("uptime", "\(Int(status.uptimeSeconds)) s"),
+        ]
         if status.historyDegraded || status.historyProblem != nil {
-            print("history   \(status.historyProblem ?? "degraded")\(status.historyPending > 0 ? " (\(status.historyPending) waiting)" : "")")
+            rows.append(("history", "\(status.historyProblem ?? "degraded")\(status.historyPending > 0 ? " (\(status.historyPending) waiting)" : "")"))
         }
+        return rows.flatMap { label, value in ScreenText.lines(label.rightPadded(to: 10) + value, indent: 10) }
     }
 }
 
@@ -180,20 +190,26 @@ struct SetCommand: ParsableCommand {
         help: "Flag utterances recognized with less confidence (\(SettingBounds.spelled(SettingBounds.minConfidence))).")
     var minConfidence: Double?
 
+    /// `--mode` in any case ("Auto", "ONE-WAY"); nil when not given or not a mode.
+    static func mode(_ text: String?) -> ConversationMode? {
+        text.flatMap { ConversationMode(rawValue: $0.lowercased()) }
+    }
+
     /// What to send; the bounds are the daemon's (`SettingBounds`), so a value out of them is a
-    /// usage error here rather than a round trip.
+    /// usage error here rather than a round trip. Languages and the mode are read in any case.
     var change: SettingsChange {
         SettingsChange(
-            speakerA: speakerA, speakerB: speakerB, mode: mode.flatMap(ConversationMode.init(rawValue:)), silenceMs: silenceMs,
+            speakerA: speakerA?.lowercased(), speakerB: speakerB?.lowercased(), mode: Self.mode(mode), silenceMs: silenceMs,
             echoTailMs: echoTailMs, minConfidence: minConfidence)
     }
 
     func validate() throws {
+        // A mode that is given but not read is said so, before "give at least one setting".
+        if let mode, Self.mode(mode) == nil {
+            throw ValidationError("--mode is \"\(mode)\"; give \(ConversationMode.spelledOut)")
+        }
         if change.isEmpty {
             throw ValidationError("give at least one setting to change, e.g. --silence-ms 900")
-        }
-        if let mode, ConversationMode(rawValue: mode) == nil {
-            throw ValidationError("--mode must be \(ConversationMode.spelledOut), not \"\(mode)\"")
         }
         func check<T: Comparable>(_ value: T?, _ bounds: ClosedRange<T>, _ option: String) throws {
             if let value, !bounds.contains(value) {

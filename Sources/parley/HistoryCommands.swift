@@ -8,6 +8,20 @@ import ParleyProtocol
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history", abstract: "Show, search and manage past turns.",
+        // `list` is the default: its options are given here too, or `history --help` would hide them.
+        discussion: """
+            Without a subcommand it lists past turns, newest first (as `parley history list`), with these options:
+              --search <words>        Words to find in what was said or its translation.
+              --favorites             Only favorites.
+              --speaker <a|b>         Only turns of speaker a or b.
+              --lang <code>           Only turns in or translated into this language.
+              --since <when>          Only turns from then on: a day or a local time.
+              --until <when>          Only turns before then (as --since).
+              --session <id>          Only turns of this session.
+              --limit <n>             How many turns to show (\(SettingBounds.spelled(HistoryQuery.limits)), default 20).
+              --page <n>              Which page of --limit turns to show, from 1.
+            `parley history list --help` says more.
+            """,
         subcommands: [List.self, Export.self, Import.self, Delete.self, DeleteLast.self, Clear.self, Undo.self],
         defaultSubcommand: List.self)
 
@@ -47,10 +61,10 @@ struct HistoryCommand: ParsableCommand {
 
         func validate() throws {
             guard HistoryQuery.limits.contains(limit) else {
-                throw ValidationError("--limit must be from \(HistoryQuery.limits.lowerBound) to \(HistoryQuery.limits.upperBound)")
+                throw ValidationError("--limit is \(limit); give \(HistoryQuery.limits.lowerBound) to \(HistoryQuery.limits.upperBound)")
             }
-            guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
-            if let session, session < 1 { throw ValidationError("--session must be a session id, 1 or more") }
+            guard page >= 1 else { throw ValidationError("--page is \(page); give 1 or more") }
+            if let session, session < 1 { throw ValidationError("--session is \(session); give a session id, 1 or more") }
         }
 
         func run() throws {
@@ -111,7 +125,9 @@ struct HistoryCommand: ParsableCommand {
             do {
                 data = try InputFile.read(file)
             } catch {
-                printError("parley: cannot read \(file): \(error)")
+                printError(
+                    "parley: cannot read \(file) (\(Usage.sentence(error.description))); give a file that "
+                        + "`parley history export --format json` wrote, or - for standard input")
                 throw ExitCode(1)
             }
             let export: HistoryExportInfo
@@ -121,7 +137,7 @@ struct HistoryCommand: ParsableCommand {
             } else if let turns = try? decoder.decode([TurnInfo].self, from: data) {
                 export = HistoryExportInfo(sessions: [], turns: turns)
             } else {
-                printError("parley: \(file) is not a Parley history: make it with `parley history export --format json`")
+                printError("parley: \(file) is not a Parley history; make one with `parley history export --format json`")
                 throw ExitCode(1)
             }
             var total = ImportResult(imported: 0, skipped: 0)

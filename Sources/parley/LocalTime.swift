@@ -30,14 +30,14 @@ enum LocalTime {
         if let instant = parseInstant(text) { return format(instant) }
         if let wall = WallTime(parsing: text), let date = wall.moment(utc: utc) { return format(date) }
         throw ValidationError(
-            "\(option) \(text) is not a date: give a day (2026-11-23, local midnight), a local time (2026-11-23T08:00) or a time with its zone (2026-11-23T08:00:00Z)")
+            "\(option) \(text) is not a date; give a day (2026-11-23, local midnight), a local time (2026-11-23T08:00) or a time with its zone (2026-11-23T08:00:00Z)")
     }
 
     /// `argument`, as a request's time.
     static func time(_ text: String, option: String, utc: Bool) throws -> HistoryTime {
         let argument = try argument(text, option: option, utc: utc)
         guard let time = HistoryTime(argument) else {
-            throw ValidationError("\(option) \(text) is not a date parleyd reads (\(argument))")
+            throw ValidationError("\(option) \(text) is not a date parleyd reads (\(argument)); give a day such as 2026-11-23")
         }
         return time
     }

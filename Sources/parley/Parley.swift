@@ -10,6 +10,8 @@ struct Parley: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parley",
         abstract: "Control and inspect a running parleyd.",
+        // The generated line, every option spelled out, is 85 columns; they are listed below it.
+        usage: "parley [<options>] <subcommand> [<options>]",
         discussion: """
             --socket, --timeout, --json and --utc may come before the subcommand (parley --socket S status) \
             or after it (parley status --socket S).
@@ -34,18 +36,29 @@ struct Parley: ParsableCommand {
         throw ValidationError("give a subcommand after the options; `parley --help` lists them")
     }
 
-    /// Usage errors exit 2, as documented, rather than ArgumentParser's 64.
+    /// Every message is one line (wrapped at 80 columns) in one style, "parley: <what happened>;
+    /// <what to do>"; usage errors exit 2, as documented, rather than ArgumentParser's 64.
     static func main() {
         do {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            let code = exitCode(for: error)
-            if code == .validationFailure {
-                ScreenText.writeAll(fullMessage(for: error) + "\n", to: STDERR_FILENO)
+            switch exitCode(for: error) {
+            case .success:
+                // --help, --version, `parley` alone: at most 80 columns, or the terminal's width.
+                let width = ScreenText.columns(of: STDOUT_FILENO)
+                print(Usage.fitted(help: fullMessage(for: error, columns: width), width: width))
+                Glibc.exit(0)
+            case .validationFailure:
+                printError(Usage.message(message(for: error), arguments: Array(CommandLine.arguments.dropFirst())))
                 Glibc.exit(2)
+            case let code:
+                // The message was printed already (ExitCode), or the error is one parley does
+                // not expect (it says what happened, and exits 1).
+                let text = message(for: error)
+                if !text.isEmpty { printError("parley: " + Usage.sentence(text)) }
+                Glibc.exit(code.rawValue)
             }
-            exit(withError: error)
         }
     }
 }
@@ -104,15 +117,23 @@ struct ClientOptions: ParsableArguments {
         if let envelope = try? decoder.decode(Envelope.self, from: line), envelope.type == "error",
             let failure = try? decoder.decode(ErrorReply.self, from: line)
         {
-            printError("parley: \(failure.data.message) (\(failure.data.code))")
+            printError(daemonError(failure.data))
             throw ExitCode(1)
         }
         do {
             return try decoder.decode(ResultReply<Payload>.self, from: line).data
         } catch {
-            printError("parley: unexpected reply from parleyd: \(String(decoding: line.prefix(200), as: UTF8.self))")
+            printError(
+                "parley: parleyd's answer could not be read (\(String(decoding: line.prefix(200), as: UTF8.self))); "
+                    + "check that parley and parleyd are the same version (`parley version`)")
             throw ExitCode(1)
         }
+    }
+
+    /// The daemon's error as parley says it: its message (which says what to do), and its code
+    /// only with --json, for scripts.
+    func daemonError(_ error: ErrorReply.Detail) -> String {
+        "parley: \(Usage.sentence(error.message))\(json ? " (\(error.code))" : "")"
     }
 
     /// Sends a command whose result is the daemon's status, and prints it.
@@ -129,8 +150,9 @@ struct ClientOptions: ParsableArguments {
     }
 }
 
+/// `message` on stderr, in lines of at most 80 columns (continuation lines indented by two).
 func printError(_ message: String) {
-    ScreenText.writeAll(message + "\n", to: STDERR_FILENO)
+    ScreenText.writeAll(ScreenText.lines(message).map { $0 + "\n" }.joined(), to: STDERR_FILENO)
 }
 
 extension ClientError {

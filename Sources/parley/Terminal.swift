@@ -81,6 +81,66 @@ enum ScreenText {
         decimal(Double(value), places: 1)
     }
 
+    /// What the CLI prints is at most this wide, on a terminal or not (issue 38).
+    static let width = 80
+
+    /// `width`, or the terminal's width when `descriptor` is a narrower terminal.
+    static func columns(of descriptor: Int32) -> Int {
+        var size = winsize()
+        guard isatty(descriptor) == 1, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return width }
+        return min(width, Int(size.ws_col))
+    }
+
+    /// Plain `text` (no escape sequences) as lines of at most `width` columns, broken between
+    /// words, every line after a paragraph's first indented by `indent` spaces; the text's own
+    /// line breaks are kept, and so is each paragraph's leading indent. A word wider than a line
+    /// is cut where the line ends.
+    static func lines(_ text: String, width: Int = width, indent: Int = 2) -> [String] {
+        let width = max(width, 8)
+        let indent = min(max(indent, 0), width / 2)
+        var lines: [String] = []
+        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let leading = String(paragraph.prefix { $0 == " " }.prefix(width / 2))
+            let pad = String(repeating: " ", count: indent)
+            var line = leading
+            var column = leading.count
+            var hasWords = false
+            // The spaces between two words on a line are kept ("a         en"); at a break they go.
+            var spaces = 0
+            for word in paragraph.dropFirst(leading.count).split(separator: " ", omittingEmptySubsequences: false) {
+                guard !word.isEmpty else {
+                    spaces += 1
+                    continue
+                }
+                let gap = hasWords ? spaces + 1 : 0
+                spaces = 0
+                let wordColumns = word.reduce(0) { $0 + columns($1) }
+                if hasWords, column + gap + wordColumns > width {
+                    lines.append(line)
+                    line = pad
+                    column = pad.count
+                    hasWords = false
+                } else if hasWords {
+                    line += String(repeating: " ", count: gap)
+                    column += gap
+                }
+                for character in word {
+                    // A word wider than a whole line: cut it where the line ends.
+                    if column + columns(character) > width, column > pad.count {
+                        lines.append(line)
+                        line = pad
+                        column = pad.count
+                    }
+                    line.append(character)
+                    column += columns(character)
+                }
+                hasWords = true
+            }
+            lines.append(line)
+        }
+        return lines
+    }
+
     /// `line` cut into lines of at most `width` columns between words; continuation lines are
     /// indented like the first (or by `hanging` columns), and a word wider than a line is cut.
     /// SGR escapes (colour, bold) take no columns and carry over to the continuation lines.

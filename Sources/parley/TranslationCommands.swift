@@ -15,7 +15,7 @@ struct Retry: ParsableCommand {
     var id: Int64
 
     func validate() throws {
-        guard id > 0 else { throw ValidationError("the id must be a positive number, as `parley history` shows") }
+        guard id > 0 else { throw ValidationError("the id is \(id); give a turn's id, as `parley history` shows it") }
     }
 
     func run() throws {
@@ -39,21 +39,22 @@ struct Languages: ParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
-    @Option(help: "Suggest the languages of a country (ISO 3166-1 code: PT, JP, US...) and say what works offline.")
+    @Option(help: "Suggest the languages of a country (its ISO 3166-1 code or English name: PT, Portugal, JP, Japan...) and say what works offline.")
     var country: String?
 
     func validate() throws {
-        if let country, LanguageTable.countries[country.uppercased()] == nil {
+        if let country, LanguageTable.country(country) == nil {
             throw ValidationError(
-                "no languages are known for country \"\(country)\"; use one of \(LanguageTable.countries.keys.sorted().joined(separator: " "))")
+                "no languages are known for country \"\(country)\"; give one of these codes, or its name in English: "
+                    + LanguageTable.countries.keys.sorted().joined(separator: " "))
         }
     }
 
     func run() throws {
         let info = try options.call(Request(.languages), as: LanguagesInfo.self)
         if options.json { return try options.printJSON(info) }
-        if let country {
-            print(Self.suggestions(country: country.uppercased(), info), terminator: "")
+        if let country = country.flatMap(LanguageTable.country) {
+            print(Self.suggestions(country: country, info), terminator: "")
         } else {
             print(Self.table(info), terminator: "")
         }
@@ -69,21 +70,10 @@ struct Languages: ParsableCommand {
     }
 
     /// `text` broken between words into lines of at most `width` columns, every line after the
-    /// first indented by `indent` spaces. A word longer than a line is cut in the middle.
+    /// first indented by `indent` spaces (the spaces inside a line are kept, so `first`'s columns
+    /// line up). A word longer than a line is cut where the line ends.
     static func wrap(_ text: String, indent: Int = 2, first: String = "") -> String {
-        var lines: [String] = []
-        var line = first
-        let pad = String(repeating: " ", count: indent)
-        for word in text.split(separator: " ").map({ fit(String($0), width - indent) }) {
-            let start = lines.isEmpty ? first : pad
-            if line.count > start.count, line.count + 1 + word.count > width {
-                lines.append(line)
-                line = pad
-            }
-            line += (line.count > (lines.isEmpty ? first : pad).count ? " " : "") + word
-        }
-        lines.append(line)
-        return lines.map { $0 + "\n" }.joined()
+        ScreenText.lines(first + text, width: width, indent: indent).map { $0 + "\n" }.joined()
     }
 
     /// `text` cut to `limit` characters, its start and end kept.

@@ -35,13 +35,13 @@ struct Web: ParsableCommand {
         if options.json { return try options.printJSON(info) }
         // Not available: exit 1, as for any request the daemon cannot do (parley(1), EXIT STATUS).
         guard info.enabled else {
-            printError("parley: the caption page is off: set [web] enabled = true in the config (and listen = \"0.0.0.0\" for phones), then restart parleyd")
+            printError("parley: the caption page is off; set [web] enabled = true in the config (and listen = \"0.0.0.0\" for phones), then restart parleyd")
             throw ExitCode(1)
         }
         let found = PageHosts.hosts(listen: info.listen, interfaces: InterfaceAddress.current())
         let hosts = found.isEmpty ? [ProcessInfo.processInfo.hostName] : found
         guard let host = hosts.first, let plain = info.url(host: host, withCode: false) else {
-            printError("parley: the caption page is not listening yet (the daemon is starting, or its port was taken: see the log)")
+            printError("parley: the caption page is not listening yet; wait for parleyd to start, or see in its log whether its port was taken")
             throw ExitCode(1)
         }
         print("address: \(plain)")

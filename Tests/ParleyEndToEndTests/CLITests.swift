@@ -23,6 +23,39 @@ struct CLITests {
         #expect(try EndToEnd.run(parley, ["history", "--since", "yesterday"], in: dir, timeout: 30).status == 2)
     }
 
+    /// Everything a new user runs first prints lines of at most 80 columns (issue 38): the
+    /// helps, usage errors, a missing socket, `status`, and the daemon's long refusals.
+    @Test func everyLineFitsIn80Columns() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let parley = try EndToEnd.binary("parley")
+        let commands = [
+            "status", "say", "listen", "stop", "pause", "resume", "swap", "set", "config", "reload", "history", "history list",
+            "history export", "history import", "history delete", "history delete-last", "history clear", "favorite", "unfavorite",
+            "replay", "session", "session new", "watch", "version", "retry", "languages", "web",
+        ]
+        var runs: [[String]] = [["--help"], []] + commands.map { $0.split(separator: " ").map(String.init) + ["--help"] }
+        runs += [
+            ["statsu"], ["set"], ["set", "--mode", "sideways"], ["listen", "c"], ["languages", "--country", "Narnia"], ["--bogus", "status"],
+            ["say", "--speaker", "a"], ["history", "--limit", "0"],
+            ["history", "--since", "yesterday"], ["status", "--socket", dir.appendingPathComponent("nothing/control.sock").path],
+        ]
+        let withDaemon: [[String]] = [
+            ["status"], ["set", "--speaker-b", "de"], ["set", "--speaker-b", "zz"], ["languages"], ["languages", "--country", "Japan"],
+            ["say", "--speaker", "a", "good morning"], ["history"], ["stop"], ["retry", "999"], ["replay", "999"], ["web"],
+        ]
+        runs += withDaemon.map { $0 + ["--socket", daemon.socket] }
+        for arguments in runs {
+            let output = try EndToEnd.run(parley, arguments, in: dir, environment: ["PARLEY_SOCKET": daemon.socket], timeout: 60)
+            #expect(!(output.stdout + output.stderr).isEmpty, "parley \(arguments) printed nothing")
+            for line in (output.stdout + output.stderr).split(separator: "\n") {
+                #expect(line.count <= 80, "parley \(arguments.prefix(4)): \(line.count) columns: \(line)")
+            }
+        }
+    }
+
     @Test func optionsGoBeforeOrAfterTheSubcommand() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -48,7 +81,37 @@ struct CLITests {
         #expect(try run(["--socket", dir.appendingPathComponent("nothing.sock").path, "status"]).status == 3)
         // What is not available is an error (exit 1) that says what to do, not a success (issue 28).
         let web = try run(["--socket", daemon.socket, "web"])
-        #expect(web.status == 1 && web.stderr.contains("the caption page is off: set [web] enabled = true"), "\(web.status) \(web.stderr)")
+        #expect(web.status == 1 && web.message.contains("the caption page is off; set [web] enabled = true"), "\(web.status) \(web.stderr)")
+    }
+
+    /// Issue 38: a mistyped command gets the nearest, with exit 2.
+    @Test func aMistypedCommandGetsTheNearest() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let typo = try EndToEnd.run(try EndToEnd.binary("parley"), ["stauts"], in: dir, timeout: 60)
+        #expect(typo.status == 2 && typo.stderr == "parley: unknown command \"stauts\"; did you mean `parley status`?\n", "\(typo.stderr)")
+    }
+
+    /// Issue 38: `--country Portugal` was refused; only "PT" worked.
+    @Test func languagesTakesACountrysName() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        for country in ["Portugal", "portugal", "PT"] {
+            let portugal = try daemon.parley(["languages", "--country", country])
+            #expect(portugal.status == 0 && portugal.stdout.hasPrefix("PT: Portuguese (pt)"), "\(portugal.stdout) \(portugal.stderr)")
+        }
+    }
+
+    /// Issue 38: `set --mode Auto` alone said "give at least one setting to change".
+    @Test func setTakesAModeInAnyCase() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let mode = try daemon.parley(["set", "--mode", "Alternate"])
+        #expect(mode.status == 0 && mode.stdout.contains("mode alternate"), "\(mode.stdout) \(mode.stderr)")
     }
 
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
@@ -64,7 +127,7 @@ struct CLITests {
         #expect(again.stdout.contains("not stored again") && again.stdout.contains("#"), "\(again.stdout)")
         // With --json the answer stays parseable and the note goes to stderr.
         let json = try daemon.parley(["say", "--speaker", "a", "--json", "where is the station"])
-        #expect(json.stderr.contains("not stored again"), "\(json.stderr)")
+        #expect(json.message.contains("not stored again"), "\(json.stderr)")
         let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(json.stdout.utf8))
         #expect(try daemon.call("history", as: [TurnInfo].self).map(\.id) == [turn.id])
         // Other words are stored, and said to be.

@@ -120,8 +120,8 @@ struct ControlLimitsTests {
         let parley = try EndToEnd.binary("parley")
         let late = try EndToEnd.run(parley, ["say", "--speaker", "a", "--timeout", "1", "where is the station", "--socket", socket], in: dir)
         #expect(late.status == 4, "\(late)")
-        #expect(late.stderr.contains("did not answer within 1 s") && late.stderr.contains("--timeout"), "\(late.stderr)")
-        #expect(late.stderr.split(separator: "\n").count == 1, "\(late.stderr)")
+        #expect(late.message.contains("did not answer within 1 s") && late.message.contains("--timeout"), "\(late.stderr)")
+        #expect(late.message.split(separator: "\n").count == 1, "\(late.stderr)")
         // Its turn is stored anyway, once the server answers.
         #expect(try storedTurns() == 0)
         try await held.release(after: 1)
@@ -183,9 +183,9 @@ struct ControlLimitsTests {
         let parley = try EndToEnd.binary("parley")
         let status = try EndToEnd.run(parley, ["status", "--timeout", "1", "--socket", path], in: dir, timeout: 60)
         #expect(status.status == 4, "\(status)")
-        #expect(status.stderr.hasPrefix("parley: parleyd at \(path) did not answer within 1 s"), "\(status.stderr)")
-        #expect(status.stderr.contains("--timeout SECONDS"), "\(status.stderr)")
-        #expect(status.stderr.split(separator: "\n").count == 1, "\(status.stderr)")
+        #expect(status.message.hasPrefix("parley: parleyd at \(path) did not answer within 1 s"), "\(status.stderr)")
+        #expect(status.message.contains("--timeout SECONDS"), "\(status.stderr)")
+        #expect(status.message.split(separator: "\n").count == 1, "\(status.stderr)")
         let bad = try EndToEnd.run(parley, ["status", "--timeout", "-1", "--socket", path], in: dir, timeout: 60)
         #expect(bad.status == 2, "\(bad)")
     }

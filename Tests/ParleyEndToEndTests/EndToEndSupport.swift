@@ -88,6 +88,12 @@ enum EndToEnd {
         var status: Int32
         var stdout: String
         var stderr: String
+
+        /// stderr with parley's messages unwrapped: it breaks them at 80 columns and indents the
+        /// lines that go on by two, so a message is one line here.
+        var message: String {
+            stderr.replacingOccurrences(of: "\n  ", with: " ").trimmingCharacters(in: .newlines)
+        }
     }
 
     /// Starts a process with its output going to files in `directory`.

@@ -92,8 +92,11 @@ struct HistoryEndToEndTests {
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--favorites", "--json"])).map(\.id) == [said.id])
         #expect(try daemon.parley(["unfavorite", "\(said.id)"]).status == 0)
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--favorites", "--json"])).isEmpty)
+        // An error in words; its code only with --json.
         let missing = try daemon.parley(["favorite", "99999"])
-        #expect(missing.status == 1 && missing.stderr.contains("not_found"))
+        #expect(missing.status == 1 && missing.message.hasPrefix("parley: ") && !missing.stderr.contains("not_found"), "\(missing.stderr)")
+        let missingJSON = try daemon.parley(["favorite", "99999", "--json"])
+        #expect(missingJSON.status == 1 && missingJSON.message.hasSuffix("(not_found)"), "\(missingJSON.stderr)")
 
         // Export: JSON and CSV on stdout.
         let exported = try daemon.parley(["history", "export", "--format", "json"])
@@ -137,7 +140,7 @@ struct HistoryEndToEndTests {
         #expect(replayed.status == 0, "\(replayed.stderr)")
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
         let undo = try daemon.parley(["history", "undo"])
-        #expect(undo.status == 2 && undo.stderr.contains("history delete-last"), "\(undo.stderr)")
+        #expect(undo.status == 2 && undo.message.contains("history delete-last"), "\(undo.stderr)")
         #expect(try Self.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
         let deleted = try daemon.parley(["history", "delete-last"])
         #expect(deleted.status == 0 && deleted.stdout.contains("deleted #"), "\(deleted.stderr)")

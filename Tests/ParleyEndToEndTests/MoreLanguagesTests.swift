@@ -173,8 +173,8 @@ struct PairSwitchTests {
 
         let refused = try parley(["set", "--speaker-b", "fr"])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("apt-get install apertium-fr-es"), "\(refused.stderr)")
-        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(refused.message.contains("apt-get install apertium-fr-es"), "\(refused.stderr)")
+        #expect(refused.message.split(separator: "\n").count == 1, "\(refused.stderr)")
         // Nothing changed: English-Spanish is still served.
         let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(try parley(["say", "--speaker", "a", "--json", "the house is red"]).stdout.utf8))
         #expect(turn.targetLang == "es" && turn.status == "translated" && turn.route == "apertium", "\(turn)")

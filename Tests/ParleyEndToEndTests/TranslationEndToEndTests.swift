@@ -61,7 +61,7 @@ struct TranslationEndToEndTests {
         // Retrying while the server is still down fails and says so.
         let early = try parleyRun(["retry", "\(turn.id)"])
         #expect(early.status == 1)
-        #expect(early.stderr.contains("still untranslated"), "\(early.stderr)")
+        #expect(early.message.contains("still untranslated"), "\(early.stderr)")
 
         // Once APy is up on that port, the retry translates the turn and history has it.
         let server = try await ApyServer(port: port)
@@ -72,7 +72,7 @@ struct TranslationEndToEndTests {
         #expect(updated.translatedText?.lowercased().contains("casa") == true, "\(updated.translatedText ?? "nil")")
         let history = try decoder.decode([TurnInfo].self, from: Data(try parleyRun(["history", "--json"]).stdout.utf8))
         #expect(history.first { $0.id == turn.id }?.translatedText == updated.translatedText)
-        #expect(try parleyRun(["retry", "\(turn.id)"]).stderr.contains("already translated"))
+        #expect(try parleyRun(["retry", "\(turn.id)"]).message.contains("already translated"))
         #expect(try parleyRun(["retry", "99999"]).status == 1)
 
         // `languages` shows what can be heard, spoken and translated, and through what.
