@@ -58,6 +58,9 @@ public struct TurnLogic: Sendable {
     /// Counts the turns started (heard, typed) and the utterances that went on after their end
     /// was withdrawn: results of an earlier one (words, a translation) are not this one's.
     public private(set) var turnSerial = 0
+    /// How the utterance had ended before it went on (nil: it has not gone on): if what follows
+    /// is too short to be words, it ends so again, instead of being discarded with them.
+    public private(set) var resumedEnd: (reason: EndpointEvent.EndReason, pause: SampleTime)?
     /// Whether a client paused the conversation: the microphone is released.
     public private(set) var userPaused = false
     /// Whether the capture device failed and is being opened again.
@@ -104,6 +107,7 @@ public struct TurnLogic: Sendable {
                 dropSpeculation()
                 turnSerial += 1
                 heldAudio = []
+                resumedEnd = nil
                 judgements = [:]
                 awaitedJudgement = nil
                 utteranceEnd = nil
@@ -117,6 +121,7 @@ public struct TurnLogic: Sendable {
                 draft = nil
                 judgements = [:]
                 awaitedJudgement = nil
+                resumedEnd = utteranceEnd
                 utteranceEnd = nil
                 utteranceAudio = heldAudio
                 heldAudio = []
@@ -240,6 +245,13 @@ public struct TurnLogic: Sendable {
             )
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = (reason, pause)
+            period.actions += handle(.speechEnded(at: end))
+        case .discarded(let end)? where resumedEnd != nil:
+            // What went on after a withdrawn end was too short to be words (a noise, a voice in
+            // the background): the utterance ends as it was, with every word it had.
+            period.log.append("sound after the pause discarded at \(Self.seconds(end)): too short; the utterance ends as decided before")
+            if keepsAudio { utteranceAudio += frame }
+            utteranceEnd = resumedEnd
             period.actions += handle(.speechEnded(at: end))
         case .discarded(let end)?:
             period.log.append("sound discarded at \(Self.seconds(end)): too short, or no louder than the background")

@@ -105,6 +105,23 @@ struct TurnLogicTests {
         #expect(firstEnd < before)
     }
 
+    @Test func aSoundTooShortToBeWordsAfterAWithdrawnEndEndsTheUtteranceAsItWasNotDiscarded() throws {
+        var drive = Drive()
+        let judge: (SampleTime) -> [(language: String, end: SentenceEnd?)] = { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: "a young man"))] }
+        drive.feed(background + words + pause(ms: 400), lanes: judge)
+        let atTheEnd = drive.logic.takeUtteranceAudio()
+        let before = drive.periods.count
+        // A burst from the background: long enough to start speech (100 ms), too short to be words (250 ms).
+        drive.feed(Signals.tone(ms: 160, amplitude: 0.3) + pause(ms: 1_600), lanes: judge)
+        let after = drive.periods[before...].flatMap(\.actions)
+        #expect(after.contains(.resumeRecognition(.a, enEs)))
+        #expect(!after.contains(.cancelRecognition), "the words before the pause are not thrown away with the noise")
+        #expect(after.contains(.finishRecognition(.a, enEs)), "the utterance ends as it was")
+        let said = drive.periods[before...].flatMap(\.log)
+        #expect(said.contains { $0.hasSuffix("the utterance ends as decided before") }, "\(said)")
+        #expect(drive.logic.takeUtteranceAudio().count >= atTheEnd.count, "its words are all still there")
+    }
+
     @Test func aThinkingPauseCostsNothingUntilItNearsTheSilenceLimit() throws {
         var drive = Drive()
         drive.feed(background + words + pause(ms: 1600)) { _ in [("en", SentenceEnd(probability: 0.001, words: 2, text: "and then"))] }
