@@ -127,7 +127,27 @@ struct Stop: ParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
-    func run() throws { try options.statusCommand(Request(.stop)) }
+    func run() throws {
+        let status = try options.call(Request(.stop), as: StatusInfo.self)
+        if options.json { return try options.printJSON(status) }
+        print(Self.said(status))
+    }
+
+    /// What the stop did, in words: "stopped speaking", "stopped hearing a (en): ...", or
+    /// "nothing to stop" and what Parley is doing.
+    static func said(_ status: StatusInfo) -> String {
+        let view = LiveView()
+        view.apply(status: status)
+        switch status.stopped {
+        case .speech?:
+            return "stopped speaking"
+        case .utterance?:
+            let side = status.speaker.map { " \($0) (\(view.languages[$0] ?? "?"))" } ?? ""
+            return "stopped hearing\(side): what was said so far is translated"
+        case nil:
+            return "nothing to stop: \(view.describe(state: status.state, speaker: status.speaker))"
+        }
+    }
 }
 
 struct Pause: ParsableCommand {

@@ -136,11 +136,12 @@ struct ClientOptions: ParsableArguments {
         "parley: \(Usage.sentence(error.message))\(json ? " (\(error.code))" : "")"
     }
 
-    /// Sends a command whose result is the daemon's status, and prints it.
+    /// Sends a command whose result is the daemon's status, and prints what Parley does now in
+    /// words ("listening to a (en)").
     func statusCommand(_ request: Request) throws {
         let status = try call(request, as: StatusInfo.self)
         if json { return try printJSON(status) }
-        print("state \(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")")
+        print(LiveView.describe(status))
     }
 
     func printJSON(_ value: some Encodable) throws {

@@ -170,6 +170,13 @@ final class LiveView {
         }
     }
 
+    /// What `status` says Parley is doing, in words ("listening to b (es)").
+    static func describe(_ status: StatusInfo) -> String {
+        let view = LiveView()
+        view.apply(status: status)
+        return view.describe(state: status.state, speaker: status.speaker)
+    }
+
     /// What Parley is doing, in words a person reads: the protocol's state names (`echo_guard`,
     /// `device_lost`) stay in `--json`. A side is named with its language: `b (es)`.
     func describe(state: String, speaker: String?) -> String {

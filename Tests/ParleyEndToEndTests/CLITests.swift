@@ -114,6 +114,19 @@ struct CLITests {
         #expect(mode.status == 0 && mode.stdout.contains("mode alternate"), "\(mode.stdout) \(mode.stderr)")
     }
 
+    /// Issue 38: `stop` answered "state speaking".
+    @Test func stopSaysWhatItDidInWords() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        // Nothing is heard or played (the microphone hears silence): stop says so, in words.
+        let stop = try daemon.parley(["stop"])
+        #expect(stop.status == 0 && stop.stdout.hasPrefix("nothing to stop: listening to a (en)"), "\(stop.stdout) \(stop.stderr)")
+        #expect(!stop.stdout.contains("state"))
+        #expect(try HistoryEndToEndTests.decode(StatusInfo.self, try daemon.parley(["stop", "--json"])).stopped == nil)
+    }
+
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -194,4 +194,30 @@ import Testing
         let wrong = try #require(Self.usageError(["set", "--mode", "sideways"]))
         #expect(wrong.contains("--mode is \"sideways\"") && wrong.contains("\"auto\""), "\(wrong)")
     }
+
+    // MARK: - 7. `stop` in words
+
+    @Test func stopSaysWhatItDid() {
+        var status = Self.status(a: .init(language: "en", hearable: true), b: .init(language: "es", hearable: true), state: "speaking", speaker: "a")
+        status.stopped = .speech
+        #expect(Stop.said(status) == "stopped speaking")
+        status.state = "recognizing"
+        status.stopped = .utterance
+        #expect(Stop.said(status) == "stopped hearing a (en): what was said so far is translated")
+        status.state = "listening"
+        status.speaker = "b"
+        status.stopped = nil
+        #expect(Stop.said(status) == "nothing to stop: listening to b (es)")
+        #expect(!Stop.said(status).contains("state"))
+    }
+
+    @Test func stopIsOnlySentWhenItStopsSomething() throws {
+        var status = Self.status(a: .init(language: "en", hearable: true), b: .init(language: "es", hearable: true))
+        let plain = String(decoding: try JSONEncoder().encode(status), as: UTF8.self)
+        #expect(!plain.contains("stopped"))
+        status.stopped = .utterance
+        let stopped = String(decoding: try JSONEncoder().encode(status), as: UTF8.self)
+        #expect(stopped.contains(#""stopped":"utterance""#))
+        #expect(try JSONDecoder().decode(StatusInfo.self, from: Data(stopped.utf8)).stopped == .utterance)
+    }
 }
