@@ -9,8 +9,8 @@ struct Watch: ParsableCommand {
         abstract: "A live view: mic level, who speaks, the words so far, the last turns.",
         discussion: """
             On a terminal it takes the alternate screen and redraws what changed (q or Ctrl-C quits); \
-            otherwise it prints one plain line per event. When parleyd goes away it says so and waits \
-            for it to come back.
+            otherwise it prints one plain line per event (the level at most once a second). When parleyd \
+            goes away it says so and waits for it to come back.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -56,6 +56,7 @@ struct Watch: ParsableCommand {
     /// away, a line on stderr says so, and another when it is back.
     private func follow(_ first: ControlClient, view: LiveView) {
         var client = first
+        var levels = LevelLines()
         while true {
             while let line = try? client.readLine() {
                 let type = (try? JSONDecoder().decode(Envelope.self, from: line))?.type ?? ""
@@ -63,6 +64,7 @@ struct Watch: ParsableCommand {
                 if options.json {
                     print(String(decoding: line, as: UTF8.self))
                 } else if let text = view.apply(event: line) {
+                    if type == EventType.level && !levels.due(at: .now) { continue }
                     print(text)
                 }
                 fflush(nil)
@@ -77,6 +79,20 @@ struct Watch: ParsableCommand {
             }
             printError("parley: parleyd is back (\(LiveView.clock(utc: options.utc)))")
         }
+    }
+}
+
+/// How often plain `parley watch` prints the level: parleyd sends it about 25 times a second,
+/// which in a file or a pipe is a flood; a line a second still shows the microphone is live.
+struct LevelLines {
+    static let interval: Duration = .seconds(1)
+    private var last: ContinuousClock.Instant?
+
+    /// Whether a level that came `now` is printed (and if so, the next waits a second more).
+    mutating func due(at now: ContinuousClock.Instant) -> Bool {
+        if let last, now - last < Self.interval { return false }
+        last = now
+        return true
     }
 }
 

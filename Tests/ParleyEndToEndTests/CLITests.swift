@@ -127,6 +127,40 @@ struct CLITests {
         #expect(try HistoryEndToEndTests.decode(StatusInfo.self, try daemon.parley(["stop", "--json"])).stopped == nil)
     }
 
+    /// Issue 38: `parley watch` into a file printed the level 25 times a second.
+    @Test func watchIntoAFilePrintsTheLevelASecondAtMost() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let (watch, out, err) = try EndToEnd.start(try EndToEnd.binary("parley"), ["watch", "--socket", daemon.socket], in: dir, tag: "watch")
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        func levels() -> Int {
+            ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("level ") }.count
+        }
+        // From the first level line, for three seconds at least: parleyd sends 75 levels in
+        // that time; a line a second is 4 at most (3 of them after the first), however late
+        // the lines are read on a loaded machine.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while levels() < 1 && Date() < deadline && watch.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(levels() >= 1, "watch printed: \((try? String(contentsOf: out, encoding: .utf8)) ?? "") \((try? String(contentsOf: err, encoding: .utf8)) ?? "")")
+        let first = Date()
+        while Date().timeIntervalSince(first) < 3 && watch.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        let counted = levels()
+        let seconds = Date().timeIntervalSince(first)
+        #expect(counted >= 2, "the level is still printed, once a second")
+        #expect(Double(counted) <= seconds + 2, "\(counted) level lines in \(seconds) s")
+        // --json keeps every event, as parleyd sends it.
+        let (json, jsonOut, _) = try EndToEnd.start(
+            try EndToEnd.binary("parley"), ["watch", "--json", "--socket", daemon.socket], in: dir, tag: "watch-json")
+        defer { if json.isRunning { kill(json.processIdentifier, SIGKILL) } }
+        func jsonLevels() -> Int {
+            ((try? String(contentsOf: jsonOut, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains(#""type":"level""#) }.count
+        }
+        while jsonLevels() < 10 && Date() < deadline && json.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(jsonLevels() >= 10)
+    }
+
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -220,4 +220,14 @@ import Testing
         #expect(stopped.contains(#""stopped":"utterance""#))
         #expect(try JSONDecoder().decode(StatusInfo.self, from: Data(stopped.utf8)).stopped == .utterance)
     }
+
+    // MARK: - 8. The level at most once a second
+
+    @Test func aPipeGetsALevelLineASecondAtMost() {
+        var levels = LevelLines()
+        let start = ContinuousClock.now
+        // 25 level events a second for three seconds.
+        let printed = (0..<75).filter { levels.due(at: start + .milliseconds($0 * 40)) }
+        #expect(printed == [0, 25, 50])
+    }
 }
