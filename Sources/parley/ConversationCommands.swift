@@ -79,17 +79,27 @@ struct Say: ParsableCommand {
     @Argument(help: "The words to translate.")
     var text: [String]
 
-    /// The request; nil when there are no words.
+    /// The request; nil when the words are missing or not UTF-8.
     var request: SayRequest? { SayRequest(speaker: speaker.speaker, text: text.joined(separator: " ")) }
 
-    func validate() throws {
-        if request == nil {
-            throw ValidationError("give the words to translate")
+    /// What is wrong with `words` as the text of `parley say`, in the CLI's words; nil: nothing.
+    static func problem(with words: String) -> String? {
+        switch SayRequest.problem(with: words) {
+        case nil:
+            nil
+        case .empty:
+            "give the words to translate"
+        case .notUTF8:
+            "the text holds U+FFFD (\u{FFFD}), the mark of bytes that were not UTF-8; type it again in UTF-8"
         }
     }
 
+    func validate() throws {
+        if let problem = Self.problem(with: text.joined(separator: " ")) { throw ValidationError(problem) }
+    }
+
     func run() throws {
-        guard let request else { throw ValidationError("give the words to translate") }
+        guard let request else { throw ValidationError(Self.problem(with: text.joined(separator: " ")) ?? "give the words to translate") }
         let sent = Date()
         let turn = try options.call(
             Request(.say(request)),

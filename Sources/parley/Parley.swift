@@ -39,6 +39,10 @@ struct Parley: ParsableCommand {
     /// Every message is one line (wrapped at 80 columns) in one style, "parley: <what happened>;
     /// <what to do>"; usage errors exit 2, as documented, rather than ArgumentParser's 64.
     static func main() {
+        if let problem = Usage.notUTF8(Usage.rawArguments()) {
+            printError("parley: " + problem)
+            Glibc.exit(2)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -161,6 +161,20 @@ struct CLITests {
         #expect(jsonLevels() >= 10)
     }
 
+    /// Issue 38: `say` took bytes that are not UTF-8 and spoke replacement characters.
+    @Test func argumentsThatAreNotUTF8AreRefused() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        // Latin-1 "café", as a terminal in that encoding sends it.
+        let latin1 = try EndToEnd.run(
+            "/bin/sh", ["-c", #""$0" say --speaker a "$(printf 'caf\351')" --socket "$1""#, try EndToEnd.binary("parley"), daemon.socket],
+            in: dir, timeout: 60)
+        #expect(latin1.status == 2 && latin1.message.contains("is not UTF-8 text"), "\(latin1.status) \(latin1.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).isEmpty)
+    }
+
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -230,4 +230,31 @@ import Testing
         let printed = (0..<75).filter { levels.due(at: start + .milliseconds($0 * 40)) }
         #expect(printed == [0, 25, 50])
     }
+
+    // MARK: - 9. Only UTF-8
+
+    @Test func argumentsThatAreNotUTF8AreRefused() throws {
+        #expect(Usage.notUTF8([Array("say".utf8), Array("--speaker".utf8), Array("a".utf8), Array("café 👋".utf8)]) == nil)
+        let latin1: [UInt8] = [0x63, 0x61, 0x66, 0xE9]  // "café" in ISO 8859-1
+        let problem = try #require(Usage.notUTF8([Array("say".utf8), Array("--speaker".utf8), Array("a".utf8), latin1]))
+        #expect(problem.hasPrefix("argument 4, \"caf\u{FFFD}\", is not UTF-8 text; "), "\(problem)")
+        for line in ScreenText.lines("parley: " + problem) { #expect(line.count <= 80, "\(line)") }
+    }
+
+    @Test func sayRefusesTheMarkOfTextThatWasNotUTF8() throws {
+        #expect(SayRequest.problem(with: "caf\u{FFFD}") == .notUTF8)
+        #expect(SayRequest(speaker: .a, text: "caf\u{FFFD}") == nil)
+        #expect(SayRequest.problem(with: " \n") == .empty)
+        #expect(SayRequest.problem(with: "café 👋🏽") == nil)
+        let replaced = try #require(Self.usageError(["say", "--speaker", "a", "caf\u{FFFD}"]))
+        #expect(replaced.contains("UTF-8"), "\(replaced)")
+        // The daemon too, for any client.
+        let line = try JSONEncoder().encode(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string("caf\u{FFFD}")]))
+        do {
+            _ = try Request(line: line)
+            Issue.record("a say holding U+FFFD was taken")
+        } catch {
+            #expect(error.code == .invalidField && error.message.contains("U+FFFD"), "\(error.message)")
+        }
+    }
 }
