@@ -136,7 +136,7 @@ public enum Command: Sendable, Equatable {
 /// `say`: who typed, and the words.
 public struct SayRequest: Sendable, Equatable, Encodable {
     public let speaker: Speaker
-    /// Not empty (nor only white space), and no U+FFFD.
+    /// Not empty (nor only white space), at most `maxCharacters`, no U+FFFD.
     public let text: String
 
     /// Nil when `problem(with: text)` finds something wrong.
@@ -146,10 +146,16 @@ public struct SayRequest: Sendable, Equatable, Encodable {
         self.text = text
     }
 
+    /// The most characters a typed turn may have. A turn's answer comes once its translation
+    /// was spoken, which takes espeak-ng about a second for every 15 characters.
+    public static let maxCharacters = 500
+
     /// What is wrong with the words of a `say`.
     public enum Problem: Sendable, Equatable {
         /// Empty, or only white space.
         case empty
+        /// More than `maxCharacters` characters (it has `characters`).
+        case tooLong(characters: Int)
         /// Holds U+FFFD, the replacement character: text that was not UTF-8 was converted on the way.
         case notUTF8
 
@@ -158,6 +164,8 @@ public struct SayRequest: Sendable, Equatable, Encodable {
             switch self {
             case .empty:
                 SayRequest.emptyText
+            case .tooLong(let characters):
+                "data.text is \(characters) characters, and a typed turn is at most \(SayRequest.maxCharacters); send it in parts, a sentence or two each"
             case .notUTF8:
                 "data.text holds U+FFFD, the replacement character, so it was not UTF-8 where it came from; send the words as UTF-8"
             }
@@ -168,6 +176,8 @@ public struct SayRequest: Sendable, Equatable, Encodable {
     public static func problem(with text: String) -> Problem? {
         // Foundation's whitespacesAndNewlines is Unicode's White_Space, scalar by scalar.
         if text.unicodeScalars.allSatisfy(\.properties.isWhitespace) { return .empty }
+        let characters = text.count
+        if characters > maxCharacters { return .tooLong(characters: characters) }
         if text.unicodeScalars.contains("\u{FFFD}") { return .notUTF8 }
         return nil
     }

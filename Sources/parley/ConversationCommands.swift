@@ -76,11 +76,16 @@ struct Say: ParsableCommand {
     @Option(name: .long, help: "Who is typing: a or b.")
     var speaker: SpeakerArgument
 
-    @Argument(help: "The words to translate.")
+    @Argument(help: "The words to translate (at most \(SayRequest.maxCharacters) characters).")
     var text: [String]
 
-    /// The request; nil when the words are missing or not UTF-8.
+    /// The request; nil when the words are missing, too long or not UTF-8.
     var request: SayRequest? { SayRequest(speaker: speaker.speaker, text: text.joined(separator: " ")) }
+
+    /// Seconds `say` waits for each character more than other commands (unless --timeout is
+    /// given): its answer comes once the translation was spoken, and espeak-ng speaks about 15
+    /// characters a second, a translation being up to a quarter longer; this leaves twice that.
+    static let speakingAllowance = 0.15
 
     /// What is wrong with `words` as the text of `parley say`, in the CLI's words; nil: nothing.
     static func problem(with words: String) -> String? {
@@ -89,6 +94,8 @@ struct Say: ParsableCommand {
             nil
         case .empty:
             "give the words to translate"
+        case .tooLong(let characters):
+            "the text is \(characters) characters, and a typed turn is at most \(SayRequest.maxCharacters); say it in parts, a sentence or two each"
         case .notUTF8:
             "the text holds U+FFFD (\u{FFFD}), the mark of bytes that were not UTF-8; type it again in UTF-8"
         }
@@ -101,10 +108,12 @@ struct Say: ParsableCommand {
     func run() throws {
         guard let request else { throw ValidationError(Self.problem(with: text.joined(separator: " ")) ?? "give the words to translate") }
         let sent = Date()
+        // parleyd answers once the translation was spoken: the default wait allows for it.
         let turn = try options.call(
             Request(.say(request)),
             as: TurnInfo.self,
-            whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once")
+            whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once",
+            allowing: Self.speakingAllowance * Double(request.text.count))
         // A turn identical to the one before it is not stored again: parleyd answers with the
         // stored one, made before this request was sent (timestamps have milliseconds).
         let repeated = LocalTime.parseInstant(turn.createdAt).map { $0 < sent.addingTimeInterval(-0.001) } ?? false

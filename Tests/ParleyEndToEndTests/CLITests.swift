@@ -39,7 +39,7 @@ struct CLITests {
         var runs: [[String]] = [["--help"], []] + commands.map { $0.split(separator: " ").map(String.init) + ["--help"] }
         runs += [
             ["statsu"], ["set"], ["set", "--mode", "sideways"], ["listen", "c"], ["languages", "--country", "Narnia"], ["--bogus", "status"],
-            ["say", "--speaker", "a"], ["history", "--limit", "0"],
+            ["say", "--speaker", "a"], ["say", "--speaker", "a", String(repeating: "far too long ", count: 50)], ["history", "--limit", "0"],
             ["history", "--since", "yesterday"], ["status", "--socket", dir.appendingPathComponent("nothing/control.sock").path],
         ]
         let withDaemon: [[String]] = [
@@ -172,6 +172,21 @@ struct CLITests {
             "/bin/sh", ["-c", #""$0" say --speaker a "$(printf 'caf\351')" --socket "$1""#, try EndToEnd.binary("parley"), daemon.socket],
             in: dir, timeout: 60)
         #expect(latin1.status == 2 && latin1.message.contains("is not UTF-8 text"), "\(latin1.status) \(latin1.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).isEmpty)
+    }
+
+    /// Issue 38: a 2,279-character `say` timed out after 30 s while parleyd spoke for minutes.
+    @Test func aSayTooLongIsRefusedByTheCLIAndTheDaemon() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let long = String(repeating: "where is the station? ", count: 40)
+        let refused = try daemon.parley(["say", "--speaker", "a", long])
+        #expect(refused.status == 2 && refused.message.contains("at most \(SayRequest.maxCharacters)"), "\(refused.stderr)")
+        let line = try ControlClient(path: daemon.socket).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string(long)]))
+        let error = try JSONDecoder().decode(ErrorReply.self, from: line)
+        #expect(error.data.code == "invalid_field" && error.data.message.contains("at most \(SayRequest.maxCharacters)"), "\(error)")
         #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).isEmpty)
     }
 

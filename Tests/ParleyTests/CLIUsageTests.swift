@@ -257,4 +257,33 @@ import Testing
             #expect(error.code == .invalidField && error.message.contains("U+FFFD"), "\(error.message)")
         }
     }
+
+    // MARK: - 10. How long a `say` may be
+
+    @Test func sayTakesAtMostItsLimit() throws {
+        let limit = SayRequest.maxCharacters
+        #expect(SayRequest(speaker: .a, text: String(repeating: "é", count: limit)) != nil)
+        #expect(SayRequest(speaker: .a, text: String(repeating: "é", count: limit + 1)) == nil)
+        #expect(SayRequest.problem(with: String(repeating: "a", count: 2_279)) == .tooLong(characters: 2_279))
+        // The CLI says it before sending, with the limit and what to do.
+        let long = try #require(Self.usageError(["say", "--speaker", "a", String(repeating: "word ", count: 120)]))
+        #expect(long.contains("\(limit)") && long.contains("say it in parts"), "\(long)")
+        // And the daemon, for any client.
+        let line = try JSONEncoder().encode(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string(String(repeating: "a", count: limit + 1))]))
+        do {
+            _ = try Request(line: line)
+            Issue.record("a say of \(limit + 1) characters was taken")
+        } catch {
+            #expect(error.code == .invalidField && error.message.contains("at most \(limit)"), "\(error.message)")
+        }
+    }
+
+    @Test func sayWaitsForItsWordsToBeSpokenUnlessTimeoutIsGiven() throws {
+        let plain = try ClientOptions.parse([])
+        #expect(plain.answerTimeout() == .seconds(30))
+        // The longest say: 30 s and 0.15 s a character, as long again as espeak-ng takes.
+        #expect(plain.answerTimeout(allowing: Say.speakingAllowance * Double(SayRequest.maxCharacters)) == .seconds(105))
+        #expect(try ClientOptions.parse(["--timeout", "10"]).answerTimeout(allowing: 75) == .seconds(10))
+        #expect(try ClientOptions.parse(["--timeout", "0"]).answerTimeout(allowing: 75) == nil)
+    }
 }
