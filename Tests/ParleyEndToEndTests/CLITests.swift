@@ -190,6 +190,40 @@ struct CLITests {
         #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).isEmpty)
     }
 
+    /// Issue 38: importing a history's own turns added them again ("imported 2 turns (0 already
+    /// there)"). An export imports as nothing new, and so do the turns of `history --json`,
+    /// which come without their sessions: they were looked for in a session made up for them.
+    @Test func aHistorysOwnExportImportsNothingNew() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        for words in ["where is the station", "thank you very much"] {
+            let said = try daemon.parley(["say", "--speaker", "a", words])
+            try #require(said.status == 0, "\(said.stderr)")
+        }
+        let exported = try daemon.parley(["history", "export", "--format", "json"])
+        try #require(exported.status == 0, "\(exported.stderr)")
+        let file = dir.appendingPathComponent("own.json")
+        try exported.stdout.write(to: file, atomically: true, encoding: .utf8)
+        let imported = try daemon.parley(["history", "import", file.path])
+        #expect(imported.status == 0 && imported.stdout.contains("imported 0 turns (2 already there)"), "\(imported.stdout) \(imported.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
+        // A new turn after the export is kept; importing the export again still adds nothing.
+        _ = try daemon.parley(["say", "--speaker", "a", "good night"])
+        let again = try daemon.parley(["history", "import", file.path])
+        #expect(again.stdout.contains("imported 0 turns (2 already there)"), "\(again.stdout) \(again.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 3)
+        // `history --json` (turns without their sessions, newest first) imports too: its turns
+        // are recognized in the session they are in, whatever session the file suggests.
+        let listed = try daemon.parley(["history", "--json"])
+        let listFile = dir.appendingPathComponent("list.json")
+        try listed.stdout.write(to: listFile, atomically: true, encoding: .utf8)
+        let fromList = try daemon.parley(["history", "import", listFile.path])
+        #expect(fromList.stdout.contains("imported 0 turns (3 already there)"), "\(fromList.stdout) \(fromList.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 3)
+    }
+
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
