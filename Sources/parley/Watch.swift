@@ -337,6 +337,15 @@ final class LiveView {
         private var height = 0
 
         mutating func draw(_ lines: [String], width: Int, height: Int) {
+            let output = frame(lines, width: width, height: height)
+            if !output.isEmpty { ScreenText.write(output) }
+        }
+
+        /// What to write to show `lines`: each line that changed, from its row's first column.
+        /// The rest of a shorter line is erased after it (ESC[K); a line that fills the width is
+        /// not followed by ESC[K, which with autowrap off would erase its last column, where the
+        /// cursor stays.
+        mutating func frame(_ lines: [String], width: Int, height: Int) -> String {
             var output = ""
             if width != self.width || height != self.height {
                 // Resized: the terminal may have moved or cut what it showed; draw it all again.
@@ -346,13 +355,14 @@ final class LiveView {
                 self.height = height
             }
             for (row, line) in lines.enumerated() where row >= shown.count || shown[row] != line {
-                output += "\u{1B}[\(row + 1);1H\u{1B}[0m" + line + "\u{1B}[0m\u{1B}[K"
+                let erase = ScreenText.visibleColumns(line) < width ? "\u{1B}[K" : ""
+                output += "\u{1B}[\(row + 1);1H\u{1B}[0m" + line + "\u{1B}[0m" + erase
             }
             if shown.count > lines.count {
                 for row in lines.count..<shown.count { output += "\u{1B}[\(row + 1);1H\u{1B}[2K" }
             }
             shown = lines
-            if !output.isEmpty { ScreenText.write(output) }
+            return output
         }
     }
 }

@@ -286,4 +286,25 @@ import Testing
         #expect(try ClientOptions.parse(["--timeout", "10"]).answerTimeout(allowing: 75) == .seconds(10))
         #expect(try ClientOptions.parse(["--timeout", "0"]).answerTimeout(allowing: 75) == nil)
     }
+
+    // MARK: - 12. A line that fills the width
+
+    @Test func aLineThatFillsTheWidthIsNotErasedAtItsEnd() {
+        var screen = LiveView.Screen()
+        let full = String(repeating: "x", count: 79) + "y"
+        let output = screen.frame([full, "short"], width: 80, height: 24)
+        // ESC[K with the cursor on the last column (autowrap off) would erase the "y".
+        #expect(output.contains(full + "\u{1B}[0m\u{1B}[2;1H"), "\(output.debugDescription)")
+        #expect(!output.contains("y\u{1B}[0m\u{1B}[K"))
+        #expect(output.contains("short\u{1B}[0m\u{1B}[K"))
+        // So is the header, whose "q quits" ends on the last column.
+        let view = LiveView()
+        view.state = "listening"
+        view.speaker = "a"
+        view.languages = ["a": "en", "b": "es"]
+        var again = LiveView.Screen()
+        let header = view.render(width: 80, height: 24)[0]
+        #expect(ScreenText.visibleColumns(header) == 80)
+        #expect(!again.frame([header], width: 80, height: 24).hasSuffix("\u{1B}[K"))
+    }
 }
