@@ -48,8 +48,10 @@ struct DaemonControl: ControlHandler {
                 try interpreter.listen(speaker)
                 return .line(Replies.result(status(), id: id))
             case .stop:
-                interpreter.stopTurn()
-                return .line(Replies.result(status(), id: id))
+                let stopped = interpreter.stopTurn()
+                var answer = status()
+                answer.stopped = stopped
+                return .line(Replies.result(answer, id: id))
             case .pause:
                 interpreter.pause()
                 return .line(Replies.result(status(), id: id))

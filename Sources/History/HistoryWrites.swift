@@ -143,29 +143,22 @@ extension AppDatabase {
     }
 
     /// Imports `turns` (of one exported session) into the session that has the same start and
-    /// languages as `session`, creating it if there is none. A turn already there (same time,
-    /// speaker and words) is skipped, so importing a file twice changes nothing. Returns how many
-    /// turns were added.
+    /// languages as `session`, creating it if there is none. A turn already in the history (same
+    /// time, speaker and words), in whatever session, is skipped: importing a file twice, or a
+    /// history's own export or `history --json` (whose turns come without their sessions, so the
+    /// session is made up from the first turn), changes nothing. Returns how many turns were added.
     public func importSession(_ session: SessionRecord, turns: [TurnRecord]) async throws -> Int {
         try await writer.write { db in
-            var target = try SessionRecord
-                .filter(SessionRecord.CodingKeys.startedAt == session.startedAt)
-                .filter(SessionRecord.CodingKeys.speakerA == session.speakerA && SessionRecord.CodingKeys.speakerB == session.speakerB)
-                .fetchOne(db)
-            if target == nil {
-                var fresh = session
-                fresh.id = nil
-                try fresh.insert(db)
-                target = fresh
-            }
-            guard let sessionID = target?.id else { throw HistoryError("the imported session could not be stored") }
+            var sessionID: Int64?
             var added = 0
             for turn in turns {
-                let exists = try TurnRecord.filter(TurnRecord.Columns.sessionID == sessionID)
-                    .filter(TurnRecord.Columns.createdAt == turn.createdAt && TurnRecord.Columns.speaker == turn.speaker)
+                let exists = try TurnRecord.filter(TurnRecord.Columns.createdAt == turn.createdAt && TurnRecord.Columns.speaker == turn.speaker)
                     .filter(TurnRecord.Columns.sourceText == turn.sourceText)
                     .fetchCount(db) > 0
                 guard !exists else { continue }
+                // The session is found or stored only for a turn that is added.
+                if sessionID == nil { sessionID = try Self.session(like: session, db) }
+                guard let sessionID else { throw HistoryError("the imported session could not be stored") }
                 var copy = turn
                 copy.id = nil
                 copy.sessionID = sessionID
@@ -174,6 +167,21 @@ extension AppDatabase {
             }
             return added
         }
+    }
+
+    /// The id of the session that started when `session` did, with the same languages; stored
+    /// now if there is none.
+    private static func session(like session: SessionRecord, _ db: Database) throws -> Int64? {
+        if let found = try SessionRecord.filter(SessionRecord.CodingKeys.startedAt == session.startedAt)
+            .filter(SessionRecord.CodingKeys.speakerA == session.speakerA && SessionRecord.CodingKeys.speakerB == session.speakerB)
+            .fetchOne(db)
+        {
+            return found.id
+        }
+        var fresh = session
+        fresh.id = nil
+        try fresh.insert(db)
+        return fresh.id
     }
 
     /// Test hook: caps the database at `pages` pages, so writes beyond fail with SQLITE_FULL

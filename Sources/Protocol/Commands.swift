@@ -136,15 +136,50 @@ public enum Command: Sendable, Equatable {
 /// `say`: who typed, and the words.
 public struct SayRequest: Sendable, Equatable, Encodable {
     public let speaker: Speaker
-    /// Not empty (nor only white space).
+    /// Not empty (nor only white space), at most `maxCharacters`, no U+FFFD.
     public let text: String
 
-    /// Nil when `text` is empty or only white space.
+    /// Nil when `problem(with: text)` finds something wrong.
     public init?(speaker: Speaker, text: String) {
-        // Foundation's whitespacesAndNewlines is Unicode's White_Space, scalar by scalar.
-        guard !text.unicodeScalars.allSatisfy(\.properties.isWhitespace) else { return nil }
+        guard Self.problem(with: text) == nil else { return nil }
         self.speaker = speaker
         self.text = text
+    }
+
+    /// The most characters a typed turn may have. A turn's answer comes once its translation
+    /// was spoken, which takes espeak-ng about a second for every 15 characters.
+    public static let maxCharacters = 500
+
+    /// What is wrong with the words of a `say`.
+    public enum Problem: Sendable, Equatable {
+        /// Empty, or only white space.
+        case empty
+        /// More than `maxCharacters` characters (it has `characters`).
+        case tooLong(characters: Int)
+        /// Holds U+FFFD, the replacement character: text that was not UTF-8 was converted on the way.
+        case notUTF8
+
+        /// What the daemon answers (`invalid_field`).
+        public var message: String {
+            switch self {
+            case .empty:
+                SayRequest.emptyText
+            case .tooLong(let characters):
+                "data.text is \(characters) characters, and a typed turn is at most \(SayRequest.maxCharacters); send it in parts, a sentence or two each"
+            case .notUTF8:
+                "data.text holds U+FFFD, the replacement character, so it was not UTF-8 where it came from; send the words as UTF-8"
+            }
+        }
+    }
+
+    /// What is wrong with `text` as the words of a `say`, or nil when nothing is.
+    public static func problem(with text: String) -> Problem? {
+        // Foundation's whitespacesAndNewlines is Unicode's White_Space, scalar by scalar.
+        if text.unicodeScalars.allSatisfy(\.properties.isWhitespace) { return .empty }
+        let characters = text.count
+        if characters > maxCharacters { return .tooLong(characters: characters) }
+        if text.unicodeScalars.contains("\u{FFFD}") { return .notUTF8 }
+        return nil
     }
 
     /// What an empty `say` is told (`invalid_field`).
@@ -427,7 +462,10 @@ extension Command {
         case .say:
             try fields.allowOnly(["speaker", "text"])
             let speaker = try fields.speaker("speaker")
-            guard let say = SayRequest(speaker: speaker, text: try fields.string("text") ?? "") else { throw FieldError(SayRequest.emptyText) }
+            let text = try fields.string("text") ?? ""
+            guard let say = SayRequest(speaker: speaker, text: text) else {
+                throw FieldError(SayRequest.problem(with: text)?.message ?? SayRequest.emptyText)
+            }
             return .say(say)
         case .listen:
             try fields.allowOnly(["speaker"])

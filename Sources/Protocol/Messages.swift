@@ -72,6 +72,14 @@ public struct Envelope: Sendable, Codable {
     public var id: JSONValue?
 }
 
+/// What `stop` did (its answer's `stopped`; absent when there was nothing to stop).
+public enum StopOutcome: String, Sendable, Codable, Equatable {
+    /// The speech being played was cut.
+    case speech
+    /// The utterance being heard was ended; what was said so far is recognized and translated.
+    case utterance
+}
+
 /// `status`: what the daemon is doing now.
 public struct StatusInfo: Sendable, Codable, Equatable {
     public struct Side: Sendable, Codable, Equatable {
@@ -112,6 +120,8 @@ public struct StatusInfo: Sendable, Codable, Equatable {
     public var historyPending = 0
     /// What is wrong with history, or what happened to it (a corrupt file moved aside).
     public var historyProblem: String?
+    /// Only in the answer to `stop`: what it stopped, or nil when there was nothing to stop.
+    public var stopped: StopOutcome?
 
     public init(
         version: String, state: String, speaker: String?, mode: String, a: Side, b: Side, turns: Int,
@@ -137,6 +147,7 @@ public struct StatusInfo: Sendable, Codable, Equatable {
         case captureDevice = "capture_device"
         case playbackDevice = "playback_device"
         case historyDegraded = "history_degraded", historyPending = "history_pending", historyProblem = "history_problem"
+        case stopped
     }
 }
 

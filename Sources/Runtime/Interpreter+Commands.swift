@@ -22,9 +22,20 @@ extension Interpreter {
         perform(shared.withLock { $0.handle(.listen(speaker)) })
     }
 
-    /// Ends the utterance being heard, or cuts the speech being played.
-    public func stopTurn() {
-        perform(locked { $0.handle(.stop) })
+    /// Ends the utterance being heard, or cuts the speech being played; says which it did (nil:
+    /// nothing was heard or played, and nothing changed).
+    @discardableResult
+    public func stopTurn() -> StopOutcome? {
+        let actions = locked { $0.handle(.stop) }
+        perform(actions)
+        for action in actions {
+            switch action {
+            case .stopSpeaking: return .speech
+            case .finishRecognition: return .utterance
+            default: continue
+            }
+        }
+        return nil
     }
 
     /// Releases the microphone; a turn in flight finishes first.

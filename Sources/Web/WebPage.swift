@@ -1,3 +1,5 @@
+import ParleyProtocol
+
 /// The caption page: plain HTML, CSS and JavaScript, kept in the binary so an installed parleyd
 /// serves it with nothing beside it and no internet (no build step, no CDN).
 ///
@@ -40,7 +42,7 @@ enum WebPage {
             <button type="submit" id="pair-button">Pair</button>
           </form>
           <form id="reply" hidden>
-            <textarea id="text" rows="2" maxlength="1000" aria-label="Your reply"></textarea>
+            <textarea id="text" rows="2" maxlength="\##(SayRequest.maxCharacters)" aria-label="Your reply"></textarea>
             <div class="actions">
               <button type="submit" id="send">Say</button>
               <button type="button" id="repeat">Repeat</button>

@@ -227,7 +227,7 @@ public final class WebServer: Service, Sendable {
                     id: id)
             }
             guard let say = SayRequest(speaker: speaker, text: text) else {
-                return Replies.error(.invalidField, SayRequest.emptyText, id: id)
+                return Replies.error(.invalidField, SayRequest.problem(with: text)?.message ?? SayRequest.emptyText, id: id)
             }
             return await line(ControlRequest(.say(say), id: id))
         case .replay:

@@ -76,25 +76,44 @@ struct Say: ParsableCommand {
     @Option(name: .long, help: "Who is typing: a or b.")
     var speaker: SpeakerArgument
 
-    @Argument(help: "The words to translate.")
+    @Argument(help: "The words to translate (at most \(SayRequest.maxCharacters) characters).")
     var text: [String]
 
-    /// The request; nil when there are no words.
+    /// The request; nil when the words are missing, too long or not UTF-8.
     var request: SayRequest? { SayRequest(speaker: speaker.speaker, text: text.joined(separator: " ")) }
 
-    func validate() throws {
-        if request == nil {
-            throw ValidationError("give the words to translate")
+    /// Seconds `say` waits for each character more than other commands (unless --timeout is
+    /// given): its answer comes once the translation was spoken, and espeak-ng speaks about 15
+    /// characters a second, a translation being up to a quarter longer; this leaves twice that.
+    static let speakingAllowance = 0.15
+
+    /// What is wrong with `words` as the text of `parley say`, in the CLI's words; nil: nothing.
+    static func problem(with words: String) -> String? {
+        switch SayRequest.problem(with: words) {
+        case nil:
+            nil
+        case .empty:
+            "give the words to translate"
+        case .tooLong(let characters):
+            "the text is \(characters) characters, and a typed turn is at most \(SayRequest.maxCharacters); say it in parts, a sentence or two each"
+        case .notUTF8:
+            "the text holds U+FFFD (\u{FFFD}), the mark of bytes that were not UTF-8; type it again in UTF-8"
         }
     }
 
+    func validate() throws {
+        if let problem = Self.problem(with: text.joined(separator: " ")) { throw ValidationError(problem) }
+    }
+
     func run() throws {
-        guard let request else { throw ValidationError("give the words to translate") }
+        guard let request else { throw ValidationError(Self.problem(with: text.joined(separator: " ")) ?? "give the words to translate") }
         let sent = Date()
+        // parleyd answers once the translation was spoken: the default wait allows for it.
         let turn = try options.call(
             Request(.say(request)),
             as: TurnInfo.self,
-            whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once")
+            whenLate: "the turn may still be translated and stored (see `parley history`), so do not send it again at once",
+            allowing: Self.speakingAllowance * Double(request.text.count))
         // A turn identical to the one before it is not stored again: parleyd answers with the
         // stored one, made before this request was sent (timestamps have milliseconds).
         let repeated = LocalTime.parseInstant(turn.createdAt).map { $0 < sent.addingTimeInterval(-0.001) } ?? false
@@ -127,7 +146,27 @@ struct Stop: ParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
-    func run() throws { try options.statusCommand(Request(.stop)) }
+    func run() throws {
+        let status = try options.call(Request(.stop), as: StatusInfo.self)
+        if options.json { return try options.printJSON(status) }
+        print(Self.said(status))
+    }
+
+    /// What the stop did, in words: "stopped speaking", "stopped hearing a (en): ...", or
+    /// "nothing to stop" and what Parley is doing.
+    static func said(_ status: StatusInfo) -> String {
+        let view = LiveView()
+        view.apply(status: status)
+        switch status.stopped {
+        case .speech?:
+            return "stopped speaking"
+        case .utterance?:
+            let side = status.speaker.map { " \($0) (\(view.languages[$0] ?? "?"))" } ?? ""
+            return "stopped hearing\(side): what was said so far is translated"
+        case nil:
+            return "nothing to stop: \(view.describe(state: status.state, speaker: status.speaker))"
+        }
+    }
 }
 
 struct Pause: ParsableCommand {

@@ -39,6 +39,10 @@ struct Parley: ParsableCommand {
     /// Every message is one line (wrapped at 80 columns) in one style, "parley: <what happened>;
     /// <what to do>"; usage errors exit 2, as documented, rather than ArgumentParser's 64.
     static func main() {
+        if let problem = Usage.notUTF8(Usage.rawArguments()) {
+            printError("parley: " + problem)
+            Glibc.exit(2)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -71,24 +75,32 @@ struct ClientOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
 
-    @Option(name: .long, help: "Seconds to wait for parleyd's answer; 0 waits as long as it takes.")
-    var timeout: Double = 30
+    @Option(
+        name: .long,
+        help: "Seconds to wait for parleyd's answer (default 30, and for `say` the time its words take to speak); 0 waits as long as it takes.")
+    var timeout: Double?
 
     @Flag(name: .long, help: "Show and read times in UTC instead of local time.")
     var utc = false
 
-    /// The client's limit for one answer; nil: none.
-    var answerTimeout: Duration? {
-        timeout > 0 ? .milliseconds(Int64((timeout * 1000).rounded(.up))) : nil
+    /// How long to wait for an answer when --timeout is not given.
+    static let defaultTimeout = 30.0
+
+    /// The client's limit for one answer: --timeout, or 30 s and `extra` seconds more when it
+    /// was not given; nil: none.
+    func answerTimeout(allowing extra: Double = 0) -> Duration? {
+        let seconds = timeout ?? Self.defaultTimeout + extra
+        return seconds > 0 ? .milliseconds(Int64((seconds * 1000).rounded(.up))) : nil
     }
 
     func validate() throws {
-        guard timeout >= 0, timeout <= 86_400 else { throw ValidationError("--timeout is \(timeout); give 0 to 86400 seconds") }
+        if let timeout, !(0...86_400).contains(timeout) { throw ValidationError("--timeout is \(timeout); give 0 to 86400 seconds") }
     }
 
-    /// A control connection with this command's timeout.
-    func connect() throws(ClientError) -> ControlClient {
-        try ControlClient(path: socketPath, timeout: answerTimeout)
+    /// A control connection with this command's timeout (and `extra` seconds more when
+    /// --timeout was not given).
+    func connect(allowing extra: Double = 0) throws(ClientError) -> ControlClient {
+        try ControlClient(path: socketPath, timeout: answerTimeout(allowing: extra))
     }
 
     var socketPath: String {
@@ -100,11 +112,14 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// Sends `request` and decodes a result of type `Payload`; prints errors and exits 1, 3 or 4.
-    /// `whenLate` is added to the message when no answer comes in time.
-    func call<Payload: Codable & Sendable>(_ request: Request, as _: Payload.Type, whenLate: String? = nil) throws -> Payload {
+    /// `whenLate` is added to the message when no answer comes in time; `allowing` is added to
+    /// the default wait (not to a --timeout given).
+    func call<Payload: Codable & Sendable>(
+        _ request: Request, as _: Payload.Type, whenLate: String? = nil, allowing extra: Double = 0
+    ) throws -> Payload {
         let line: Data
         do {
-            line = try connect().call(request)
+            line = try connect(allowing: extra).call(request)
         } catch {
             if case .timedOut = error, let whenLate {
                 printError("parley: \(error); \(whenLate)")
@@ -136,11 +151,12 @@ struct ClientOptions: ParsableArguments {
         "parley: \(Usage.sentence(error.message))\(json ? " (\(error.code))" : "")"
     }
 
-    /// Sends a command whose result is the daemon's status, and prints it.
+    /// Sends a command whose result is the daemon's status, and prints what Parley does now in
+    /// words ("listening to a (en)").
     func statusCommand(_ request: Request) throws {
         let status = try call(request, as: StatusInfo.self)
         if json { return try printJSON(status) }
-        print("state \(status.state)\(status.speaker.map { " (speaker \($0))" } ?? "")")
+        print(LiveView.describe(status))
     }
 
     func printJSON(_ value: some Encodable) throws {

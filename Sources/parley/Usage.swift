@@ -1,8 +1,9 @@
 import ArgumentParser
+import Glibc
 
 /// Usage errors in parley's one style, "parley: <what happened>; <what to do>" (issue 38):
-/// ArgumentParser's messages are reworded, an unknown command gets the nearest ones, and its
-/// help fits in 80 columns.
+/// ArgumentParser's messages are reworded, an unknown command gets the nearest ones, arguments
+/// that are not UTF-8 are refused before anything is parsed, and its help fits in 80 columns.
 enum Usage {
     /// The line printed for a usage error (ArgumentParser's, or a `ValidationError` of parley's
     /// own) met while parsing `arguments` (the command line without the program's name).
@@ -147,6 +148,26 @@ enum Usage {
             let indent = line.hasPrefix("USAGE: ") ? 7 : line.prefix { $0 == " " }.count + 2
             return ScreenText.lines(kept, width: width, indent: indent).map { $0.replacing("\u{00A0}", with: " ") }
         }.joined(separator: "\n")
+    }
+
+    /// The first argument of the process (after its name) that is not UTF-8, described with
+    /// what to do; nil when every one is.
+    static func notUTF8(_ arguments: [[UInt8]]) -> String? {
+        for (index, bytes) in arguments.enumerated() where String(validating: bytes, as: UTF8.self) == nil {
+            let shown = String(decoding: bytes, as: UTF8.self)
+            let what = index == 0 ? "the first argument" : "argument \(index + 1)"
+            return "\(what), \"\(shown)\", is not UTF-8 text; type it in a terminal set to UTF-8 (a locale such as C.UTF-8), or convert it with iconv"
+        }
+        return nil
+    }
+
+    /// The process's arguments after its name, as bytes (CommandLine.arguments has already
+    /// replaced what is not UTF-8).
+    static func rawArguments() -> [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map { UInt8(bitPattern: $0) }
+        }
     }
 }
 

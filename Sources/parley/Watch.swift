@@ -9,8 +9,8 @@ struct Watch: ParsableCommand {
         abstract: "A live view: mic level, who speaks, the words so far, the last turns.",
         discussion: """
             On a terminal it takes the alternate screen and redraws what changed (q or Ctrl-C quits); \
-            otherwise it prints one plain line per event. When parleyd goes away it says so and waits \
-            for it to come back.
+            otherwise it prints one plain line per event (the level at most once a second). When parleyd \
+            goes away it says so and waits for it to come back.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -56,6 +56,7 @@ struct Watch: ParsableCommand {
     /// away, a line on stderr says so, and another when it is back.
     private func follow(_ first: ControlClient, view: LiveView) {
         var client = first
+        var levels = LevelLines()
         while true {
             while let line = try? client.readLine() {
                 let type = (try? JSONDecoder().decode(Envelope.self, from: line))?.type ?? ""
@@ -63,6 +64,7 @@ struct Watch: ParsableCommand {
                 if options.json {
                     print(String(decoding: line, as: UTF8.self))
                 } else if let text = view.apply(event: line) {
+                    if type == EventType.level && !levels.due(at: .now) { continue }
                     print(text)
                 }
                 fflush(nil)
@@ -77,6 +79,20 @@ struct Watch: ParsableCommand {
             }
             printError("parley: parleyd is back (\(LiveView.clock(utc: options.utc)))")
         }
+    }
+}
+
+/// How often plain `parley watch` prints the level: parleyd sends it about 25 times a second,
+/// which in a file or a pipe is a flood; a line a second still shows the microphone is live.
+struct LevelLines {
+    static let interval: Duration = .seconds(1)
+    private var last: ContinuousClock.Instant?
+
+    /// Whether a level that came `now` is printed (and if so, the next waits a second more).
+    mutating func due(at now: ContinuousClock.Instant) -> Bool {
+        if let last, now - last < Self.interval { return false }
+        last = now
+        return true
     }
 }
 
@@ -168,6 +184,13 @@ final class LiveView {
         default:
             return nil
         }
+    }
+
+    /// What `status` says Parley is doing, in words ("listening to b (es)").
+    static func describe(_ status: StatusInfo) -> String {
+        let view = LiveView()
+        view.apply(status: status)
+        return view.describe(state: status.state, speaker: status.speaker)
     }
 
     /// What Parley is doing, in words a person reads: the protocol's state names (`echo_guard`,
@@ -314,6 +337,15 @@ final class LiveView {
         private var height = 0
 
         mutating func draw(_ lines: [String], width: Int, height: Int) {
+            let output = frame(lines, width: width, height: height)
+            if !output.isEmpty { ScreenText.write(output) }
+        }
+
+        /// What to write to show `lines`: each line that changed, from its row's first column.
+        /// The rest of a shorter line is erased after it (ESC[K); a line that fills the width is
+        /// not followed by ESC[K, which with autowrap off would erase its last column, where the
+        /// cursor stays.
+        mutating func frame(_ lines: [String], width: Int, height: Int) -> String {
             var output = ""
             if width != self.width || height != self.height {
                 // Resized: the terminal may have moved or cut what it showed; draw it all again.
@@ -323,13 +355,14 @@ final class LiveView {
                 self.height = height
             }
             for (row, line) in lines.enumerated() where row >= shown.count || shown[row] != line {
-                output += "\u{1B}[\(row + 1);1H\u{1B}[0m" + line + "\u{1B}[0m\u{1B}[K"
+                let erase = ScreenText.visibleColumns(line) < width ? "\u{1B}[K" : ""
+                output += "\u{1B}[\(row + 1);1H\u{1B}[0m" + line + "\u{1B}[0m" + erase
             }
             if shown.count > lines.count {
                 for row in lines.count..<shown.count { output += "\u{1B}[\(row + 1);1H\u{1B}[2K" }
             }
             shown = lines
-            if !output.isEmpty { ScreenText.write(output) }
+            return output
         }
     }
 }

@@ -39,7 +39,7 @@ struct CLITests {
         var runs: [[String]] = [["--help"], []] + commands.map { $0.split(separator: " ").map(String.init) + ["--help"] }
         runs += [
             ["statsu"], ["set"], ["set", "--mode", "sideways"], ["listen", "c"], ["languages", "--country", "Narnia"], ["--bogus", "status"],
-            ["say", "--speaker", "a"], ["history", "--limit", "0"],
+            ["say", "--speaker", "a"], ["say", "--speaker", "a", String(repeating: "far too long ", count: 50)], ["history", "--limit", "0"],
             ["history", "--since", "yesterday"], ["status", "--socket", dir.appendingPathComponent("nothing/control.sock").path],
         ]
         let withDaemon: [[String]] = [
@@ -112,6 +112,116 @@ struct CLITests {
         defer { daemon.stop() }
         let mode = try daemon.parley(["set", "--mode", "Alternate"])
         #expect(mode.status == 0 && mode.stdout.contains("mode alternate"), "\(mode.stdout) \(mode.stderr)")
+    }
+
+    /// Issue 38: `stop` answered "state speaking".
+    @Test func stopSaysWhatItDidInWords() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        // Nothing is heard or played (the microphone hears silence): stop says so, in words.
+        let stop = try daemon.parley(["stop"])
+        #expect(stop.status == 0 && stop.stdout.hasPrefix("nothing to stop: listening to a (en)"), "\(stop.stdout) \(stop.stderr)")
+        #expect(!stop.stdout.contains("state"))
+        #expect(try HistoryEndToEndTests.decode(StatusInfo.self, try daemon.parley(["stop", "--json"])).stopped == nil)
+    }
+
+    /// Issue 38: `parley watch` into a file printed the level 25 times a second.
+    @Test func watchIntoAFilePrintsTheLevelASecondAtMost() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let (watch, out, err) = try EndToEnd.start(try EndToEnd.binary("parley"), ["watch", "--socket", daemon.socket], in: dir, tag: "watch")
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        func levels() -> Int {
+            ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("level ") }.count
+        }
+        // From the first level line, for three seconds at least: parleyd sends 75 levels in
+        // that time; a line a second is 4 at most (3 of them after the first), however late
+        // the lines are read on a loaded machine.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while levels() < 1 && Date() < deadline && watch.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(levels() >= 1, "watch printed: \((try? String(contentsOf: out, encoding: .utf8)) ?? "") \((try? String(contentsOf: err, encoding: .utf8)) ?? "")")
+        let first = Date()
+        while Date().timeIntervalSince(first) < 3 && watch.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        let counted = levels()
+        let seconds = Date().timeIntervalSince(first)
+        #expect(counted >= 2, "the level is still printed, once a second")
+        #expect(Double(counted) <= seconds + 2, "\(counted) level lines in \(seconds) s")
+        // --json keeps every event, as parleyd sends it.
+        let (json, jsonOut, _) = try EndToEnd.start(
+            try EndToEnd.binary("parley"), ["watch", "--json", "--socket", daemon.socket], in: dir, tag: "watch-json")
+        defer { if json.isRunning { kill(json.processIdentifier, SIGKILL) } }
+        func jsonLevels() -> Int {
+            ((try? String(contentsOf: jsonOut, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains(#""type":"level""#) }.count
+        }
+        while jsonLevels() < 10 && Date() < deadline && json.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(jsonLevels() >= 10)
+    }
+
+    /// Issue 38: `say` took bytes that are not UTF-8 and spoke replacement characters.
+    @Test func argumentsThatAreNotUTF8AreRefused() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        // Latin-1 "café", as a terminal in that encoding sends it.
+        let latin1 = try EndToEnd.run(
+            "/bin/sh", ["-c", #""$0" say --speaker a "$(printf 'caf\351')" --socket "$1""#, try EndToEnd.binary("parley"), daemon.socket],
+            in: dir, timeout: 60)
+        #expect(latin1.status == 2 && latin1.message.contains("is not UTF-8 text"), "\(latin1.status) \(latin1.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).isEmpty)
+    }
+
+    /// Issue 38: a 2,279-character `say` timed out after 30 s while parleyd spoke for minutes.
+    @Test func aSayTooLongIsRefusedByTheCLIAndTheDaemon() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        let long = String(repeating: "where is the station? ", count: 40)
+        let refused = try daemon.parley(["say", "--speaker", "a", long])
+        #expect(refused.status == 2 && refused.message.contains("at most \(SayRequest.maxCharacters)"), "\(refused.stderr)")
+        let line = try ControlClient(path: daemon.socket).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string(long)]))
+        let error = try JSONDecoder().decode(ErrorReply.self, from: line)
+        #expect(error.data.code == "invalid_field" && error.data.message.contains("at most \(SayRequest.maxCharacters)"), "\(error)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).isEmpty)
+    }
+
+    /// Issue 38: importing a history's own turns added them again ("imported 2 turns (0 already
+    /// there)"). An export imports as nothing new, and so do the turns of `history --json`,
+    /// which come without their sessions: they were looked for in a session made up for them.
+    @Test func aHistorysOwnExportImportsNothingNew() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try await HistoryEndToEndTests.startDaemon(in: dir)
+        defer { daemon.stop() }
+        for words in ["where is the station", "thank you very much"] {
+            let said = try daemon.parley(["say", "--speaker", "a", words])
+            try #require(said.status == 0, "\(said.stderr)")
+        }
+        let exported = try daemon.parley(["history", "export", "--format", "json"])
+        try #require(exported.status == 0, "\(exported.stderr)")
+        let file = dir.appendingPathComponent("own.json")
+        try exported.stdout.write(to: file, atomically: true, encoding: .utf8)
+        let imported = try daemon.parley(["history", "import", file.path])
+        #expect(imported.status == 0 && imported.stdout.contains("imported 0 turns (2 already there)"), "\(imported.stdout) \(imported.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 2)
+        // A new turn after the export is kept; importing the export again still adds nothing.
+        _ = try daemon.parley(["say", "--speaker", "a", "good night"])
+        let again = try daemon.parley(["history", "import", file.path])
+        #expect(again.stdout.contains("imported 0 turns (2 already there)"), "\(again.stdout) \(again.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 3)
+        // `history --json` (turns without their sessions, newest first) imports too: its turns
+        // are recognized in the session they are in, whatever session the file suggests.
+        let listed = try daemon.parley(["history", "--json"])
+        let listFile = dir.appendingPathComponent("list.json")
+        try listed.stdout.write(to: listFile, atomically: true, encoding: .utf8)
+        let fromList = try daemon.parley(["history", "import", listFile.path])
+        #expect(fromList.stdout.contains("imported 0 turns (3 already there)"), "\(fromList.stdout) \(fromList.stderr)")
+        #expect(try HistoryEndToEndTests.decode([TurnInfo].self, try daemon.parley(["history", "--json"])).count == 3)
     }
 
     @Test func aRepeatedSayIsReportedAsNotStoredAgain() async throws {

@@ -317,7 +317,8 @@ struct HistoryEndToEndTests {
         while (try? handle.write(contentsOf: block)) != nil {}
         try? handle.close()
         let socket = daemon.socket
-        let text = String(repeating: "una frase que no cabe en un disco lleno ", count: 200) + "fin"
+        // As long as a `say` may be (483 characters): more pages than a full disk gives.
+        let text = String(repeating: "una frase que no cabe en un disco lleno ", count: 12) + "fin"
         let reply = Thread.detachNewThreadWithResult {
             let line = try? ControlClient(path: socket).call(RawRequest(type: "say", data: ["speaker": .string("b"), "text": .string(text)]))
             return line.map { String(decoding: $0, as: UTF8.self) }

@@ -55,11 +55,12 @@ struct ServiceLifecycleTests {
         // At least one; never more than two per WatchdogSec (0.4 s), however slow the machine.
         #expect(pings >= 1 && pings <= Int(elapsed / 0.2) + 1, "\(pings) pings in \(elapsed) s")
 
-        // A typed turn, long enough to be still speaking when SIGTERM arrives.
+        // A typed turn, long enough to be still speaking when SIGTERM arrives (about 30 s of
+        // speech: 485 characters, as many as a `say` takes).
         // A deadline: if no speech comes (the translation failed), the test fails rather than hangs.
         let subscriber = try ControlClient(path: socket, timeout: .seconds(60))
         try subscriber.send(RawRequest(type: "subscribe"))
-        let text = Array(repeating: "The weather is very good today and we are going to the market to buy some bread.", count: 12)
+        let text = Array(repeating: "The weather is very good today and we are going to the market to buy some bread.", count: 6)
             .joined(separator: " ")
         let sayer = Thread.detachedResult {
             try? ControlClient(path: socket).call(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string(text)]))

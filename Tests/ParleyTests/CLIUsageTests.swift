@@ -194,4 +194,117 @@ import Testing
         let wrong = try #require(Self.usageError(["set", "--mode", "sideways"]))
         #expect(wrong.contains("--mode is \"sideways\"") && wrong.contains("\"auto\""), "\(wrong)")
     }
+
+    // MARK: - 7. `stop` in words
+
+    @Test func stopSaysWhatItDid() {
+        var status = Self.status(a: .init(language: "en", hearable: true), b: .init(language: "es", hearable: true), state: "speaking", speaker: "a")
+        status.stopped = .speech
+        #expect(Stop.said(status) == "stopped speaking")
+        status.state = "recognizing"
+        status.stopped = .utterance
+        #expect(Stop.said(status) == "stopped hearing a (en): what was said so far is translated")
+        status.state = "listening"
+        status.speaker = "b"
+        status.stopped = nil
+        #expect(Stop.said(status) == "nothing to stop: listening to b (es)")
+        #expect(!Stop.said(status).contains("state"))
+    }
+
+    @Test func stopIsOnlySentWhenItStopsSomething() throws {
+        var status = Self.status(a: .init(language: "en", hearable: true), b: .init(language: "es", hearable: true))
+        let plain = String(decoding: try JSONEncoder().encode(status), as: UTF8.self)
+        #expect(!plain.contains("stopped"))
+        status.stopped = .utterance
+        let stopped = String(decoding: try JSONEncoder().encode(status), as: UTF8.self)
+        #expect(stopped.contains(#""stopped":"utterance""#))
+        #expect(try JSONDecoder().decode(StatusInfo.self, from: Data(stopped.utf8)).stopped == .utterance)
+    }
+
+    // MARK: - 8. The level at most once a second
+
+    @Test func aPipeGetsALevelLineASecondAtMost() {
+        var levels = LevelLines()
+        let start = ContinuousClock.now
+        // 25 level events a second for three seconds.
+        let printed = (0..<75).filter { levels.due(at: start + .milliseconds($0 * 40)) }
+        #expect(printed == [0, 25, 50])
+    }
+
+    // MARK: - 9. Only UTF-8
+
+    @Test func argumentsThatAreNotUTF8AreRefused() throws {
+        #expect(Usage.notUTF8([Array("say".utf8), Array("--speaker".utf8), Array("a".utf8), Array("café 👋".utf8)]) == nil)
+        let latin1: [UInt8] = [0x63, 0x61, 0x66, 0xE9]  // "café" in ISO 8859-1
+        let problem = try #require(Usage.notUTF8([Array("say".utf8), Array("--speaker".utf8), Array("a".utf8), latin1]))
+        #expect(problem.hasPrefix("argument 4, \"caf\u{FFFD}\", is not UTF-8 text; "), "\(problem)")
+        for line in ScreenText.lines("parley: " + problem) { #expect(line.count <= 80, "\(line)") }
+    }
+
+    @Test func sayRefusesTheMarkOfTextThatWasNotUTF8() throws {
+        #expect(SayRequest.problem(with: "caf\u{FFFD}") == .notUTF8)
+        #expect(SayRequest(speaker: .a, text: "caf\u{FFFD}") == nil)
+        #expect(SayRequest.problem(with: " \n") == .empty)
+        #expect(SayRequest.problem(with: "café 👋🏽") == nil)
+        let replaced = try #require(Self.usageError(["say", "--speaker", "a", "caf\u{FFFD}"]))
+        #expect(replaced.contains("UTF-8"), "\(replaced)")
+        // The daemon too, for any client.
+        let line = try JSONEncoder().encode(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string("caf\u{FFFD}")]))
+        do {
+            _ = try Request(line: line)
+            Issue.record("a say holding U+FFFD was taken")
+        } catch {
+            #expect(error.code == .invalidField && error.message.contains("U+FFFD"), "\(error.message)")
+        }
+    }
+
+    // MARK: - 10. How long a `say` may be
+
+    @Test func sayTakesAtMostItsLimit() throws {
+        let limit = SayRequest.maxCharacters
+        #expect(SayRequest(speaker: .a, text: String(repeating: "é", count: limit)) != nil)
+        #expect(SayRequest(speaker: .a, text: String(repeating: "é", count: limit + 1)) == nil)
+        #expect(SayRequest.problem(with: String(repeating: "a", count: 2_279)) == .tooLong(characters: 2_279))
+        // The CLI says it before sending, with the limit and what to do.
+        let long = try #require(Self.usageError(["say", "--speaker", "a", String(repeating: "word ", count: 120)]))
+        #expect(long.contains("\(limit)") && long.contains("say it in parts"), "\(long)")
+        // And the daemon, for any client.
+        let line = try JSONEncoder().encode(RawRequest(type: "say", data: ["speaker": .string("a"), "text": .string(String(repeating: "a", count: limit + 1))]))
+        do {
+            _ = try Request(line: line)
+            Issue.record("a say of \(limit + 1) characters was taken")
+        } catch {
+            #expect(error.code == .invalidField && error.message.contains("at most \(limit)"), "\(error.message)")
+        }
+    }
+
+    @Test func sayWaitsForItsWordsToBeSpokenUnlessTimeoutIsGiven() throws {
+        let plain = try ClientOptions.parse([])
+        #expect(plain.answerTimeout() == .seconds(30))
+        // The longest say: 30 s and 0.15 s a character, as long again as espeak-ng takes.
+        #expect(plain.answerTimeout(allowing: Say.speakingAllowance * Double(SayRequest.maxCharacters)) == .seconds(105))
+        #expect(try ClientOptions.parse(["--timeout", "10"]).answerTimeout(allowing: 75) == .seconds(10))
+        #expect(try ClientOptions.parse(["--timeout", "0"]).answerTimeout(allowing: 75) == nil)
+    }
+
+    // MARK: - 12. A line that fills the width
+
+    @Test func aLineThatFillsTheWidthIsNotErasedAtItsEnd() {
+        var screen = LiveView.Screen()
+        let full = String(repeating: "x", count: 79) + "y"
+        let output = screen.frame([full, "short"], width: 80, height: 24)
+        // ESC[K with the cursor on the last column (autowrap off) would erase the "y".
+        #expect(output.contains(full + "\u{1B}[0m\u{1B}[2;1H"), "\(output.debugDescription)")
+        #expect(!output.contains("y\u{1B}[0m\u{1B}[K"))
+        #expect(output.contains("short\u{1B}[0m\u{1B}[K"))
+        // So is the header, whose "q quits" ends on the last column.
+        let view = LiveView()
+        view.state = "listening"
+        view.speaker = "a"
+        view.languages = ["a": "en", "b": "es"]
+        var again = LiveView.Screen()
+        let header = view.render(width: 80, height: 24)[0]
+        #expect(ScreenText.visibleColumns(header) == 80)
+        #expect(!again.frame([header], width: 80, height: 24).hasSuffix("\u{1B}[K"))
+    }
 }

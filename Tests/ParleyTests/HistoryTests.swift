@@ -315,6 +315,26 @@ struct HistorySearchTests {
         #expect(try await texts(target, TurnQuery(text: "שלום")) == [samples[1].0])
     }
 
+    /// Issue 38: `history import` of a history's own turns added them again when they came
+    /// without their session (`parley history --json`): the CLI makes one up, starting at the
+    /// first turn, and the turns were looked for in that session only.
+    @Test func turnsAlreadyThereAreSkippedWhateverSessionTheyComeWith() async throws {
+        let (database, _) = try await history([("one", "uno"), ("two", "dos")])
+        let export = try await database.export()
+        let first = try #require(export.turns.first)
+        let madeUp = SessionRecord(startedAt: first.createdAt, speakerA: "en", speakerB: "es")
+        func sessions() async throws -> Int { try await database.writer.read { try SessionRecord.fetchCount($0) } }
+        #expect(try await database.importSession(madeUp, turns: export.turns) == 0)
+        #expect(try await database.turnCount() == 2)
+        // No session is stored for turns that were all there.
+        #expect(try await sessions() == 1)
+        // A turn that is new goes into the session given (stored then).
+        var new = first
+        new.sourceText = "three"
+        #expect(try await database.importSession(madeUp, turns: export.turns + [new]) == 1)
+        #expect(try await sessions() == 2)
+    }
+
     @Test func exportTakesAPeriod() async throws {
         let (database, _) = try await history([("one", "uno"), ("two", "dos"), ("three", "tres")])
         let middle = try await database.export(since: Date(timeIntervalSince1970: 1_001), until: Date(timeIntervalSince1970: 1_002))

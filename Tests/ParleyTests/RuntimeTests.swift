@@ -117,7 +117,7 @@ struct RuntimeTests {
         conversation.start()
         utterance(conversation)
         _ = try #require(await conversation.next(EventType.speakingStart, as: SpeakerEvent.self))
-        conversation.interpreter.stopTurn()
+        #expect(conversation.interpreter.stopTurn() == .speech, "stop says it cut the speech")
         conversation.speaker.release()
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.translatedText == "[es] a long story")
@@ -134,9 +134,20 @@ struct RuntimeTests {
         conversation.microphone.speech(ms: 600)
         #expect(await conversation.microphone.drained())
         #expect(conversation.interpreter.snapshot.state == "hearing")
-        conversation.interpreter.stopTurn()
+        #expect(conversation.interpreter.stopTurn() == .utterance, "stop says it ended the utterance")
         let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         #expect(turn.sourceText == "wait")
+        _ = await conversation.finish()
+    }
+
+    @Test func stopWithNothingHeardOrPlayedSaysSoAndChangesNothing() async throws {
+        let conversation = try TestConversation(config: alternating())
+        conversation.start()
+        conversation.microphone.silence(ms: 200)
+        #expect(await conversation.microphone.drained())
+        let before = conversation.interpreter.snapshot
+        #expect(conversation.interpreter.stopTurn() == nil)
+        #expect(conversation.interpreter.snapshot.state == before.state && conversation.interpreter.snapshot.speaker == before.speaker)
         _ = await conversation.finish()
     }
 
