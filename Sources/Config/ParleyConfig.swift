@@ -76,6 +76,12 @@ public struct ParleyConfig: Sendable, Equatable {
     public var failureNotice = true
     /// Recent translations kept (0 keeps none).
     public var translationCacheSize = 256
+    /// Mozilla's Bergamot models in front of Apertium, on the routes where they measured better
+    /// (`[translator] bergamot`); used when `[translator] backends` lists "apertium".
+    public var bergamotEnabled = true
+    /// Where `make engines` put Bergamot's models and worker (`[translator] engines`); nil
+    /// looks in the installed places (`TranscriberConfig.searchPath`).
+    public var translatorEngines: String?
     /// [translator.libretranslate]
     public var libreTranslate = HTTPBackendConfig(url: "http://127.0.0.1:5000")
     /// [translator.apertium-apy]

@@ -41,7 +41,7 @@ extension ParleyConfig {
     /// Reads `[translator]` and its backend tables.
     mutating func readTranslator(_ section: Section) throws(ConfigError) {
         try section.allowOnly([
-            "backends", "apertium_modes", "timeout_ms", "deadline_ms", "keep_unknown_marks", "failure_notice", "cache_size",
+            "backends", "apertium_modes", "timeout_ms", "deadline_ms", "keep_unknown_marks", "failure_notice", "cache_size", "bergamot", "engines",
             TranslatorBackend.libreTranslate.rawValue, TranslatorBackend.apertiumApy.rawValue,
         ])
         if let names = try section.strings("backends") {
@@ -66,12 +66,22 @@ extension ParleyConfig {
         keepUnknownMarks = try section.bool("keep_unknown_marks") ?? keepUnknownMarks
         failureNotice = try section.bool("failure_notice") ?? failureNotice
         translationCacheSize = try section.int("cache_size", in: 0...100_000) ?? translationCacheSize
+        bergamotEnabled = try section.bool("bergamot") ?? bergamotEnabled
+        translatorEngines = try section.path("engines") ?? translatorEngines
         if let table = try section.section(TranslatorBackend.libreTranslate.rawValue) {
             libreTranslate = try Self.readHTTPBackend(table, defaults: libreTranslate)
         }
         if let table = try section.section(TranslatorBackend.apertiumApy.rawValue) {
             apertiumApy = try Self.readHTTPBackend(table, defaults: apertiumApy)
         }
+    }
+
+    /// Bergamot's folder (`bergamot/` in the engines folder): the configured engines folder's,
+    /// else the first installed one's; nil when it is off or none is found.
+    public var bergamotFolder: String? {
+        guard bergamotEnabled else { return nil }
+        let engines = translatorEngines ?? TranscriberConfig.searchPath.first { FileManager.default.fileExists(atPath: $0 + "/bergamot") }
+        return engines.map { $0 + "/bergamot" }
     }
 
     static var backendNames: String {

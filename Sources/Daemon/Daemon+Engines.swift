@@ -24,9 +24,14 @@ extension Daemon {
 
     /// The backends of `[translator] backends`, in order, behind one chain. Apertium goes
     /// through a pivot where Debian has no direct pair, or where a pivot measured clearly better
-    /// (`RoutePlanner`); the pipelines of every leg of both directions start now, warm.
+    /// (`RoutePlanner`); the pipelines of every leg of both directions start now, warm. With
+    /// Bergamot installed and on (`[translator] bergamot`), a "bergamot" backend comes just
+    /// before Apertium's: it takes the directions whose best route uses a Bergamot model (alone,
+    /// or joined to Apertium legs), and when it fails the turn goes to Apertium's own route
+    /// (one log line says so).
     static func makeTranslator(
-        _ config: ParleyConfig, clock: ParleyClock = .continuous, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ config: ParleyConfig, clock: ParleyClock = .continuous, environment: [String: String] = ProcessInfo.processInfo.environment,
+        logger: Logger? = nil
     ) throws(DaemonFailure) -> TranslatorChain {
         var backends: [TranslatorChain.Backend] = []
         let pairs = [LanguagePair(config.speakerA, config.speakerB), LanguagePair(config.speakerB, config.speakerA)]
@@ -36,20 +41,37 @@ extension Daemon {
                 switch backend {
                 case .apertium:
                     let modes = config.apertiumModesDirectory
-                    let planner = RoutePlanner(installed: { ApertiumTranslator.modeFile(for: $0, modesDirectory: modes) != nil })
-                    // Alone, Apertium must have a route for the speakers' pairs; in a chain, a
-                    // missing one is left to the other backends.
+                    let bergamotFolder = bergamotInstalled(config, logger: logger)
+                    let models = bergamotFolder.map { $0 + "/models" }
+                    let planner = RoutePlanner(
+                        offers: { leg in
+                            switch leg.engine {
+                            case .apertium: ApertiumTranslator.modeFile(for: leg.pair, modesDirectory: modes) != nil
+                            case .bergamot: models.map { BergamotTranslator.hasModel(for: leg.pair, in: $0) } ?? false
+                            }
+                        }, engines: models == nil ? [.apertium] : TranslationEngine.allCases)
+                    // Alone, Apertium (with Bergamot) must have a route for the speakers' pairs;
+                    // in a chain, a missing one is left to the other backends.
                     if config.translatorBackends.count == 1, let missing = pairs.first(where: { planner.route(for: $0) == nil }) {
                         throw ConfigError(
                             TranslationHints.missingRoute(source: missing.source, target: missing.target) {
                                 planner.installed(LanguagePair($0, $1))
                             })
                     }
-                    var legs: [LanguagePair] = []
+                    var legs: [TranslationLeg] = []
                     for leg in pairs.compactMap({ planner.route(for: $0) }).flatMap(\.legs) where !legs.contains(leg) { legs.append(leg) }
                     let apertium = try ApertiumTranslator(
-                        pairs: legs, modesDirectory: modes, timeoutMs: config.translationTimeoutMs,
+                        pairs: legs.filter { $0.engine == .apertium }.map(\.pair), modesDirectory: modes, timeoutMs: config.translationTimeoutMs,
                         keepUnknownMarks: config.keepUnknownMarks)
+                    if let bergamotFolder {
+                        let bergamot = BergamotTranslator(
+                            folder: bergamotFolder, python: config.transcriber.python, warming: legs.filter { $0.engine == .bergamot }.map(\.pair),
+                            timeoutMs: bergamotTimeoutMs(config), notice: { line in logger?.notice("\(line)") })
+                        backends.append(
+                            .init(
+                                name: TranslationEngine.bergamot.rawValue,
+                                translator: RoutedTranslator(engines: [.apertium: apertium, .bergamot: bergamot], home: .bergamot, requiring: .bergamot)))
+                    }
                     backends.append(.init(name: name, translator: RoutedTranslator(base: apertium)))
                 case .libreTranslate, .apertiumApy:
                     let settings = backend == .libreTranslate ? config.libreTranslate : config.apertiumApy
@@ -66,7 +88,33 @@ extension Daemon {
             }
         }
         return TranslatorChain(
-            backends, timing: .init(deadline: .milliseconds(config.translationDeadlineMs), clock: clock), cacheCapacity: config.translationCacheSize)
+            backends, timing: .init(deadline: .milliseconds(config.translationDeadlineMs), clock: clock), cacheCapacity: config.translationCacheSize,
+            fellBack: { line in logger?.warning("\(line)") })
+    }
+
+    /// Bergamot's folder when it is on and installed (its worker, models and fxtranslate);
+    /// else nil, and one line says why when the config names an engines folder.
+    static func bergamotInstalled(_ config: ParleyConfig, logger: Logger?) -> String? {
+        guard let folder = config.bergamotFolder else {
+            if config.bergamotEnabled {
+                logger?.info("Bergamot is not installed (no \(TranscriberConfig.searchPath.map { $0 + "/bergamot" }.joined(separator: " or "))); Apertium translates alone")
+            }
+            return nil
+        }
+        let files = [folder + "/parley-bergamot", folder + "/python/fxtranslate", config.transcriber.python]
+        if let missing = files.first(where: { !FileManager.default.fileExists(atPath: $0) }) {
+            logger?.warning("Bergamot is not installed (no \(missing)): run `make engines` (or set [translator] bergamot = false); Apertium translates alone")
+            return nil
+        }
+        return folder
+    }
+
+    /// How long the Bergamot worker may take over a sentence: `[translator] timeout_ms`, but at
+    /// most half the turn's `deadline_ms`, so that a hung worker is given up (and replaced)
+    /// before the chain's deadline, and the Apertium legs of its route have time too. A
+    /// sentence takes 15-60 ms here (docs/benchmarks.md, "Bergamot").
+    static func bergamotTimeoutMs(_ config: ParleyConfig) -> Int {
+        max(50, min(config.translationTimeoutMs, config.translationDeadlineMs / 2))
     }
 
     static func makeSynthesizer(_ config: ParleyConfig) throws(DaemonFailure) -> EspeakSynthesizer {

@@ -107,7 +107,7 @@ public enum Daemon {
         let recognizers = try RecognizerPool(
             config: config, logger: logger, meanDevice: options.input == nil ? config.captureDevice : nil,
             othersHear: [config.speakerA, config.speakerB].contains { heardAccurately.contains($0) })
-        let translator = try makeTranslator(config, clock: clock)
+        let translator = try makeTranslator(config, clock: clock, logger: logger)
         let history = try openHistory(config)
         let startup = StartupWork(jobs: [
             // A configured backend that does not answer is said now, not at the first turn.

@@ -155,6 +155,8 @@ final class Reloader: Sendable {
             config.translationCacheSize = source.translationCacheSize
             config.libreTranslate = source.libreTranslate
             config.apertiumApy = source.apertiumApy
+            config.bergamotEnabled = source.bergamotEnabled
+            config.translatorEngines = source.translatorEngines
         }),
         ("history", { config, source in
             config.historyEnabled = source.historyEnabled

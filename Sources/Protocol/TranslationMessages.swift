@@ -56,7 +56,8 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
     public struct Direction: Sendable, Codable, Equatable {
         public var source: String
         public var target: String
-        /// "apertium" (its own pair), "apertium via es" (through a pivot), "libretranslate"...;
+        /// "apertium" (its own pair), "apertium via es" (through a pivot), "bergamot" (its
+        /// model), "bergamot en-pt + apertium pt-es" (each leg with its engine), "libretranslate"...;
         /// nil when nothing translates it.
         public var route: String?
         /// When `route` is nil: one line saying what to install or configure.

@@ -1,37 +1,57 @@
 /// What `RoutePlanner` chooses from, measured with Debian bookworm's Apertium pairs between
-/// Parley's offline languages (docs/benchmarks.md, "Translation routes"); measure again and
-/// paste when the pairs change.
+/// Parley's offline languages and Bergamot's models (docs/benchmarks.md, "Translation routes"
+/// and "Bergamot"); measure again and paste when the pairs or the models change.
 public enum RouteMeasurements {
-    /// chrF (sacrebleu) of each route on FLORES-101 devtest (1,012 sentences): `bench/routes.py --swift`.
+    /// chrF (sacrebleu) of each route on FLORES-101 devtest (1,012 sentences): `bench/routes.py --swift`
+    /// (PYTHONPATH=.build/bench-python, after `make engines`; 53 min here, 2026-11-28).
     public static let chrF: [TranslationRoute: Double] = [
         .init("en", "es", via: nil): 44.1,
         .init("en", "es", via: "ca"): 44.3,
+        .init(.bergamot("en", "pt"), .apertium("pt", "es")): 49.6,
+        .init(.bergamot("en", "pt"), .apertium("pt", "ca"), .apertium("ca", "es")): 49.7,
         .init("en", "fr", via: "es"): 47.0,
         .init("en", "fr", via: "ca"): 48.8,
+        .init(.bergamot("en", "pt"), .apertium("pt", "es"), .apertium("es", "fr")): 52.1,
+        .init(.bergamot("en", "pt"), .apertium("pt", "ca"), .apertium("ca", "fr")): 54.8,
         .init("en", "pt", via: "es"): 50.4,
         .init("en", "pt", via: "ca"): 50.9,
+        .init(.bergamot("en", "pt")): 69.4,
         .init("en", "it", via: "es"): 43.0,
         .init("en", "it", via: "ca"): 43.6,
+        .init(.bergamot("en", "pt"), .apertium("pt", "es"), .apertium("es", "it")): 47.2,
+        .init(.bergamot("en", "pt"), .apertium("pt", "ca"), .apertium("ca", "it")): 48.2,
         .init("en", "ca", via: nil): 52.1,
         .init("en", "ca", via: "es"): 51.8,
+        .init(.bergamot("en", "pt"), .apertium("pt", "ca")): 59.0,
+        .init(.bergamot("en", "pt"), .apertium("pt", "es"), .apertium("es", "ca")): 58.4,
         .init("en", "gl", via: nil): 49.4,
         .init("en", "gl", via: "es"): 49.4,
+        .init(.bergamot("en", "pt"), .apertium("pt", "gl")): 54.9,
+        .init(.bergamot("en", "pt"), .apertium("pt", "es"), .apertium("es", "gl")): 56.0,
         .init("es", "en", via: nil): 46.5,
         .init("es", "en", via: "ca"): 44.6,
+        .init(.apertium("es", "pt"), .bergamot("pt", "en")): 53.1,
+        .init(.apertium("es", "ca"), .apertium("ca", "pt"), .bergamot("pt", "en")): 52.8,
         .init("es", "fr", via: nil): 46.7,
         .init("es", "fr", via: "ca"): 48.8,
         .init("es", "pt", via: nil): 49.3,
         .init("es", "pt", via: "ca"): 49.5,
+        .init(.apertium("es", "en"), .bergamot("en", "pt")): 50.5,
+        .init(.apertium("es", "ca"), .apertium("ca", "en"), .bergamot("en", "pt")): 49.2,
         .init("es", "it", via: nil): 45.5,
         .init("es", "it", via: "ca"): 46.2,
         .init("es", "ca", via: nil): 53.5,
         .init("es", "gl", via: nil): 52.7,
         .init("fr", "en", via: "es"): 49.1,
         .init("fr", "en", via: "ca"): 48.7,
+        .init(.apertium("fr", "es"), .apertium("es", "pt"), .bergamot("pt", "en")): 55.7,
+        .init(.apertium("fr", "ca"), .apertium("ca", "pt"), .bergamot("pt", "en")): 58.3,
         .init("fr", "es", via: nil): 46.3,
         .init("fr", "es", via: "ca"): 48.0,
         .init("fr", "pt", via: "es"): 48.9,
         .init("fr", "pt", via: "ca"): 52.1,
+        .init(.apertium("fr", "es"), .apertium("es", "en"), .bergamot("en", "pt")): 52.2,
+        .init(.apertium("fr", "ca"), .apertium("ca", "en"), .bergamot("en", "pt")): 52.8,
         .init("fr", "it", via: "es"): 46.9,
         .init("fr", "it", via: "ca"): 49.5,
         .init("fr", "ca", via: nil): 55.4,
@@ -39,41 +59,66 @@ public enum RouteMeasurements {
         .init("fr", "gl", via: "es"): 50.8,
         .init("pt", "en", via: "es"): 53.3,
         .init("pt", "en", via: "ca"): 51.1,
+        .init(.bergamot("pt", "en")): 69.2,
         .init("pt", "es", via: nil): 49.4,
         .init("pt", "es", via: "ca"): 49.6,
+        .init(.bergamot("pt", "en"), .apertium("en", "es")): 44.1,
+        .init(.bergamot("pt", "en"), .apertium("en", "ca"), .apertium("ca", "es")): 44.0,
         .init("pt", "fr", via: "es"): 50.2,
         .init("pt", "fr", via: "ca"): 52.6,
+        .init(.bergamot("pt", "en"), .apertium("en", "es"), .apertium("es", "fr")): 46.1,
+        .init(.bergamot("pt", "en"), .apertium("en", "ca"), .apertium("ca", "fr")): 47.3,
         .init("pt", "it", via: "es"): 46.5,
         .init("pt", "it", via: "ca"): 47.5,
+        .init(.bergamot("pt", "en"), .apertium("en", "es"), .apertium("es", "it")): 42.5,
+        .init(.bergamot("pt", "en"), .apertium("en", "ca"), .apertium("ca", "it")): 42.7,
         .init("pt", "ca", via: nil): 56.6,
         .init("pt", "ca", via: "es"): 56.0,
+        .init(.bergamot("pt", "en"), .apertium("en", "ca")): 49.7,
+        .init(.bergamot("pt", "en"), .apertium("en", "es"), .apertium("es", "ca")): 50.1,
+        .init("pt", "gl", via: nil): 53.4,
         .init("pt", "gl", via: "es"): 54.5,
+        .init(.bergamot("pt", "en"), .apertium("en", "gl")): 48.2,
+        .init(.bergamot("pt", "en"), .apertium("en", "es"), .apertium("es", "gl")): 48.2,
         .init("it", "en", via: "es"): 45.8,
         .init("it", "en", via: "ca"): 45.3,
+        .init(.apertium("it", "es"), .apertium("es", "pt"), .bergamot("pt", "en")): 51.2,
+        .init(.apertium("it", "ca"), .apertium("ca", "pt"), .bergamot("pt", "en")): 52.9,
         .init("it", "es", via: nil): 46.0,
         .init("it", "es", via: "ca"): 46.9,
         .init("it", "fr", via: "es"): 47.5,
         .init("it", "fr", via: "ca"): 50.7,
         .init("it", "pt", via: "es"): 46.9,
         .init("it", "pt", via: "ca"): 48.8,
+        .init(.apertium("it", "es"), .apertium("es", "en"), .bergamot("en", "pt")): 48.9,
+        .init(.apertium("it", "ca"), .apertium("ca", "en"), .bergamot("en", "pt")): 48.9,
         .init("it", "ca", via: nil): 51.4,
         .init("it", "ca", via: "es"): 49.7,
         .init("it", "gl", via: "es"): 48.4,
         .init("ca", "en", via: nil): 51.6,
         .init("ca", "en", via: "es"): 53.6,
+        .init(.apertium("ca", "pt"), .bergamot("pt", "en")): 62.4,
+        .init(.apertium("ca", "es"), .apertium("es", "pt"), .bergamot("pt", "en")): 61.7,
         .init("ca", "es", via: nil): 52.3,
         .init("ca", "fr", via: nil): 54.6,
         .init("ca", "fr", via: "es"): 51.6,
         .init("ca", "pt", via: nil): 55.2,
         .init("ca", "pt", via: "es"): 54.5,
+        .init(.apertium("ca", "en"), .bergamot("en", "pt")): 55.6,
+        .init(.apertium("ca", "es"), .apertium("es", "en"), .bergamot("en", "pt")): 56.6,
         .init("ca", "it", via: nil): 49.6,
         .init("ca", "it", via: "es"): 48.3,
         .init("ca", "gl", via: "es"): 58.1,
         .init("gl", "en", via: nil): 50.5,
         .init("gl", "en", via: "es"): 51.2,
+        .init(.apertium("gl", "pt"), .bergamot("pt", "en")): 59.8,
+        .init(.apertium("gl", "es"), .apertium("es", "pt"), .bergamot("pt", "en")): 59.9,
         .init("gl", "es", via: nil): 52.5,
         .init("gl", "fr", via: "es"): 50.5,
+        .init("gl", "pt", via: nil): 54.0,
         .init("gl", "pt", via: "es"): 53.9,
+        .init(.apertium("gl", "en"), .bergamot("en", "pt")): 54.2,
+        .init(.apertium("gl", "es"), .apertium("es", "en"), .bergamot("en", "pt")): 54.9,
         .init("gl", "it", via: "es"): 47.6,
         .init("gl", "ca", via: "es"): 58.9,
     ]
@@ -103,5 +148,24 @@ public enum RouteMeasurements {
         LanguagePair("it", "es"): 102.3,
         LanguagePair("pt", "ca"): 323.0,
         LanguagePair("pt", "es"): 52.4,
+        // bench/pair-memory.sh pt-gl gl-pt, 2026-11-28 (apertium-pt-gl, which `make deps` now installs).
+        LanguagePair("gl", "pt"): 42.4,
+        LanguagePair("pt", "gl"): 56.6,
     ]
+
+    /// MiB (PSS) a Bergamot direction keeps warm: half the translation worker with both
+    /// directions loaded, after 4,024 sentences (74.9 MiB: `bench/bergamot-cost.py`, 2026-11-28);
+    /// the worker is one process for both.
+    public static let bergamotMiB: [LanguagePair: Double] = [
+        LanguagePair("en", "pt"): 37.5,
+        LanguagePair("pt", "en"): 37.5,
+    ]
+
+    /// What each leg keeps warm, by engine (`pipelineMiB`, `bergamotMiB`).
+    public static let legMiB: [TranslationLeg: Double] = {
+        var legs: [TranslationLeg: Double] = [:]
+        for (pair, mib) in pipelineMiB { legs[TranslationLeg(.apertium, pair)] = mib }
+        for (pair, mib) in bergamotMiB { legs[TranslationLeg(.bergamot, pair)] = mib }
+        return legs
+    }()
 }

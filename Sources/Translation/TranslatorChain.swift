@@ -62,12 +62,18 @@ public final class TranslatorChain: Translator {
     /// Backends told to wait (HTTP 429), by name, until when.
     private let coolingDown = Mutex<[String: ParleyClock.Instant]>([:])
     private let circuits: Circuits
+    /// Told, in one line, when a backend that was asked failed and a later one translated the
+    /// turn (the daemon logs it).
+    private let fellBack: (@Sendable (String) -> Void)?
 
-    public init(_ backends: [Backend], timing: Timing = Timing(), cacheCapacity: Int = 256) {
+    /// `fellBack` hears one line each time a turn is translated by a later backend after an
+    /// earlier one was asked and failed.
+    public init(_ backends: [Backend], timing: Timing = Timing(), cacheCapacity: Int = 256, fellBack: (@Sendable (String) -> Void)? = nil) {
         self.backends = backends
         self.timing = timing
         self.cache = TranslationCache(capacity: cacheCapacity)
         self.circuits = Circuits(timing: timing)
+        self.fellBack = fellBack
     }
 
     deinit {
@@ -110,9 +116,12 @@ public final class TranslatorChain: Translator {
         return Self.routeName(backend.name, backend.translator.routeName(for: pair))
     }
 
+    /// A backend's route as a turn names it: the backend alone for its direct route, the
+    /// backend and its pivot ("apertium via es"), and a route that names each leg's engine
+    /// ("bergamot en-pt + apertium pt-es") as it is.
     static func routeName(_ backend: String, _ route: String?) -> String {
         guard let route, route != "direct" else { return backend }
-        return "\(backend) \(route)"
+        return route.hasPrefix("via ") ? "\(backend) \(route)" : route
     }
 
     /// A retry someone asked for: backends whose circuit is broken are asked too.
@@ -137,6 +146,8 @@ public final class TranslatorChain: Translator {
         if let cached = cache.entry(for: key) { return (cached.value, "cache", cached.route ?? "cache", true) }
         let pair = LanguagePair(source, target)
         var failures: [String] = []
+        /// What the backends that were asked and failed said (not those skipped).
+        var asked: [String] = []
         for backend in backends {
             try Task.checkCancellation()
             guard backend.translator.supports(pair) else {
@@ -159,10 +170,14 @@ public final class TranslatorChain: Translator {
                     failures.append(
                         "\(backend.name): its translation was \(translation.count) characters for a sentence of \(text.count), "
                             + "more than 10 times as long plus 200, and was rejected; check the server, or take it out of [translator] backends")
+                    asked.append("\(backend.name)'s translation was rejected (\(translation.count) characters for \(text.count))")
                     continue
                 }
                 if wasBroken != nil { circuits.close(backend.name) }
                 let route = Self.routeName(backend.name, answer.route)
+                if !asked.isEmpty, let fellBack {
+                    fellBack("translation: \(asked.joined(separator: "; ")); \(backend.name) translated the turn instead (\(route))")
+                }
                 cache.insert(translation, route: route, for: key)
                 return (translation, backend.name, route, false)
             } catch is CancellationError {
@@ -170,8 +185,10 @@ public final class TranslatorChain: Translator {
             } catch let error as Unanswered {
                 circuits.open(backend, pair: pair, reason: error.description)
                 failures.append("\(backend.name): \(error)")
+                asked.append("\(backend.name) failed (\(error))")
             } catch {
                 failures.append("\(backend.name): \(error)")
+                asked.append("\(backend.name) failed (\(error))")
             }
         }
         if failures.isEmpty { failures.append("no translation backend is configured") }

@@ -84,11 +84,17 @@ struct Languages: ParsableCommand {
     }
 
     /// A matrix cell: "=" Apertium's own pair, the pivot's code, "-" none; other backends by a
-    /// short name.
+    /// short name; a route with a Bergamot leg "B" and the languages it goes through ("Bpt" for
+    /// "bergamot en-pt + apertium pt-es").
     static func cell(_ route: String?) -> String {
         guard let route else { return "-" }
         let words = route.split(separator: " ").map(String.init)
         let via = words.count == 3 && words[1] == "via" ? words[2] : nil
+        if words.first == "bergamot" || route.contains(" + ") {
+            // The legs' pairs ("en-pt"): every target but the last is a language in between.
+            let targets = words.filter { $0.contains("-") }.compactMap { $0.split(separator: "-").last.map(String.init) }
+            return "B" + targets.dropLast().joined()
+        }
         switch words.first {
         case "apertium": return via ?? "="
         case "libretranslate": return "LT" + (via.map { "/\($0)" } ?? "")
@@ -128,7 +134,7 @@ struct Languages: ParsableCommand {
             text += "\n"
             text += wrap(
                 "Routes, from each row to each column: = Apertium's own pair; es, ca: Apertium through Spanish or Catalan; "
-                    + "LT LibreTranslate; - none.", indent: 0)
+                    + "B Bergamot's model, then the languages its route goes through (Bpt: Portuguese); LT LibreTranslate; - none.", indent: 0)
             var grid = [["from\\to"] + codes]
             for source in codes {
                 grid.append(
@@ -138,6 +144,13 @@ struct Languages: ParsableCommand {
                         })
             }
             text += columns(grid, gap: 3)
+            // The pair in use, each way, with every leg named.
+            let inUse = shown.filter { $0.inUse == true }.map(\.code)
+            let used = directions.filter { inUse.count == 2 && inUse.contains($0.source) && inUse.contains($0.target) && $0.route != nil }
+            if !used.isEmpty {
+                text += "In use:\n"
+                for direction in used { text += wrap("\(direction.source)->\(direction.target): \(direction.route ?? "")", indent: 4, first: "  ") }
+            }
         }
         var missing: [String] = []
         for language in shown where language.inUse == true {

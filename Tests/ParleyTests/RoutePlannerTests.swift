@@ -122,7 +122,7 @@ struct RoutePlannerTests {
                 for route in planner.candidates(for: pair) {
                     #expect(RouteMeasurements.chrF[route] != nil, "\(pair) \(route) is not measured (bench/routes.py --swift)")
                     for leg in route.legs {
-                        #expect(RouteMeasurements.pipelineMiB[leg] != nil, "\(leg)'s memory is not measured (bench/pair-memory.sh)")
+                        #expect(RouteMeasurements.legMiB[leg] != nil, "\(leg)'s memory is not measured (bench/pair-memory.sh, bench/bergamot-cost.py)")
                     }
                 }
             }

@@ -4,6 +4,11 @@ import Testing
 import ParleyTesting
 @testable import ParleyTranslation
 
+/// Lines a chain logs.
+private final class Lines: Sendable {
+    let value = Mutex<[String]>([])
+}
+
 /// What the daemon asks of any translator, without knowing whether it is a chain: its
 /// backends (`parley languages`) and a retry someone asked for (`parley retry`).
 @Suite("Translator: backends and retries, through the protocol")
@@ -31,6 +36,19 @@ struct TranslatorBackendsTests {
         #expect(try await translator.retranslate("three", from: "en", to: "es") == "[es] three")
         #expect(!chain.isSkipping("down"))
         #expect(down.asked == ["one", "three"])
+    }
+
+    @Test func aTurnTheNextBackendTranslatesIsOneLineForTheLog() async throws {
+        let lines = Lines()
+        let chain = TranslatorChain(
+            [.init(name: "first", translator: EchoTranslator(failing: ["two"])), .init(name: "second", translator: EchoTranslator())],
+            cacheCapacity: 0, fellBack: { line in lines.value.withLock { $0.append(line) } })
+        #expect(try await chain.translate("one", from: "en", to: "es") == "[es] one")
+        #expect(lines.value.withLock { $0 }.isEmpty, "the first backend answered")
+        #expect(try await chain.translateNamingBackend("two", from: "en", to: "es") == ("[es] two", "second"))
+        let logged = lines.value.withLock { $0 }
+        #expect(logged.count == 1)
+        #expect(logged.first?.hasPrefix("translation: first failed (") == true && logged.first?.hasSuffix("; second translated the turn instead (second)") == true, "\(logged)")
     }
 
     @Test func aRetryOfAnyOtherTranslatorIsATranslation() async throws {

@@ -48,6 +48,45 @@ struct TranslatorConfigTests {
         #expect(config.apertiumApy == HTTPBackendConfig(url: "http://10.0.0.2:2737", apiKey: .credential("apy-key")))
     }
 
+    @Test func bergamotIsOnByDefaultAndItsEnginesFolderIsReadLikeTheTranscribers() throws {
+        let defaults = try parse("")
+        #expect(defaults.bergamotEnabled && defaults.translatorEngines == nil)
+        let config = try parse("[translator]\nengines = \"engines\"\n")
+        #expect(config.translatorEngines == "/etc/parley/engines" && config.bergamotFolder == "/etc/parley/engines/bergamot")
+        let off = try parse("[translator]\nbergamot = false\nengines = \"engines\"\n")
+        #expect(!off.bergamotEnabled && off.bergamotFolder == nil)
+        #expect(error("[translator]\nbergamot = \"yes\"")?.contains("bergamot") == true)
+        #expect(error("[translator]\nengines = \"\"")?.contains("engines") == true)
+    }
+
+    @Test func theDaemonPutsBergamotJustBeforeApertiumOnlyWhenItIsInstalledAndOn() throws {
+        let dir = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // An engines folder as `make engines` lays Bergamot out (the files' contents are not read here).
+        let bergamot = dir.appendingPathComponent("bergamot")
+        for folder in ["python/fxtranslate", "models/en-pt", "models/pt-en"] {
+            try FileManager.default.createDirectory(at: bergamot.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        try Data().write(to: bergamot.appendingPathComponent("parley-bergamot"))
+        for code in ["enpt", "pten"] {
+            let folder = bergamot.appendingPathComponent("models/\(code.prefix(2))-\(code.suffix(2))")
+            for file in ["model.\(code).intgemm.alphas.bin", "vocab.\(code).spm"] { try Data().write(to: folder.appendingPathComponent(file)) }
+        }
+        var config = ParleyConfig()
+        config.speakerA = "en"
+        config.speakerB = "pt"
+        config.translatorEngines = dir.path
+        // No Apertium pair: nothing is started (Bergamot's worker only at the first call).
+        config.apertiumModesDirectory = dir.path
+        config.translatorBackends = [.libreTranslate, .apertium]
+        #expect(try Daemon.makeTranslator(config).backends.map(\.name) == ["libretranslate", "bergamot", "apertium"])
+        config.bergamotEnabled = false
+        #expect(try Daemon.makeTranslator(config).backends.map(\.name) == ["libretranslate", "apertium"])
+        config.bergamotEnabled = true
+        try FileManager.default.removeItem(at: bergamot.appendingPathComponent("python"))
+        #expect(try Daemon.makeTranslator(config).backends.map(\.name) == ["libretranslate", "apertium"], "fxtranslate is missing")
+    }
+
     @Test func mistakesAreNamed() {
         #expect(error("[translator]\nbackends = [\"google\"]")?.contains("\"apertium\", \"libretranslate\", \"apertium-apy\"") == true)
         #expect(error("[translator]\nbackends = []")?.contains("is empty") == true)
