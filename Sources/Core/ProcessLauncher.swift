@@ -53,9 +53,10 @@ public enum ProcessLauncher {
         posix_spawn_file_actions_adddup2(&actions, stdin, 0)
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
         if stderrToNull { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
-        // Parleyd's other descriptors (sockets, the database) are opened close-on-exec, so none
-        // leaks into a child (Glibc's posix_spawn_file_actions_addclosefrom_np is not visible
-        // to Swift).
+        // Every other descriptor is closed in the child. Parleyd opens its own close-on-exec,
+        // but Foundation's `Pipe` does not: a worker spawned while Apertium read a `Process`'s
+        // output held that pipe open, so the read never saw its end and the translator hung.
+        closeFrom(&actions, 3)
         var defaults = sigset_t()
         sigfillset(&defaults)
         var empty = sigset_t()
@@ -76,6 +77,17 @@ public enum ProcessLauncher {
         return .success(pid)
     }
 }
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; its header does not
+/// show it to Swift), found at run time; where the C library has none, nothing is added.
+private let closeFrom: @Sendable (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Void = {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+        return { _, _ in }
+    }
+    let function = unsafeBitCast(symbol, to: AddCloseFrom.self)
+    return { actions, first in _ = function(actions, first) }
+}()
 
 /// A pthread mutex for `ProcessLauncher` (never destroyed: it lives as long as the process).
 private final class LaunchLock: @unchecked Sendable {

@@ -288,10 +288,14 @@ public actor ApertiumTranslator: Translator {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try ProcessLauncher.run(process)
+        // The pipe is made under the launch lock, so no child spawned meanwhile inherits it.
+        let output = try ProcessLauncher.withLock {
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            return output
+        }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
