@@ -118,7 +118,7 @@ public enum Daemon {
             },
             // Retention also runs at start (then with every turn).
             {
-                try? await history.applyRetention(Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays))
+                _ = try? await history.applyRetention(Retention(maxTurns: config.historyMaxTurns, maxAgeDays: config.historyMaxAgeDays))
             },
         ])
         let events = EventBus()
