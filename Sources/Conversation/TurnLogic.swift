@@ -246,6 +246,7 @@ public struct TurnLogic: Sendable {
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = (reason, pause)
             period.actions += handle(.speechEnded(at: end))
+            holdWhileTheEndMayBeWithdrawn()
         case .discarded(let end)? where resumedEnd != nil:
             // What went on after a withdrawn end was too short to be words (a noise, a voice in
             // the background): the utterance ends as it was, with every word it had.
@@ -253,6 +254,7 @@ public struct TurnLogic: Sendable {
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = resumedEnd
             period.actions += handle(.speechEnded(at: end))
+            holdWhileTheEndMayBeWithdrawn()
         case .discarded(let end)?:
             period.log.append("sound discarded at \(Self.seconds(end)): too short, or no louder than the background")
             period.actions += handle(.speechDiscarded)
@@ -280,9 +282,7 @@ public struct TurnLogic: Sendable {
             awaitedJudgement = judge?.through
             period.feed = Period.Feed(audio: audio, speaker: speaker, judge: judge)
         }
-        if machine.acceptsAudio || mayGoOn {
-            period.judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
-        }
+        if machine.acceptsAudio || mayGoOn { period.judgeAbove = judgeAbove }
         return period
     }
 
@@ -310,7 +310,19 @@ public struct TurnLogic: Sendable {
                 period.feed = Period.Feed(audio: utteranceAudio, speaker: speaker, judge: nil)
             }
         }
-        period.judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
+        period.judgeAbove = judgeAbove
+    }
+
+    /// The level above which the next period needs the voice detector (`Period.judgeAbove`):
+    /// in silence, the endpointer's threshold; in speech, every level.
+    private var judgeAbove: Float { endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity }
+
+    /// At a decided end, the utterance's audio is held from the next period on while the end
+    /// may be withdrawn (`mayGoOn`): every period after it goes to the endpointer, and to the
+    /// utterance if the person goes on.
+    private mutating func holdWhileTheEndMayBeWithdrawn() {
+        let byPause = utteranceEnd?.reason == .languageModel || utteranceEnd?.reason == .silence
+        heldAudio = keepsAudio && byPause && machine.isResumable ? utteranceAudio : []
     }
 
     /// The end of the input: an utterance in progress is processed (the recording ended at
@@ -328,11 +340,8 @@ public struct TurnLogic: Sendable {
     /// The utterance's audio, without the pause that ended it (but for `keptPauseMs` of it);
     /// the audio kept is forgotten.
     public mutating func takeUtteranceAudio() -> [Int16] {
-        defer {
-            // Held while the end can be withdrawn (the person may go on).
-            heldAudio = machine.isResumable ? utteranceAudio : []
-            utteranceAudio = []
-        }
+        // What the end may still need is held since it was decided (`heldAudio`).
+        defer { utteranceAudio = [] }
         return Self.accurateAudio(utteranceAudio, pause: Int(utteranceEnd?.pause ?? 0), sampleRate: endpointer.sampleRate)
     }
 

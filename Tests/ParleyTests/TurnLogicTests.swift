@@ -105,6 +105,20 @@ struct TurnLogicTests {
         #expect(firstEnd < before)
     }
 
+    @Test func everyPeriodAfterADecidedEndIsHeardSoAResumedUtteranceHasNoGap() throws {
+        var drive = Drive()
+        let judge: (SampleTime) -> [(language: String, end: SentenceEnd?)] = { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: "a young man"))] }
+        drive.feed(background + words + pause(ms: 400) + words + pause(ms: 1_600), lanes: judge)
+        let started = try #require(drive.periods.firstIndex { $0.log.contains { $0.hasPrefix("speech started at ") } })
+        let preroll = try #require(drive.periods[started].feed?.audio.count)
+        let resumed = try #require(drive.periods.firstIndex { $0.actions.contains(.resumeRecognition(.a, enEs)) })
+        #expect(drive.periods[..<resumed].contains { $0.actions.contains(.finishRecognition(.a, enEs)) }, "an end was decided in the pause")
+        // The lanes hear again every sample from the preroll's first to the period that resumed,
+        // the periods right after the decided end included.
+        let first = (started + 1) * 320 - preroll
+        #expect(drive.periods[resumed].feed?.audio.count == (resumed + 1) * 320 - first)
+    }
+
     @Test func aSoundTooShortToBeWordsAfterAWithdrawnEndEndsTheUtteranceAsItWasNotDiscarded() throws {
         var drive = Drive()
         let judge: (SampleTime) -> [(language: String, end: SentenceEnd?)] = { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: "a young man"))] }
@@ -204,11 +218,19 @@ struct TurnLogicTests {
         drive.feed(words)
         #expect(drive.periods.last?.judgeAbove == -.infinity, "in speech: every period")
         drive.feed(pause(ms: 1600))
-        // The utterance ended: the machine recognizes, and no audio counts.
-        #expect(!drive.logic.machine.acceptsAudio)
+        // The utterance ended: the machine recognizes. Until Parley says something the end may
+        // be withdrawn, so the room is judged as in silence, and nothing goes to the lanes.
+        #expect(!drive.logic.machine.acceptsAudio && drive.logic.mayGoOn)
         drive.feed(pause(ms: 20))
-        #expect(drive.periods.last?.judgeAbove == .infinity)
+        #expect(drive.periods.last?.judgeAbove == drive.logic.endpointer.thresholdDB)
         #expect(drive.periods.last?.feed == nil)
+        // Where no end is withdrawn (no audio kept), no audio counts after it.
+        var deaf = Drive()
+        deaf.logic = TurnLogic(machine: deaf.logic.machine, endpointer: deaf.logic.endpointer, keepsAudio: false)
+        deaf.feed(background + words + pause(ms: 1600) + pause(ms: 20))
+        #expect(!deaf.logic.machine.acceptsAudio && !deaf.logic.mayGoOn)
+        #expect(deaf.periods.last?.judgeAbove == .infinity)
+        #expect(deaf.periods.last?.feed == nil)
     }
 
     @Test func theEndOfARecordingEndsTheUtteranceAndAStopAbandonsIt() {
