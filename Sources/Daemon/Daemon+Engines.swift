@@ -93,20 +93,23 @@ extension Daemon {
     }
 
     /// Bergamot's folder when it is on and installed (its worker, models and fxtranslate);
-    /// else nil, and one line says why when the config names an engines folder.
+    /// else nil, and one line says why when the config names an engines folder (when it names
+    /// none, `bergamotAbsence` says it once the devices are open).
     static func bergamotInstalled(_ config: ParleyConfig, logger: Logger?) -> String? {
-        guard let folder = config.bergamotFolder else {
-            if config.bergamotEnabled {
-                logger?.info("Bergamot is not installed (no \(TranscriberConfig.searchPath.map { $0 + "/bergamot" }.joined(separator: " or "))); Apertium translates alone")
-            }
-            return nil
-        }
+        guard let folder = config.bergamotFolder else { return nil }
         let files = [folder + "/parley-bergamot", folder + "/python/fxtranslate", config.transcriber.python]
         if let missing = files.first(where: { !FileManager.default.fileExists(atPath: $0) }) {
             logger?.warning("Bergamot is not installed (no \(missing)): run `make engines` (or set [translator] bergamot = false); Apertium translates alone")
             return nil
         }
         return folder
+    }
+
+    /// The line that says Bergamot is on but found in none of the engine folders (nil when it
+    /// is off or found). Said after the devices open, so a start that fails there says one line.
+    static func bergamotAbsence(_ config: ParleyConfig) -> String? {
+        guard config.bergamotEnabled, config.bergamotFolder == nil, config.translatorBackends.contains(.apertium) else { return nil }
+        return "Bergamot is not installed (no \(TranscriberConfig.searchPath.map { $0 + "/bergamot" }.joined(separator: " or "))); Apertium translates alone"
     }
 
     /// How long the Bergamot worker may take over a sentence: `[translator] timeout_ms`, but at

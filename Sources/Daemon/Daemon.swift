@@ -137,6 +137,7 @@ public enum Daemon {
         // The devices last: from here on nothing can fail before the interpreter owns them.
         let source = try openCapture(options, config)
         let playback = try openPlayback(options, config, sampleRate: synthesizer.sampleRate)
+        if let absence = bergamotAbsence(config) { logger.info("\(absence)") }
         // Sessions and turns go through the queue: a full disk or a locked file is retried
         // while the conversation goes on.
         writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
