@@ -165,7 +165,7 @@ public final class TranslatorChain: Translator {
             }
             do {
                 let answer = try await attempt(backend, text, from: source, to: target)
-                let translation = answer.text
+                let translation = OpeningMarks.added(to: answer.text, language: target)
                 guard translation.count <= Self.longestTranslation(of: text) else {
                     failures.append(
                         "\(backend.name): its translation was \(translation.count) characters for a sentence of \(text.count), "
