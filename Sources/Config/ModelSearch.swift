@@ -21,6 +21,14 @@ extension ParleyConfig {
         return folders
     }
 
+    /// The folders that hold translation models a user installed (`parleyd model
+    /// install-translation`), one subfolder per direction ("en-es"), searched in this order:
+    /// `parley/translation` beside each folder of `modelDirectories` (by default
+    /// `~/.local/share/parley/translation`, then under `/usr/local/share` and `/usr/share`).
+    public static func translationModelDirectories(environment: [String: String]) -> [String] {
+        modelDirectories(environment: environment).map { String($0.dropLast("/models".count)) + "/translation" }
+    }
+
     /// The first model for `language` installed in the standard layout under `modelSearchPath`.
     public func installedModel(for language: String) -> RecognizerModel? {
         for folder in modelSearchPath {

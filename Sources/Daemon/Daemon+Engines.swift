@@ -42,7 +42,9 @@ extension Daemon {
                 case .apertium:
                     let modes = config.apertiumModesDirectory
                     let bergamotFolder = bergamotInstalled(config, logger: logger)
-                    let models = bergamotFolder.map { $0 + "/models" }
+                    // The models a user installed come first: a direction they have replaces the shipped one.
+                    let userModels = ParleyConfig.translationModelDirectories(environment: environment)
+                    let models = bergamotFolder.map { userModels + [$0 + "/models"] }
                     let planner = RoutePlanner(
                         offers: { leg in
                             switch leg.engine {
@@ -65,7 +67,7 @@ extension Daemon {
                         keepUnknownMarks: config.keepUnknownMarks)
                     if let bergamotFolder {
                         let bergamot = BergamotTranslator(
-                            folder: bergamotFolder, python: config.transcriber.python, warming: legs.filter { $0.engine == .bergamot }.map(\.pair),
+                            folder: bergamotFolder, userModels: userModels, python: config.transcriber.python, warming: legs.filter { $0.engine == .bergamot }.map(\.pair),
                             timeoutMs: bergamotTimeoutMs(config), notice: { line in logger?.notice("\(line)") })
                         backends.append(
                             .init(

@@ -6,8 +6,9 @@ import Synchronization
 /// (`libexec/parley-bergamot`, Python and fxtranslate), which parleyd starts as a child and
 /// speaks to in JSON lines (docs/protocol.md, "The translation worker").
 ///
-/// It offers the directions whose model files are in its models folder (`make engines`:
-/// English to Portuguese and back). The worker loads a direction the first time it is asked
+/// It offers the directions whose model files are in its models folders: the models a user
+/// installed (`parleyd model install-translation`), then those `make engines` installed
+/// (English to Portuguese and back); a direction comes from the first folder that has it. The worker loads a direction the first time it is asked
 /// for and keeps it warm; here, a new worker answers `describe` and each direction answers one
 /// fixed word (`fixedProbeText`) before any sentence, within `coldStartTimeoutMs` (the worker
 /// starts Python and reads a 17 MB model: a fraction of a second here, seconds on a slow
@@ -30,8 +31,8 @@ public actor BergamotTranslator: Translator {
     private let executor = QueueExecutor(label: "parley.bergamot")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    /// The folder of model folders (`en-pt/`, `pt-en/`).
-    public nonisolated let modelsFolder: String
+    /// The folders of model folders (`en-pt/`, `pt-en/`), in the order they are searched.
+    public nonisolated let modelsFolders: [String]
     private let startWorker: @Sendable () throws(TranslationError) -> any BergamotWorkerLink
     private let timeoutMs: Int
     private let coldStartTimeoutMs: Int
@@ -55,29 +56,30 @@ public actor BergamotTranslator: Translator {
     public static let defaultColdStartTimeoutMs = 30_000
 
     /// The worker `folder/parley-bergamot` (from `make engines`: `folder` is the engines
-    /// folder's `bergamot/`), run by `python`, with the models in `folder/models` and
-    /// fxtranslate in `folder/python`. `warming`: directions loaded at the first call (the
+    /// folder's `bergamot/`), run by `python`, with the models in `userModels` (searched first)
+    /// and `folder/models`, and fxtranslate in `folder/python`. `warming`: directions loaded at the first call (the
     /// daemon's start-up check prepares a direction in the background), before its request.
     /// Nothing starts before that. `timeoutMs` bounds a sentence's answer; `coldStartTimeoutMs` (at least `timeoutMs`) a
     /// new worker's start and each direction's first answer. `notice` hears one line when a
     /// worker starts, and when one that failed is replaced.
     public init(
-        folder: String, python: String = "/usr/bin/python3", warming: [LanguagePair] = [], timeoutMs: Int = 5_000,
+        folder: String, userModels: [String] = [], python: String = "/usr/bin/python3", warming: [LanguagePair] = [], timeoutMs: Int = 5_000,
         coldStartTimeoutMs: Int = BergamotTranslator.defaultColdStartTimeoutMs, notice: @escaping @Sendable (String) -> Void = { _ in }
     ) {
-        let arguments = [python, folder + "/parley-bergamot", "--models", folder + "/models", "--python-path", folder + "/python"]
+        let folders = userModels + [folder + "/models"]
+        let arguments = [python, folder + "/parley-bergamot"] + folders.flatMap { ["--models", $0] } + ["--python-path", folder + "/python"]
         self.init(
-            modelsFolder: folder + "/models", warming: warming, timeoutMs: timeoutMs, coldStartTimeoutMs: coldStartTimeoutMs, notice: notice,
+            modelsFolders: folders, warming: warming, timeoutMs: timeoutMs, coldStartTimeoutMs: coldStartTimeoutMs, notice: notice,
             startWorker: { () throws(TranslationError) -> any BergamotWorkerLink in try BergamotWorkerProcess.spawn(arguments) })
     }
 
     /// With the worker `startWorker` starts (tests: an in-memory one).
     init(
-        modelsFolder: String, warming: [LanguagePair] = [], timeoutMs: Int = 5_000,
+        modelsFolders: [String], warming: [LanguagePair] = [], timeoutMs: Int = 5_000,
         coldStartTimeoutMs: Int = BergamotTranslator.defaultColdStartTimeoutMs, notice: @escaping @Sendable (String) -> Void = { _ in },
         startWorker: @escaping @Sendable () throws(TranslationError) -> any BergamotWorkerLink
     ) {
-        self.modelsFolder = modelsFolder
+        self.modelsFolders = modelsFolders
         self.timeoutMs = timeoutMs
         self.coldStartTimeoutMs = max(timeoutMs, coldStartTimeoutMs)
         self.notice = notice
@@ -103,15 +105,20 @@ public actor BergamotTranslator: Translator {
         return modelFiles(for: pair, in: modelsFolder).contains { $0.allSatisfy { FileManager.default.fileExists(atPath: $0) } }
     }
 
+    /// Whether one of the models folders holds a model for `pair`.
+    public static func hasModel(for pair: LanguagePair, in modelsFolders: [String]) -> Bool {
+        modelsFolders.contains { hasModel(for: pair, in: $0) }
+    }
+
     /// A direction whose model is in the folder (and, once the worker has described itself, one
     /// it names).
     public nonisolated func supports(_ pair: LanguagePair) -> Bool {
-        Self.hasModel(for: pair, in: modelsFolder) && declared.withLock { $0?.contains(pair) ?? true }
+        Self.hasModel(for: pair, in: modelsFolders) && declared.withLock { $0?.contains(pair) ?? true }
     }
 
     /// The directions whose models are in the folder.
     public nonisolated func availablePairs() async throws -> [LanguagePair] {
-        let folders = (try? FileManager.default.contentsOfDirectory(atPath: modelsFolder)) ?? []
+        let folders = Set(modelsFolders.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? [] })
         return folders.compactMap { name -> LanguagePair? in
             let parts = name.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2 else { return nil }
@@ -157,8 +164,8 @@ public actor BergamotTranslator: Translator {
     /// direction one fixed word, each within the cold start's allowance.
     @discardableResult
     private func warmUp(_ pair: LanguagePair) throws(TranslationError) -> any BergamotWorkerLink {
-        guard Self.hasModel(for: pair, in: modelsFolder) else {
-            throw TranslationError("no Bergamot \(pair) model in \(modelsFolder); run `make engines`, or turn Bergamot off ([translator] bergamot = false)")
+        guard Self.hasModel(for: pair, in: modelsFolders) else {
+            throw TranslationError("no Bergamot \(pair) model in \(modelsFolders.joined(separator: " or ")); run `make engines`, or turn Bergamot off ([translator] bergamot = false)")
         }
         let worker = try running()
         if warm.contains(pair) { return worker }

@@ -1,20 +1,23 @@
 import ArgumentParser
 import Foundation
 import ParleyConfig
+import ParleyCore
 import ParleyRecognition
+import ParleyTranslation
 
 /// `parleyd model`: adding a language. The checks and the copying live in ParleyRecognition.
 struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
-        abstract: "Check a CMU Sphinx speech model, or install it where Parley finds it.",
+        abstract: "Check a CMU Sphinx speech model, or install it or a translation model where Parley finds it.",
         discussion: """
             A model is a folder holding an acoustic model (a folder with feat.params, mdef, means, variances, \
             transition_matrices and mixture_weights or sendump: DIR/acoustic, DIR itself or the one folder \
             below it with an mdef), a language model (.lm.bin, .lm, .arpa, gzipped or not, or .lm.DMP) and a \
-            dictionary (.dict or .dic), in DIR, DIR/etc or beside the acoustic model.
+            dictionary (.dict or .dic), in DIR, DIR/etc or beside the acoustic model. \
+            install-translation adds a Firefox Translations (Bergamot) model for one direction.
             """,
-        subcommands: [Check.self, Install.self])
+        subcommands: [Check.self, Install.self, InstallTranslation.self])
 
     /// A two-letter ISO 639-1 code.
     static func validate(language: String?) throws {
@@ -99,6 +102,77 @@ struct ModelCommand: ParsableCommand {
                 : "installed in \(folder); add this table to parley.toml so that parleyd uses it:"
             FileHandle.standardError.write(Data("\(note)\n".utf8))
             print(ModelInstall.configTable(language: language, files: installed), terminator: "")
+        }
+    }
+
+    struct InstallTranslation: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "install-translation",
+            abstract: "Check a Firefox Translations (Bergamot) model, copy it where parleyd finds it, and measure it.",
+            discussion: """
+                DIR holds one direction's model as Mozilla publishes it (https://github.com/mozilla/translations): \
+                model.xxyy.intgemm.alphas.bin, vocab.xxyy.spm (or srcvocab/trgvocab) and, optionally, \
+                lex.*.xxyy.s2t.bin, for xx to yy. It goes to $XDG_DATA_HOME/parley/translation/xx-yy \
+                (~/.local/share/parley/translation/xx-yy); parleyd also looks in /usr/local/share/parley/translation \
+                and /usr/share/parley/translation (for the systemd service: sudo, and --into /usr/local/share/parley/translation). \
+                Bergamot's worker (make engines) then loads it and translates a sentence, to check it and say \
+                what it costs. From parleyd's next start the direction takes this model: a model made for the \
+                direction replaces a route through another language (`parley languages` shows the route).
+                """)
+
+        @Argument(help: "The model's folder (an unpacked Firefox Translations model).")
+        var directory: String
+
+        @Option(name: .long, help: "Where to install it (default: $XDG_DATA_HOME/parley/translation).")
+        var into: String?
+
+        @Option(name: .long, help: "The engines folder holding bergamot/ (default: \(TranscriberConfig.searchPath.joined(separator: " or "))).")
+        var engines: String?
+
+        @Flag(name: .long, help: "Replace a model already installed for that direction.")
+        var force = false
+
+        func run() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            let files: BergamotModelInstall.Files
+            do {
+                files = try BergamotModelInstall.find(in: directory)
+            } catch {
+                fail("\(error)\nnothing was installed")
+            }
+            let folder = into ?? ParleyConfig.translationModelDirectories(environment: environment)[0]
+            let engine = (engines ?? TranscriberConfig.searchPath.first { FileManager.default.fileExists(atPath: $0 + "/bergamot") }).map { $0 + "/bergamot" }
+            guard let engine, FileManager.default.fileExists(atPath: engine + "/parley-bergamot") else {
+                fail("Bergamot's worker is not installed (no \(engines ?? TranscriberConfig.searchPath.joined(separator: " or "))/bergamot): run `make engines`, or give --engines; nothing was installed")
+            }
+            let installed: String
+            do {
+                installed = try BergamotModelInstall.install(files, into: folder, replace: force)
+            } catch {
+                fail("\(error)")
+            }
+            let pair = files.pair
+            let measure: BergamotModelInstall.Measure
+            do {
+                measure = try await BergamotModelInstall.measure(pair, modelsFolder: folder, engine: engine)
+            } catch {
+                try? FileManager.default.removeItem(atPath: installed)
+                fail("the \(pair) model does not work: \(error); it was removed again from \(installed)")
+            }
+            print("installed \(pair) in \(installed)")
+            print("\"\(measure.sentence)\" -> \"\(measure.translation)\"")
+            let memory = measure.workerMiB.map { ", the worker holds \($0) MiB" } ?? ""
+            print("loaded in \(measure.loadMs) ms; \(measure.sentenceMs) ms a sentence here\(memory)")
+            let searched = ParleyConfig.translationModelDirectories(environment: environment).contains(URL(fileURLWithPath: folder).standardizedFileURL.path)
+            print(
+                searched
+                    ? "parleyd takes it for \(pair.source)->\(pair.target) from its next start (parley languages shows the route)"
+                    : "parleyd does not look in \(folder); install into one of \(ParleyConfig.translationModelDirectories(environment: environment).joined(separator: ", "))")
+        }
+
+        private func fail(_ line: String) -> Never {
+            FileHandle.standardError.write(Data("parleyd: \(line)\n".utf8))
+            Foundation.exit(1)
         }
     }
 }

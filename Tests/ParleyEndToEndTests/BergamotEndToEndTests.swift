@@ -235,4 +235,56 @@ struct BergamotDaemonTests {
         let turn = try decoder.decode(TurnInfo.self, from: Data(said.stdout.utf8))
         #expect(turn.route == "bergamot en-pt + apertium pt-es" && turn.translatedText?.lowercased().contains("casa") == true, "\(turn)")
     }
+
+    /// `parleyd model install-translation` checks and measures a model, and parleyd then takes
+    /// it for its direction instead of the route through Portuguese. The only models here are
+    /// en-pt and pt-en, so the test installs pt-en's files under es-en's names: a real model
+    /// the worker loads and runs (its English from Spanish is poor, and the test asks no more
+    /// of it than English words).
+    @Test func aModelAUserInstallsIsMeasuredAndReplacesThePivot() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let unpacked = dir.appendingPathComponent("unpacked/esen")
+        try FileManager.default.createDirectory(at: unpacked, withIntermediateDirectories: true)
+        let ptEn = BergamotEngine.folder + "/models/pt-en"
+        for name in try FileManager.default.contentsOfDirectory(atPath: ptEn) {
+            try FileManager.default.createSymbolicLink(
+                atPath: unpacked.appendingPathComponent(name.replacingOccurrences(of: "pten", with: "esen")).path, withDestinationPath: ptEn + "/" + name)
+        }
+        let data = ["XDG_DATA_HOME": dir.appendingPathComponent("data").path]
+        let install = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"), ["model", "install-translation", unpacked.deletingLastPathComponent().path, "--engines", BergamotEngine.engines],
+            in: dir, environment: data)
+        #expect(install.status == 0, "\(install.stderr)")
+        #expect(install.stdout.contains("installed es-en in \(dir.path)/data/parley/translation/es-en"), "\(install.stdout)")
+        #expect(install.stdout.contains("ms a sentence here, the worker holds"), "\(install.stdout)")
+        // The bytes were copied, not the links.
+        let installed = dir.appendingPathComponent("data/parley/translation/es-en/model.esen.intgemm.alphas.bin").path
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: installed)) == nil)
+        // A model that does not load is refused, and nothing stays installed.
+        let broken = dir.appendingPathComponent("broken")
+        try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
+        try Data("not a model".utf8).write(to: broken.appendingPathComponent("model.esfr.intgemm.alphas.bin"))
+        try FileManager.default.copyItem(atPath: ptEn + "/vocab.pten.spm", toPath: broken.appendingPathComponent("vocab.esfr.spm").path)
+        let refused = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"), ["model", "install-translation", broken.path, "--engines", BergamotEngine.engines], in: dir, environment: data)
+        #expect(refused.status == 1 && refused.stderr.contains("does not work"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("data/parley/translation/es-fr").path))
+
+        let silence = dir.appendingPathComponent("silence.raw")
+        try Data(count: 32_000).write(to: silence)
+        let (daemon, log, socket) = try await EndToEnd.startLiveDaemon(
+            in: dir, infile: silence.path, played: dir.appendingPathComponent("played.raw").path,
+            extraConfig: "[transcriber]\nenabled = false\n" + BergamotEngine.table, environment: data)
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        try #require(daemon.isRunning, "parleyd did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        let parley = try EndToEnd.binary("parley")
+        let info = try JSONDecoder().decode(
+            LanguagesInfo.self, from: Data(try EndToEnd.run(parley, ["languages", "--json", "--socket", socket], in: dir, timeout: 60).stdout.utf8))
+        #expect(info.directions?.first { $0.source == "es" && $0.target == "en" }?.route == "bergamot")
+        #expect(info.directions?.first { $0.source == "en" && $0.target == "es" }?.route == "bergamot en-pt + apertium pt-es")
+        let said = try EndToEnd.run(parley, ["say", "--speaker", "b", "--json", "la casa es roja", "--socket", socket], in: dir, timeout: 60)
+        let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(said.stdout.utf8))
+        #expect(turn.route == "bergamot" && turn.translatedText?.lowercased().contains("house") == true, "\(turn)")
+    }
 }

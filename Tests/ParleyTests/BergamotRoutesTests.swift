@@ -92,6 +92,24 @@ struct BergamotRoutesTests {
         #expect(RoutePlanner(offers: offered, scores: [:]).route(for: enPt) == model, "a model is a one-leg route")
     }
 
+    /// A direct model a user installed (`parleyd model install-translation`), not measured here,
+    /// replaces the pivot the shipped models measured best.
+    @Test func aDirectModelAUserInstalledReplacesThePivot() {
+        let withUserModel: @Sendable (TranslationLeg) -> Bool = { leg in
+            offered(leg) || (leg.engine == .bergamot && [LanguagePair("en", "es"), LanguagePair("es", "en")].contains(leg.pair))
+        }
+        let user = RoutePlanner(offers: withUserModel)
+        #expect(user.route(for: LanguagePair("en", "es")) == TranslationRoute(.bergamot("en", "es")))
+        #expect(user.route(for: LanguagePair("es", "en")) == TranslationRoute(.bergamot("es", "en")))
+        // Once measured, it competes by its measure like any route.
+        var scores = RouteMeasurements.chrF
+        scores[TranslationRoute(.bergamot("en", "es"))] = 30
+        #expect(RoutePlanner(offers: withUserModel, scores: scores).route(for: LanguagePair("en", "es")) == planner.route(for: LanguagePair("en", "es")))
+        // The directions it does not touch keep their routes.
+        #expect(user.route(for: LanguagePair("en", "pt")) == TranslationRoute(.bergamot("en", "pt")))
+        #expect(user.route(for: LanguagePair("es", "fr")) == planner.route(for: LanguagePair("es", "fr")))
+    }
+
     /// What the shipped measurements choose (docs/benchmarks.md, "Bergamot").
     @Test func theShippedMeasurementsUseBergamotForEnglishWithPortugueseSpanishAndFrench() {
         #expect(planner.route(for: LanguagePair("en", "pt")) == TranslationRoute(.bergamot("en", "pt")))

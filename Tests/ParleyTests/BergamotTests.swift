@@ -125,7 +125,7 @@ struct BergamotTranslatorTests {
     let enPt = LanguagePair("en", "pt")
 
     func translator(_ script: WorkerScript, models: URL, warming: [LanguagePair] = []) -> BergamotTranslator {
-        BergamotTranslator(modelsFolder: models.path, warming: warming, timeoutMs: 1_000, startWorker: { () throws(TranslationError) in try script.start() })
+        BergamotTranslator(modelsFolders: [models.path], warming: warming, timeoutMs: 1_000, startWorker: { () throws(TranslationError) in try script.start() })
     }
 
     @Test func aDirectionIsWarmedWithTheFixedWordThenTranslatesOnTheSameWorker() async throws {
@@ -267,5 +267,52 @@ struct BergamotTranslatorTests {
         let answer = try #require(BergamotMessage.decode(Array(#"{"type":"translation","text":"olá","id":3}"#.utf8)))
         #expect(answer.type == "translation" && answer.text == "olá" && answer.id == 3)
         #expect(BergamotMessage.decode(Array("not json".utf8)) == nil)
+    }
+}
+
+@Suite("Bergamot: a model a user installs")
+struct BergamotModelInstallTests {
+    func folder(_ names: [String], in directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for name in names { try Data(name.utf8).write(to: directory.appendingPathComponent(name)) }
+    }
+
+    @Test func theDirectionComesFromTheModelsNameAndItsFilesAreFound() throws {
+        let dir = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // As Mozilla's archives unpack: one folder below.
+        try folder(["model.enes.intgemm.alphas.bin", "vocab.enes.spm", "lex.50.50.enes.s2t.bin", "LICENSE", "metadata.json"], in: dir.appendingPathComponent("enes"))
+        let files = try BergamotModelInstall.find(in: dir.path)
+        #expect(files.pair == LanguagePair("en", "es"))
+        #expect(files.paths.map { ($0 as NSString).lastPathComponent } == ["model.enes.intgemm.alphas.bin", "vocab.enes.spm", "lex.50.50.enes.s2t.bin", "LICENSE"])
+        let installed = try BergamotModelInstall.install(files, into: dir.appendingPathComponent("translation").path)
+        #expect(installed.hasSuffix("/translation/en-es"))
+        #expect(BergamotTranslator.hasModel(for: LanguagePair("en", "es"), in: dir.appendingPathComponent("translation").path))
+        // Not twice without --force.
+        #expect(throws: BergamotModelInstall.Problem.self) { try BergamotModelInstall.install(files, into: dir.appendingPathComponent("translation").path) }
+        #expect(try BergamotModelInstall.install(files, into: dir.appendingPathComponent("translation").path, replace: true) == installed)
+    }
+
+    @Test func aFolderWithoutAUsableModelSaysWhatIsWrong() throws {
+        let dir = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func problem(_ names: [String], _ name: String) throws -> String {
+            let model = dir.appendingPathComponent(name)
+            try folder(names, in: model)
+            do {
+                _ = try BergamotModelInstall.find(in: model.path)
+                return "found"
+            } catch {
+                return error.description
+            }
+        }
+        #expect(try problem([], "empty").contains("no model.xxyy.intgemm.alphas.bin"))
+        #expect(try problem(["model.enes.intgemm.alphas.bin"], "novocab").contains("no vocab.enes.spm"))
+        #expect(try problem(["model.enes.intgemm.alphas.bin", "srcvocab.enes.spm"], "split").contains("no trgvocab.enes.spm"))
+        #expect(try problem(["model.enes.intgemm.alphas.bin", "model.esen.intgemm.alphas.bin"], "two").contains("2 models"))
+        #expect(try problem(["model.english.intgemm.alphas.bin", "vocab.english.spm"], "name").contains("two two-letter codes"))
+        #expect(try problem(["model.enen.intgemm.alphas.bin", "vocab.enen.spm"], "same").contains("two two-letter codes"))
+        #expect(try problem([], "missing/deeper").contains("no model"))
+        #expect((try? BergamotModelInstall.find(in: dir.path + "/nowhere")) == nil)
     }
 }
