@@ -41,7 +41,7 @@ DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsph
         binutils python3 man-db libqrencode-dev python3-pip python3-numpy $(LANGUAGE_DEBS)
 # test: what only the tests use, on top of DEBS: a barcode reader (zbarimg reads the QR code
 # `parley web` prints) and a browser (the caption page is tested in a headless Chromium)
-TEST_DEBS := zbar-tools chromium
+TEST_DEBS := zbar-tools chromium openssh-server openssh-client
 # deb, check-deb: Debian's packaging tools, on top of DEBS
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
 # test-system: a Debian root and a virtual machine to boot it in, on top of DEBS
