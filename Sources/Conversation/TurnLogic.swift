@@ -55,6 +55,10 @@ public struct TurnLogic: Sendable {
     /// can still be withdrawn (`ConversationMachine.isResumable`): if the person goes on, the
     /// utterance goes on with all of it, and the accurate pass hears it whole.
     public private(set) var heldAudio: [Int16] = []
+    /// Whether the lanes' judgement of a pause may end this utterance: every language it may be
+    /// in has a language model to judge it. The runtime decides it once, when it starts the
+    /// utterance's recognition (`allowEndCue`), so no period asks for it again; true until then.
+    public private(set) var endCueAllowed = true
     /// Counts the turns started (heard, typed) and the utterances that went on after their end
     /// was withdrawn: results of an earlier one (words, a translation) are not this one's.
     public private(set) var turnSerial = 0
@@ -106,6 +110,7 @@ public struct TurnLogic: Sendable {
             case .startRecognition(_, let languages):
                 dropSpeculation()
                 turnSerial += 1
+                endCueAllowed = true
                 heldAudio = []
                 resumedEnd = nil
                 judgements = [:]
@@ -217,11 +222,9 @@ public struct TurnLogic: Sendable {
 
     /// One captured period: the machine's clock moves to `now`, the endpointer judges the audio
     /// (its level, and `speech`, the voice-activity detector's probability when one runs), and
-    /// audio of an utterance goes to the lanes. `cueAllowed` says whether the lanes' judgement
-    /// may end the utterance (every language it may be in has a language model to judge it).
-    public mutating func hear(
-        _ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float?, now: SampleTime, cueAllowed: (TurnLogic) -> Bool
-    ) -> Period {
+    /// audio of an utterance goes to the lanes. The lanes' judgement may end the utterance when
+    /// `endCueAllowed` (decided once, as it started).
+    public mutating func hear(_ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float?, now: SampleTime) -> Period {
         var period = Period()
         period.actions = handle(.clock(now: now))
         if mayGoOn {
@@ -231,7 +234,7 @@ public struct TurnLogic: Sendable {
         guard machine.acceptsAudio else { return period }
         let wasInSpeech = endpointer.isInSpeech
         var audio: [Int16]?
-        let cue = cueAllowed(self) ? endCue : nil
+        let cue = endCueAllowed ? endCue : nil
         switch endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: cue) {
         case .started(let at, let preroll)?:
             period.log.append("speech started at \(Self.seconds(at))")
@@ -324,6 +327,9 @@ public struct TurnLogic: Sendable {
         let byPause = utteranceEnd?.reason == .languageModel || utteranceEnd?.reason == .silence
         heldAudio = keepsAudio && byPause && machine.isResumable ? utteranceAudio : []
     }
+
+    /// Whether the lanes' judgement may end the utterance just started (`endCueAllowed`).
+    public mutating func allowEndCue(_ allowed: Bool) { endCueAllowed = allowed }
 
     /// The end of the input: an utterance in progress is processed (the recording ended at
     /// `position`) or, on `stopped`, abandoned.

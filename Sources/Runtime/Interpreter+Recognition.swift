@@ -67,6 +67,8 @@ extension Interpreter {
         for action in actions {
             switch action {
             case .startRecognition, .resumeRecognition:
+                // Decided once for the utterance (a resumed one keeps its languages).
+                if case .startRecognition = action { state.turn.allowEndCue(judgedByEveryLanguage(state.turn)) }
                 // On resumption the lanes then hear the utterance again from its start (the
                 // period's feed), so its live words and end cue cover all of it.
                 for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }

@@ -236,7 +236,7 @@ public final class Interpreter: Sendable {
     @discardableResult
     func process(_ frame: [Int16], at start: SampleTime, level: Levels, speech: Float? = nil, now: SampleTime) -> Float {
         let (actions, judgeAbove) = shared.withLock { state -> ([ConversationMachine.Action], Float) in
-            let period = state.turn.hear(frame, at: start, rmsDB: level.rmsDB, speech: speech, now: now) { judgedByEveryLanguage($0) }
+            let period = state.turn.hear(frame, at: start, rmsDB: level.rmsDB, speech: speech, now: now)
             for line in period.log { logger.debug("\(line)") }
             forgetDroppedSpeculation(&state)
             if period.speculation == .consider { speculate(&state) }
@@ -254,14 +254,15 @@ public final class Interpreter: Sendable {
         return judgeAbove
     }
 
-    /// Whether every language the utterance may be in has a streaming recognizer whose language
-    /// model judges its pauses. When one has none (French, Portuguese: Whisper hears them, no
-    /// PocketSphinx model does), another language's model would judge that person's pauses and
-    /// end their sentences where theirs do not end: the silence limit ends the turn instead.
     /// Whether the utterance whose end was just decided may still go on (the person speaking
     /// on before Parley answers): a recording is then read on while the turn is in flight.
     var mayGoOn: Bool { shared.withLock { $0.turn.mayGoOn } }
 
+    /// Whether every language the utterance may be in has a streaming recognizer whose language
+    /// model judges its pauses. When one has none (French, Portuguese: Whisper hears them, no
+    /// PocketSphinx model does), another language's model would judge that person's pauses and
+    /// end their sentences where theirs do not end: the silence limit ends the turn instead.
+    /// Asked once per utterance, as its recognition starts (`queueRecognition`).
     func judgedByEveryLanguage(_ turn: TurnLogic) -> Bool {
         guard let sides = turn.utteranceSides else { return true }
         let possible = detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides) ? [sides.source, sides.target] : [sides.source]

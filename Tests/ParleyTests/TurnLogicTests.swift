@@ -32,7 +32,7 @@ struct Drive {
     mutating func feed(_ signal: [Int16], lanes: (_ through: SampleTime) -> [(language: String, end: SentenceEnd?)] = { _ in [] }) {
         for frame in Signals.periods(signal) {
             let now = position + SampleTime(frame.count)
-            let period = logic.hear(frame, at: position, rmsDB: Levels(measuring: frame).rmsDB, speech: nil, now: now) { _ in true }
+            let period = logic.hear(frame, at: position, rmsDB: Levels(measuring: frame).rmsDB, speech: nil, now: now)
             if period.speculation == .consider { speculate() }
             if let judge = period.feed?.judge {
                 for (language, end) in lanes(judge.through) {
@@ -134,6 +134,20 @@ struct TurnLogicTests {
         let said = drive.periods[before...].flatMap(\.log)
         #expect(said.contains { $0.hasSuffix("the utterance ends as decided before") }, "\(said)")
         #expect(drive.logic.takeUtteranceAudio().count >= atTheEnd.count, "its words are all still there")
+    }
+
+    @Test func anUtteranceWhoseLanguagesHaveNoModelToJudgeThemEndsAtTheSilenceLimit() throws {
+        var drive = Drive()
+        let judge: (SampleTime) -> [(language: String, end: SentenceEnd?)] = { _ in [("en", SentenceEnd(probability: 0.4, words: 2, text: "a young man"))] }
+        drive.feed(background + words, lanes: judge)
+        #expect(drive.actions.contains(.startRecognition(.a, enEs)) && drive.logic.endCueAllowed)
+        // The runtime's answer, once, as the recognition started.
+        drive.logic.allowEndCue(false)
+        drive.feed(pause(ms: 1_600), lanes: judge)
+        #expect(drive.logic.utteranceEnd?.reason == .silence, "the lanes' likely end did not end it")
+        // The next utterance is decided afresh.
+        _ = drive.logic.absorb([.startRecognition(.b, TurnLanguages(source: "es", target: "en"))])
+        #expect(drive.logic.endCueAllowed)
     }
 
     @Test func aThinkingPauseCostsNothingUntilItNearsTheSilenceLimit() throws {
