@@ -19,6 +19,13 @@ public struct TurnLanguages: Sendable, Equatable {
 
     /// The same pair of languages, as the other side's turn.
     public var swapped: TurnLanguages { TurnLanguages(source: target, target: source) }
+
+    /// Who spoke and into which language their words go, when `language` was heard in an
+    /// utterance expected from `expected` (who speaks `source`): the other person when it is
+    /// `target`.
+    public func heard(_ language: String, expected: Speaker) -> (speaker: Speaker, target: String) {
+        language == source ? (expected, target) : (expected.other, source)
+    }
 }
 
 /// The conversation's turn-taking; see the top of this file.

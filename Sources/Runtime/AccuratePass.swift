@@ -21,7 +21,8 @@ enum AccuratePass {
     struct Utterance: Sendable {
         var samples: [Int16]
         var expected: Speaker
-        var sides: Sides
+        /// The expected speaker's language (`source`) and the other's.
+        var sides: TurnLanguages
         /// Whether the speaker is told by what is heard (auto mode, both languages heard).
         var detect: Bool
         var streaming: [(language: String, recognition: Recognition)]
@@ -43,11 +44,6 @@ enum AccuratePass {
     /// first, and a room tone keeps Moonshine's speed (a third of Whisper's time for English).
     static let noisyBelowDB: Float = 22
 
-    struct Sides: Sendable, Equatable {
-        var speaker: String
-        var other: String
-    }
-
     /// What the pass decided.
     struct Heard: Sendable {
         var speaker: Speaker
@@ -68,16 +64,16 @@ enum AccuratePass {
         // most turns are the expected speaker's, and their words are then ready with the language.
         var early: Ahead?
         let noisy = utterance.noisy
-        if utterance.detect, let request = hearing.detection(between: [sides.speaker, sides.other], noisy: noisy), let detector = hearing.detector {
-            if let first = hearing.engines(for: sides.speaker, noisy: noisy).first, first !== detector {
-                early = Ahead(first, utterance.samples, language: sides.speaker)
+        if utterance.detect, let request = hearing.detection(between: [sides.source, sides.target], noisy: noisy), let detector = hearing.detector {
+            if let first = hearing.engines(for: sides.source, noisy: noisy).first, first !== detector {
+                early = Ahead(first, utterance.samples, language: sides.source)
             }
             do {
                 let transcript = try detector.transcribe(utterance.samples, request)
-                if transcript.language == sides.speaker || transcript.language == sides.other {
+                if transcript.language == sides.source || transcript.language == sides.target {
                     language = transcript.language
                     detected = transcript.decoded ? transcript : nil
-                    let rival = transcript.language == sides.speaker ? sides.other : sides.speaker
+                    let rival = transcript.language == sides.source ? sides.target : sides.source
                     detection = SpeakerDetection(
                         decidedBy: .languageID, scores: transcript.languageProbabilities, rivalLanguage: rival,
                         rivalText: utterance.streaming.first { $0.language == rival }?.recognition.text)
@@ -86,13 +82,12 @@ enum AccuratePass {
                 report("\(detector.name) could not tell the language: \(error); the streaming recognizers decide")
             }
         }
-        if language == nil, let decision = TurnLogic.decideLanguage(utterance.streaming, sides: TurnLanguages(source: sides.speaker, target: sides.other)) {
+        if language == nil, let decision = TurnLogic.decideLanguage(utterance.streaming, sides: sides) {
             language = decision.language
             detection = decision.detection
         }
-        let chosen = language ?? sides.speaker
-        let speaker = chosen == sides.speaker ? utterance.expected : utterance.expected.other
-        let target = chosen == sides.speaker ? sides.other : sides.speaker
+        let chosen = language ?? sides.source
+        let (speaker, target) = sides.heard(chosen, expected: utterance.expected)
         let streamed = utterance.streaming.first { $0.language == chosen }?.recognition
         var recognition: Recognition?
         if let detected, hearing.engines(for: chosen, noisy: noisy).first === hearing.detector {

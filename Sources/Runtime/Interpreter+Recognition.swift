@@ -86,7 +86,7 @@ extension Interpreter {
                     logger.debug("the streaming lanes finished \(clock.milliseconds(since: ended)) ms after the end of the turn")
                     guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides, serial: serial) }
                     let pass = AccuratePass.Utterance(
-                        samples: utterance, expected: speaker, sides: .init(speaker: sides.source, other: sides.target), detect: detect,
+                        samples: utterance, expected: speaker, sides: sides, detect: detect,
                         streaming: results, aboveFloorDB: aboveFloor)
                     accurate.inbox.yield(
                         .hear(pass, speculative: false, wanted: { [weak self] in self?.shared.withLock { $0.turn.turnSerial == serial } ?? false }) {
@@ -126,8 +126,7 @@ extension Interpreter {
     private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: TurnLanguages, serial: Int) {
         let decision = TurnLogic.decideLanguage(results, sides: sides)
         let language = decision?.language ?? sides.source
-        let speaker = language == sides.source ? expected : expected.other
-        let target = language == sides.source ? sides.target : sides.source
+        let (speaker, target) = sides.heard(language, expected: expected)
         let finished = results.first { $0.language == language }?.recognition ?? Recognition(text: "", confidence: nil)
         recognized(finished, speaker: speaker, language: language, target: target, detection: decision?.detection, serial: serial)
     }

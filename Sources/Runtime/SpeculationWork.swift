@@ -53,7 +53,7 @@ extension Interpreter {
             let samples = Array(state.turn.utteranceAudio.prefix(length))
             logger.debug("the accurate pass starts at a pause of \(pause * 1000 / captureSampleRate) ms")
             let pass = AccuratePass.Utterance(
-                samples: samples, expected: speaker, sides: .init(speaker: sides.source, other: sides.target),
+                samples: samples, expected: speaker, sides: sides,
                 detect: detectsSpeaker(state.turn, languages: state.turn.utteranceLanguages, sides: sides),
                 streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))],
                 aboveFloorDB: state.turn.endpointer.speechAboveFloorDB)

@@ -7,6 +7,7 @@ import ParleyHistory
 import ParleyProtocol
 import ParleyTesting
 @testable import ParleyRecognition
+import ParleyConversation
 import Testing
 @testable import ParleyRuntime
 
@@ -48,7 +49,7 @@ struct AccuratePassTests {
 
     func utterance(detect: Bool = true, streaming: [(String, String)] = [("en", "streamed english"), ("es", "streamed spanish")]) -> AccuratePass.Utterance {
         AccuratePass.Utterance(
-            samples: samples, expected: .a, sides: .init(speaker: "en", other: "es"), detect: detect,
+            samples: samples, expected: .a, sides: TurnLanguages(source: "en", target: "es"), detect: detect,
             streaming: streaming.map { (language: $0.0, recognition: Recognition(text: $0.1, confidence: 0.6, score: -1, frames: 300)) })
     }
 
