@@ -64,7 +64,7 @@ let package = Package(
             ],
             path: "Sources/Translation", swiftSettings: swiftSettings),
         .target(
-            name: "ParleySynthesis", dependencies: ["CEspeakNG"], path: "Sources/Synthesis",
+            name: "ParleySynthesis", dependencies: ["ParleyCore", "CEspeakNG"], path: "Sources/Synthesis",
             swiftSettings: swiftSettings),
         .target(
             name: "ParleyHistory", dependencies: ["ParleyCore", .product(name: "GRDB", package: "GRDB.swift")],
