@@ -177,7 +177,7 @@ let package = Package(
             name: "ParleyTests",
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
-                "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyHistory", "ParleyConversation", "ParleyConfig", "ParleySynthesis",
                 "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
                 "ParleyTesting", "ParleyWeb", "parley",
                 .product(name: "NIOTestUtils", package: "swift-nio"),
@@ -192,7 +192,7 @@ let package = Package(
             name: "ParleyEndToEndTests",
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
-                "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyHistory", "ParleyConversation", "ParleyConfig", "ParleySynthesis",
                 "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
                 "ParleyTesting", "ParleyWeb", "ParleyWebLink",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
