@@ -28,7 +28,8 @@ public struct VoiceConfig: Sendable, Equatable {
     /// The engine for this language; nil follows `[voice] engine`.
     public var engine: VoiceEngine?
     public var voice: String?
-    public var rate = 175
+    /// 140 words a minute, not espeak-ng's 175 (`VoiceSettings.defaultRate`: heard better).
+    public var rate = 140
     public var pitch = 50
     public var volume = 100
 

@@ -14,7 +14,8 @@ public struct FestivalVoice: Sendable, Equatable {
     public let package: String
     /// Where that package puts it: it is installed when this folder exists.
     public let folder: String
-    /// Its front end reads ISO-8859-1, not UTF-8 (the Italian diphone voices).
+    /// Its front end reads ISO-8859-1, not UTF-8: in UTF-8 an accented word is an error in the
+    /// Italian voice's letter-to-sound rules, and the Catalan voice spells it letter by letter.
     public let latin1: Bool
 
     public init(language: String, name: String, package: String, folder: String, latin1: Bool = false) {
@@ -35,13 +36,13 @@ public struct FestivalVoice: Sendable, Equatable {
             folder: "/usr/share/festival/voices/italian/lp_diphone", latin1: true),
         "ca": FestivalVoice(
             language: "ca", name: "upc_ca_ona_hts", package: "festvox-ca-ona-hts",
-            folder: "/usr/share/festival/voices/catalan/upc_ca_ona_hts"),
+            folder: "/usr/share/festival/voices/catalan/upc_ca_ona_hts", latin1: true),
     ]
 
     /// The languages `[voice] engine = "auto"` gives to Festival: where Whisper base heard its
     /// voice clearly better than espeak-ng's (docs/benchmarks.md, "Voices a listener
     /// understands"). Elsewhere espeak-ng speaks.
-    public static let heardBetter: Set<String> = ["en", "it"]
+    public static let heardBetter: Set<String> = ["en", "it", "ca"]
 
     public var isInstalled: Bool { FileManager.default.fileExists(atPath: folder) }
 

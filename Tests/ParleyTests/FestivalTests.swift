@@ -121,15 +121,17 @@ struct FestivalTests {
     // MARK: - Which engine speaks which language
 
     @Test func autoGivesFestivalTheLanguagesItWasHeardBetterIn() throws {
-        #expect(Set(Daemon.festivalChoice(ParleyConfig()).keys) == ["en", "it"])
+        #expect(Set(Daemon.festivalChoice(ParleyConfig()).keys) == ["en", "it", "ca"])
         #expect(Set(Daemon.festivalChoice(try parse("[voice]\nengine = \"espeak-ng\"")).keys).isEmpty)
         #expect(Set(Daemon.festivalChoice(try parse("[voice]\nengine = \"festival\"")).keys) == ["en", "it", "ca"])
     }
 
     @Test func aLanguagesOwnEngineWinsOverTheDefault() throws {
-        let config = try parse("[voice.it]\nengine = \"espeak-ng\"\n[voice.ca]\nengine = \"festival\"\n[voice.es]\nengine = \"festival\"")
+        let config = try parse("[voice.it]\nengine = \"espeak-ng\"\n[voice.es]\nengine = \"festival\"")
         // Spanish has no Festival voice in Debian: espeak-ng speaks it whatever the setting.
         #expect(Set(Daemon.festivalChoice(config).keys) == ["en", "ca"])
+        let catalan = try parse("[voice]\nengine = \"espeak-ng\"\n[voice.ca]\nengine = \"festival\"")
+        #expect(Set(Daemon.festivalChoice(catalan).keys) == ["ca"])
         let onlyEnglish = try parse("[voice]\nengine = \"espeak-ng\"\n[voice.en]\nengine = \"auto\"")
         #expect(Set(Daemon.festivalChoice(onlyEnglish).keys) == ["en"])
     }
@@ -137,14 +139,14 @@ struct FestivalTests {
     @Test func aMissingVoiceOrFestivalIsSaidOnceWithWhatToInstall() {
         let lines = Reports()
         let noItalian = Daemon.festivalVoices(ParleyConfig(), report: { lines.add($0) }, festivalInstalled: true) { $0.language != "it" }
-        #expect(Set(noItalian.keys) == ["en"])
+        #expect(Set(noItalian.keys) == ["en", "ca"])
         #expect(lines.all.count == 1)
         #expect(lines.all.first?.contains("install festvox-italp16k") == true)
 
         let noFestival = Reports()
         #expect(Daemon.festivalVoices(ParleyConfig(), report: { noFestival.add($0) }, festivalInstalled: false) { _ in true }.isEmpty)
         #expect(noFestival.all == [
-            "Festival is not installed, so espeak-ng speaks en, it: install festival festvox-us-slt-hts festvox-italp16k (make deps), or set [voice] engine = \"espeak-ng\""
+            "Festival is not installed, so espeak-ng speaks ca, en, it: install festival festvox-ca-ona-hts festvox-us-slt-hts festvox-italp16k (make deps), or set [voice] engine = \"espeak-ng\""
         ])
 
         let quiet = Reports()
@@ -244,6 +246,8 @@ struct FestivalTests {
         let bytes = FestivalScheme.say("città ✓", voice: italian)
         #expect(bytes.contains(0xE0) && !bytes.contains(0xC3), "à in Latin-1")
         #expect(bytes.contains(UInt8(ascii: "?")), "what Latin-1 lacks is a question mark")
+        let catalan = try #require(FestivalVoice.table["ca"])
+        #expect(FestivalScheme.say("aparèixer", voice: catalan).contains(0xE8), "è in Latin-1")
     }
 
     @Test func riffFilesAreRead() {
