@@ -42,6 +42,9 @@ LANGUAGES = os.environ.get("VOICES_LANGUAGES", "en es fr pt it ca").split()
 # Festival's voices in Debian, per language (the same table as FestivalVoice.table in Swift).
 FESTIVAL = {"en": "cmu_us_slt_arctic_hts", "it": "lp_diphone", "ca": "upc_ca_ona_hts"}
 ESPEAK_RATES = [175, 140]
+HTS = ["cmu_us_slt_arctic_hts", "upc_ca_ona_hts"]
+# VOICES_SLOWER=0.85: the HTS voices also at this speed rate (1: their own), as a variant.
+SLOWER = float(os.environ.get("VOICES_SLOWER", "1"))
 RATE = 22050
 
 
@@ -92,6 +95,10 @@ class Festival:
         self.process = subprocess.Popen(["festival", "--pipe", "--heap", "1000000"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         self.process.stdin.write(self.SETUP)
+        # The HTS voices a little slower (hts_engine's speed rate), as a variant to compare.
+        for voice in HTS:
+            self.process.stdin.write(f"""(define (voice_{voice}_slower) (voice_{voice})
+  (set! hts_engine_params (append hts_engine_params (list (list "-r" {SLOWER})))))\n""".encode())
         for voice in FESTIVAL.values():  # warm: each voice loaded once
             self.say(voice, "ok")
 
@@ -160,6 +167,9 @@ def main():
                 voices.append((f"festival {FESTIVAL[lang]}", lambda t, l=latin1: festival.say(FESTIVAL[lang], t, latin1=l)))
                 if latin1:
                     voices.append((f"festival {FESTIVAL[lang]} (UTF-8)", lambda t: festival.say(FESTIVAL[lang], t)))
+                if SLOWER != 1 and FESTIVAL[lang] in HTS:
+                    voices.append((f"festival {FESTIVAL[lang]} at speed {SLOWER}",
+                                   lambda t, l=latin1: festival.say(FESTIVAL[lang] + "_slower", t, latin1=l)))
             for text in sentences(lang):
                 for name, speak in voices:
                     data, first, cpu = speak(text)
