@@ -13,7 +13,7 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
 
 /// Which engine speaks a language (`[voice] engine`, `[voice.xx] engine`).
 public enum VoiceEngine: String, Sendable, CaseIterable {
-    /// Festival where its voice was heard clearly better (English, Italian), espeak-ng elsewhere
+    /// Festival where its voice was heard clearly better (English, Italian, Catalan), espeak-ng elsewhere
     /// (docs/benchmarks.md, "Voices a listener understands").
     case auto
     /// espeak-ng: every language, the fastest, the least understood.
