@@ -136,6 +136,16 @@ struct FestivalTests {
         #expect(Set(Daemon.festivalChoice(onlyEnglish).keys) == ["en"])
     }
 
+    @Test func aNewEngineIsReadAtTheNextStart() throws {
+        let old = try parse("")
+        let new = try parse("[voice]\nengine = \"espeak-ng\"")
+        let plan = Reloader.plan(from: old, to: new)
+        #expect(plan.restartNeeded == ["voice"], "the [voice] section, not \"other\"")
+        #expect(plan.change == nil && plan.applied.isEmpty)
+        let italian = try parse("[voice.it]\nengine = \"espeak-ng\"")
+        #expect(Reloader.plan(from: old, to: italian).restartNeeded == ["voice"])
+    }
+
     @Test func aMissingVoiceOrFestivalIsSaidOnceWithWhatToInstall() {
         let lines = Reports()
         let noItalian = Daemon.festivalVoices(ParleyConfig(), report: { lines.add($0) }, festivalInstalled: true) { $0.language != "it" }
