@@ -64,7 +64,7 @@ let package = Package(
             ],
             path: "Sources/Translation", swiftSettings: swiftSettings),
         .target(
-            name: "ParleySynthesis", dependencies: ["CEspeakNG"], path: "Sources/Synthesis",
+            name: "ParleySynthesis", dependencies: ["ParleyCore", "CEspeakNG"], path: "Sources/Synthesis",
             swiftSettings: swiftSettings),
         .target(
             name: "ParleyHistory", dependencies: ["ParleyCore", .product(name: "GRDB", package: "GRDB.swift")],
@@ -177,7 +177,7 @@ let package = Package(
             name: "ParleyTests",
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
-                "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyHistory", "ParleyConversation", "ParleyConfig", "ParleySynthesis",
                 "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
                 "ParleyTesting", "ParleyWeb", "parley",
                 .product(name: "NIOTestUtils", package: "swift-nio"),
@@ -192,7 +192,7 @@ let package = Package(
             name: "ParleyEndToEndTests",
             dependencies: [
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
-                "ParleyHistory", "ParleyConversation", "ParleyConfig",
+                "ParleyHistory", "ParleyConversation", "ParleyConfig", "ParleySynthesis",
                 "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
                 "ParleyTesting", "ParleyWeb", "ParleyWebLink",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -11,10 +11,25 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
     public init(_ description: String) { self.description = description }
 }
 
-/// How one language is spoken: an espeak-ng voice, words per minute, pitch (0-100), volume (0-200).
+/// Which engine speaks a language (`[voice] engine`, `[voice.xx] engine`).
+public enum VoiceEngine: String, Sendable, CaseIterable {
+    /// Festival where its voice was heard clearly better (English, Italian, Catalan), espeak-ng elsewhere
+    /// (docs/benchmarks.md, "Voices a listener understands").
+    case auto
+    /// espeak-ng: every language, the fastest, the least understood.
+    case espeak = "espeak-ng"
+    /// Festival, for a language Debian has a Festival voice for (English, Italian, Catalan);
+    /// espeak-ng for the others.
+    case festival
+}
+
+/// How one language is spoken: its engine, an espeak-ng voice, words per minute, pitch (0-100), volume (0-200).
 public struct VoiceConfig: Sendable, Equatable {
+    /// The engine for this language; nil follows `[voice] engine`.
+    public var engine: VoiceEngine?
     public var voice: String?
-    public var rate = 175
+    /// 140 words a minute, not espeak-ng's 175 (`VoiceSettings.defaultRate`: heard better).
+    public var rate = 140
     public var pitch = 50
     public var volume = 100
 
@@ -61,7 +76,9 @@ public struct ParleyConfig: Sendable, Equatable {
     public var recognizerCacheDirectory: String?
     // [transcriber]: the accurate pass
     public var transcriber = TranscriberConfig()
-    // [voice.<lang>]: how each language is spoken (espeak-ng)
+    // [voice]: which engine speaks each language, unless its own table names one
+    public var voiceEngine = VoiceEngine.auto
+    // [voice.<lang>]: how each language is spoken
     public var voices: [String: VoiceConfig] = [:]
     // [translator]
     public var apertiumModesDirectory = "/usr/share/apertium/modes"
@@ -376,12 +393,14 @@ extension ParleyConfig {
             try config.readTranscriber(section)
         }
         if let section = try file.section("voice") {
-            for language in section.table.keys.sorted() {
+            config.voiceEngine = try section.voiceEngine("engine") ?? config.voiceEngine
+            for language in section.table.keys.sorted() where language != "engine" {
                 guard Section.isLanguageCode(language), let table = try section.section(language) else {
-                    throw section.error(language, "must be a table named after a language, as in [voice.es] with voice, rate, pitch, volume")
+                    throw section.error(language, "must be engine or a table named after a language, as in [voice.es] with engine, voice, rate, pitch, volume")
                 }
-                try table.allowOnly(["voice", "rate", "pitch", "volume"])
+                try table.allowOnly(["engine", "voice", "rate", "pitch", "volume"])
                 var voice = VoiceConfig()
+                voice.engine = try table.voiceEngine("engine")
                 voice.voice = try table.string("voice")
                 voice.rate = try table.int("rate", in: 80...450) ?? voice.rate
                 voice.pitch = try table.int("pitch", in: 0...100) ?? voice.pitch
@@ -559,6 +578,14 @@ struct Section {
             throw error(key, "is \(quoted(code)); use a two-letter ISO 639-1 code such as \"en\" or \"es\"")
         }
         return code
+    }
+
+    func voiceEngine(_ key: String) throws(ConfigError) -> VoiceEngine? {
+        guard let name = try string(key) else { return nil }
+        guard let engine = VoiceEngine(rawValue: name) else {
+            throw error(key, "is \(quoted(name)); use \(VoiceEngine.allCases.map { quoted($0.rawValue) }.joined(separator: ", "))")
+        }
+        return engine
     }
 
     static func isLanguageCode(_ code: String) -> Bool {

@@ -151,6 +151,51 @@ extension Daemon {
         return synthesizer
     }
 
+    /// The languages Festival is to speak under `config` (`[voice] engine` and each
+    /// `[voice.xx] engine`), with its voice for each, installed or not.
+    static func festivalChoice(_ config: ParleyConfig) -> [String: FestivalVoice] {
+        FestivalVoice.table.filter { language, _ in
+            switch config.voices[language]?.engine ?? config.voiceEngine {
+            case .auto: FestivalVoice.heardBetter.contains(language)
+            case .festival: true
+            case .espeak: false
+            }
+        }
+    }
+
+    /// The languages Festival speaks: those `config` gives it whose voice is installed, with
+    /// Festival itself. What is missing is said in one line (`report`), with what to install;
+    /// espeak-ng speaks those languages.
+    static func festivalVoices(
+        _ config: ParleyConfig, report: ((String) -> Void)?, festivalInstalled: Bool = FestivalVoice.festivalInstalled,
+        installed: (FestivalVoice) -> Bool = { $0.isInstalled }
+    ) -> [String: FestivalVoice] {
+        let chosen = festivalChoice(config)
+        guard !chosen.isEmpty else { return [:] }
+        let sorted = chosen.values.sorted { $0.language < $1.language }
+        guard festivalInstalled else {
+            let packages = ["festival"] + sorted.map(\.package)
+            report?("Festival is not installed, so espeak-ng speaks \(sorted.map(\.language).joined(separator: ", ")): install \(packages.joined(separator: " ")) (make deps), or set [voice] engine = \"espeak-ng\"")
+            return [:]
+        }
+        let missing = sorted.filter { !installed($0) }
+        if !missing.isEmpty {
+            report?("Festival has no voice for \(missing.map(\.language).joined(separator: ", ")), so espeak-ng speaks it: install \(missing.map(\.package).joined(separator: " ")) (make deps)")
+        }
+        return chosen.filter { installed($0.value) }
+    }
+
+    /// espeak-ng, with Festival in front of it for the languages it speaks (a warm process,
+    /// started now); espeak-ng alone when Festival speaks none.
+    static func withFestival(_ espeak: EspeakSynthesizer, _ config: ParleyConfig, logger: Logger) -> any SpeechSynthesizer {
+        let voices = festivalVoices(config, report: { logger.warning("\($0)") })
+        guard !voices.isEmpty else { return espeak }
+        let synthesizer = FestivalSynthesizer(espeak: espeak, festivalVoices: voices, report: { logger.warning("\($0)") })
+        synthesizer.prepare()
+        logger.info("Festival speaks \(voices.keys.sorted().map { "\($0) (\(voices[$0]?.name ?? ""))" }.joined(separator: ", ")), espeak-ng the other languages")
+        return synthesizer
+    }
+
     /// Whether `language` can be spoken: espeak-ng has a voice for it, or one is set for it
     /// (`[voice.xx] voice`, or the language table's stand-in).
     static func speakable(_ language: String, by synthesizer: EspeakSynthesizer) -> Bool {

@@ -7,6 +7,7 @@ import ParleyHistory
 import ParleyProtocol
 import ParleyRecognition
 import ParleyRuntime
+import ParleySynthesis
 import ParleyTranslation
 
 // MARK: - retry, languages
@@ -77,11 +78,13 @@ extension DaemonControl {
             codes.insert(pair.target)
         }
         let translator = interpreter.translator
+        let festival = Daemon.festivalVoices(config, report: nil)
         let languages = codes.sorted().map { code in
             let hearable = interpreter.canHear(code)
             let speakable = interpreter.canSpeak(code)
             let info = LanguageTable.info(code)
-            let voice = speakable ? (config.voices[code]?.voice ?? info?.voice ?? code) : nil
+            let spokenByFestival = speakable ? festival[code] : nil
+            let voice = speakable ? (spokenByFestival?.name ?? config.voices[code]?.voice ?? info?.voice ?? code) : nil
             var missing: [String] = []
             if !hearable {
                 missing.append(
@@ -99,7 +102,7 @@ extension DaemonControl {
                 from: routes.filter { $0.key.target == code }.map { .init(language: $0.key.source, backends: $0.value) }
                     .sorted { $0.language < $1.language },
                 model: config.recognizerModel(for: code).flatMap { $0.firstMissingFile() == nil ? $0.info() : nil }, engine: interpreter.engine(for: code),
-                name: LanguageTable.names[code], voice: voice, inUse: inUse.contains(code), missing: missing.isEmpty ? nil : missing)
+                name: LanguageTable.names[code], voice: voice, voiceEngine: speakable ? (spokenByFestival == nil ? "espeak-ng" : "festival") : nil, inUse: inUse.contains(code), missing: missing.isEmpty ? nil : missing)
         }
         var directions: [LanguagesInfo.Direction] = []
         for source in matrix {

@@ -144,7 +144,7 @@ final class Reloader: Sendable {
             config.endpoint.silenceMs = silence
         }),
         ("recognizer", { $0.recognizers = $1.recognizers; $0.fwdflat = $1.fwdflat; $0.maxHMMsPerFrame = $1.maxHMMsPerFrame }),
-        ("voice", { $0.voices = $1.voices }),
+        ("voice", { $0.voiceEngine = $1.voiceEngine; $0.voices = $1.voices }),
         ("translator", { config, source in
             config.apertiumModesDirectory = source.apertiumModesDirectory
             config.translationTimeoutMs = source.translationTimeoutMs

@@ -20,9 +20,11 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
         public var engine: String?
         /// Its name in English ("French").
         public var name: String?
-        /// The espeak-ng voice that speaks it ("fr"; "pt" standing in for Galician); nil when
-        /// it cannot be spoken.
+        /// The voice that speaks it: espeak-ng's ("fr"; "pt" standing in for Galician) or
+        /// Festival's ("cmu_us_slt_arctic_hts"); nil when it cannot be spoken.
         public var voice: String?
+        /// The engine of `voice`: "festival", or "espeak-ng" (also when nil: an older parleyd).
+        public var voiceEngine: String?
         /// Whether a speaker uses it now.
         public var inUse: Bool?
         /// What it lacks, one line each with how to get it (hearing, voice).
@@ -30,7 +32,7 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
 
         public init(
             code: String, hearable: Bool, speakable: Bool, to: [Route], from: [Route], model: Model? = nil, engine: String? = nil,
-            name: String? = nil, voice: String? = nil, inUse: Bool? = nil, missing: [String]? = nil
+            name: String? = nil, voice: String? = nil, voiceEngine: String? = nil, inUse: Bool? = nil, missing: [String]? = nil
         ) {
             self.code = code
             self.hearable = hearable
@@ -41,6 +43,7 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
             self.engine = engine
             self.name = name
             self.voice = voice
+            self.voiceEngine = voiceEngine
             self.inUse = inUse
             self.missing = missing
         }
@@ -48,6 +51,7 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
         enum CodingKeys: String, CodingKey {
             case code, hearable, speakable, to, from, model, engine, name, voice, missing
             case inUse = "in_use"
+            case voiceEngine = "voice_engine"
         }
     }
 

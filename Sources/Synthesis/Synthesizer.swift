@@ -8,14 +8,18 @@ public struct SynthesisError: Error, CustomStringConvertible, Sendable {
 public struct VoiceSettings: Sendable, Equatable {
     /// The espeak-ng voice name; nil uses the language code.
     public var voice: String?
-    /// Words per minute (80-450).
-    public var rate: Int = 175
+    /// The rate a language without `[voice.xx] rate` is spoken at.
+    public static let defaultRate = 140
+
+    /// Words per minute (80-450). 140, not espeak-ng's 175: Whisper base heard every language
+    /// better at 140 (docs/benchmarks.md, "Voices a listener understands").
+    public var rate: Int = defaultRate
     /// Base pitch (0-100).
     public var pitch: Int = 50
     /// Loudness (0-200, 100 is normal).
     public var volume: Int = 100
 
-    public init(voice: String? = nil, rate: Int = 175, pitch: Int = 50, volume: Int = 100) {
+    public init(voice: String? = nil, rate: Int = defaultRate, pitch: Int = 50, volume: Int = 100) {
         self.voice = voice
         self.rate = rate
         self.pitch = pitch

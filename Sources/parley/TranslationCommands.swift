@@ -106,6 +106,7 @@ struct Languages: ParsableCommand {
     static func voice(_ language: LanguagesInfo.Language) -> String {
         guard language.speakable else { return "no" }
         let voice = language.voice ?? language.code
+        if let engine = language.voiceEngine, engine != "espeak-ng" { return "\(engine) \(voice)" }
         return "espeak-ng \(voice)" + (voice != language.code && LanguageTable.info(language.code)?.voiceStandsIn == true ? " (stand-in)" : "")
     }
 
@@ -124,7 +125,7 @@ struct Languages: ParsableCommand {
         for language in shown {
             rows.append([
                 language.inUse == true ? "*" : " ", language.code, fit(language.name ?? "", 12), fit(heard(language), 18),
-                fit(voice(language), 28),
+                fit(voice(language), 30),
             ])
         }
         var text = columns(rows)

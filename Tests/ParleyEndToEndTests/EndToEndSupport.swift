@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ParleyProtocol
 import ParleyTesting
+import ParleySynthesis
 import ParleyTranslation
 @testable import ParleyAudio
 
@@ -248,18 +249,32 @@ enum EndToEnd {
         return samples[first...last]
     }
 
-    /// Checks that `played` is `text` spoken: its speech lasts as long as espeak-ng's own rendering.
+    /// Checks that `played` is `text` spoken: its speech lasts as long as the same voice's own
+    /// rendering (Festival's where parleyd's default config gives it the language, else espeak-ng's).
     static func expectSpokenTranslation(_ played: [Int16], text: String, voice: String, in directory: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let reference = trimmingSilence(try espeakReference(text, voice: voice, in: directory))
+        let reference = trimmingSilence(try spokenReference(text, language: voice, in: directory))
         let speech = trimmingSilence(played)
         let ratio = Double(speech.count) / Double(max(1, reference.count))
         #expect(ratio > 0.95 && ratio < 1.05, "played \(speech.count) samples of speech, espeak-ng makes \(reference.count)", sourceLocation: sourceLocation)
     }
 
     /// What espeak-ng's own command line makes of `text`, for comparing with what Parley played.
-    static func espeakReference(_ text: String, voice: String, in directory: URL) throws -> [Int16] {
+    /// `text` as parleyd's default voice settings say it in `language`: Festival where `auto`
+    /// gives it the language and it is installed, else espeak-ng at Parley's rate.
+    static func spokenReference(_ text: String, language: String, in directory: URL) throws -> [Int16] {
+        guard FestivalVoice.heardBetter.contains(language), FestivalVoice.festivalInstalled,
+            let voice = FestivalVoice.table[language], voice.isInstalled
+        else { return try espeakReference(text, voice: language, rate: VoiceSettings.defaultRate, in: directory) }
+        let synthesizer = FestivalSynthesizer(espeak: try EspeakSynthesizer(), festivalVoices: [language: voice], report: { _ in })
+        var samples: [Int16] = []
+        try synthesizer.synthesize(text, language: language) { samples += $0 }
+        return samples
+    }
+
+    /// `text` by the espeak-ng program (`rate`: its own default, 175, when nil).
+    static func espeakReference(_ text: String, voice: String, rate: Int? = nil, in directory: URL) throws -> [Int16] {
         let wav = directory.appendingPathComponent("reference.wav")
-        let result = try run("/usr/bin/espeak-ng", ["-v", voice, "-w", wav.path, text], in: directory)
+        let result = try run("/usr/bin/espeak-ng", ["-v", voice, "-w", wav.path] + (rate.map { ["-s", String($0)] } ?? []) + [text], in: directory)
         try #require(result.status == 0, "espeak-ng failed: \(result.stderr)")
         return try wavSamples(wav).samples
     }

@@ -143,7 +143,7 @@ struct SpeechOutputTests {
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let turn = try #require(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 1).first)
         let translation = try #require(turn.translatedText)
-        // Twice the default 175 words per minute: well under espeak-ng's default rendering.
+        // Twice espeak-ng's own 175 words per minute: well under its default rendering.
         let played = EndToEnd.trimmingSilence(try EndToEnd.wavSamples(output).samples)
         let reference = EndToEnd.trimmingSilence(try EndToEnd.espeakReference(translation, voice: "es", in: dir))
         let ratio = Double(played.count) / Double(reference.count)

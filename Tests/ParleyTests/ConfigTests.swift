@@ -183,6 +183,16 @@ struct ConfigTests {
         #expect(error("[voice.es]\nspeed = 2")?.contains("speed") == true)
     }
 
+    @Test func voiceEnginesAreReadAndChecked() throws {
+        #expect(try parse("").voiceEngine == .auto)
+        let config = try parse("[voice]\nengine = \"espeak-ng\"\n[voice.it]\nengine = \"festival\"")
+        #expect(config.voiceEngine == .espeak)
+        #expect(config.voices["it"]?.engine == .festival)
+        #expect(config.voices["en"]?.engine == nil)
+        #expect(error("[voice]\nengine = \"mbrola\"")?.contains("[voice] engine is \"mbrola\"; use \"auto\", \"espeak-ng\", \"festival\"") == true)
+        #expect(error("[voice]\nspeed = 2")?.contains("must be engine or a table named after a language") == true)
+    }
+
     @Test func syntaxErrorsGiveTheLine() {
         #expect(error("[audio]\ncapture_device = ")?.contains("line 2") == true)
     }
