@@ -62,22 +62,7 @@ public enum FestivalAnswer: Sendable, Equatable {
 }
 
 /// Why Festival gave no answer.
-public enum FestivalFailure: Error, CustomStringConvertible, Sendable {
-    /// It did not answer within the limit (hung, or stopped).
-    case timedOut(Int)
-    /// It closed its output or its input: it exited, or was killed.
-    case exited(how: String?)
-    /// Something else went wrong (the pipes, a malformed answer, it could not start).
-    case broken(String)
-
-    public var description: String {
-        switch self {
-        case .timedOut(let milliseconds): "it did not answer within \(milliseconds) ms"
-        case .exited(let how): "it exited" + (how.map { " (\($0))" } ?? "")
-        case .broken(let problem): problem
-        }
-    }
-}
+public typealias FestivalFailure = ChildFailure
 
 /// What `FestivalSynthesizer` needs of Festival: a request out, an answer back within a time
 /// limit. The real one is a child process (`FestivalProcess`); unit tests give an in-memory one.
@@ -163,13 +148,8 @@ public enum FestivalScheme {
 /// on its standard output, read with `poll` and a deadline; its standard error goes to
 /// /dev/null (what Parley logs says what to do). Spawned through `ProcessLauncher`.
 public final class FestivalProcess: FestivalLink {
-    public let process: pid_t?
-    private let pid: pid_t
-    private let input: Int32
-    private let output: Int32
-    private var buffer: [UInt8] = []
-    private var stopped = false
-    private var reaped = false
+    private let child: ChildPipes
+    public var process: pid_t? { child.pid }
 
     /// The longest answer read: a minute of audio is about 2.6 MB at 22,050 Hz.
     static let longestAnswer = 64 << 20
@@ -178,63 +158,25 @@ public final class FestivalProcess: FestivalLink {
     /// a million keeps 45-65 MB and still speaks a 1,100-character paragraph.
     public static let heap = 1_000_000
 
-    /// Writing to a Festival that died must be an error here, not the end of parleyd.
-    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
-
-    private init(pid: pid_t, input: Int32, output: Int32) {
-        self.pid = pid
-        self.process = pid
-        self.input = input
-        self.output = output
-    }
-
-    deinit { stop() }
+    private init(child: ChildPipes) { self.child = child }
 
     /// Starts `arguments` (default: festival on PATH) and sends it `setup`.
     public static func start(
         setup: String, arguments: [String] = ["festival", "--pipe", "--heap", String(heap)]
     ) throws(FestivalFailure) -> FestivalProcess {
-        _ = ignoreBrokenPipes
-        guard let program = arguments.first else { throw .broken("no Festival program given") }
-        var toChild: [Int32] = [-1, -1]
-        var fromChild: [Int32] = [-1, -1]
-        let result: Result<pid_t, FestivalFailure> = ProcessLauncher.withLock {
-            guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else {
-                return .failure(.broken("cannot start \(program): no pipe (\(String(cString: strerror(errno))))"))
-            }
-            for end in toChild + fromChild { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            return ProcessLauncher.spawn(arguments, stdin: toChild[0], stdout: fromChild[1], stderrToNull: true)
-                .mapError { .broken("cannot start \(program): \($0)") }
-        }
-        if toChild[0] >= 0 { close(toChild[0]) }
-        if fromChild[1] >= 0 { close(fromChild[1]) }
-        switch result {
-        case .success(let pid):
-            let festival = FestivalProcess(pid: pid, input: fromChild[0], output: toChild[1])
-            try festival.write(Array(setup.utf8), deadline: festival.deadline(10_000), timeoutMs: 10_000)
-            return festival
-        case .failure(let error):
-            for end in [toChild[1], fromChild[0]] where end >= 0 { close(end) }
-            throw error
-        }
-    }
-
-    private func deadline(_ timeoutMs: Int) -> UInt64 {
-        DispatchTime.now().uptimeNanoseconds + UInt64(max(timeoutMs, 1)) * 1_000_000
+        let festival = FestivalProcess(child: try ChildPipes.spawn(arguments, stderrToNull: true))
+        try festival.child.send(Array(setup.utf8), timeoutMs: 10_000)
+        return festival
     }
 
     public func exchange(_ request: [UInt8], timeoutMs: Int) throws(FestivalFailure) -> FestivalAnswer {
-        guard !stopped else { throw .broken("it was stopped") }
-        let deadline = deadline(timeoutMs)
-        try write(request + [UInt8(ascii: "\n")], deadline: deadline, timeoutMs: timeoutMs)
-        while true {
-            if let answer = try takeAnswer() { return answer }
-            try fill(deadline: deadline, timeoutMs: timeoutMs)
+        try child.exchange(request + [UInt8(ascii: "\n")], timeoutMs: timeoutMs) { (said: inout [UInt8]) throws(ChildFailure) in
+            try Self.takeAnswer(from: &said)
         }
     }
 
-    /// An answer from the buffer when a whole one is there: a RIFF file, or a line.
-    private func takeAnswer() throws(FestivalFailure) -> FestivalAnswer? {
+    /// An answer from what Festival said when a whole one is there: a RIFF file, or a line.
+    static func takeAnswer(from buffer: inout [UInt8]) throws(FestivalFailure) -> FestivalAnswer? {
         if buffer.count >= 4, buffer[0..<4].elementsEqual("RIFF".utf8) {
             guard buffer.count >= 8 else { return nil }
             let size = Int(buffer[4]) | Int(buffer[5]) << 8 | Int(buffer[6]) << 16 | Int(buffer[7]) << 24
@@ -255,81 +197,7 @@ public final class FestivalProcess: FestivalLink {
         return line == "ERROR" ? .refused : nil
     }
 
-    private func fill(deadline: UInt64, timeoutMs: Int) throws(FestivalFailure) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard now < deadline else { throw .timedOut(timeoutMs) }
-        var entry = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&entry, 1, Int32(min((deadline - now) / 1_000_000 + 1, 60_000)))
-        if ready < 0 {
-            if errno == EINTR { return }
-            throw .broken("cannot wait for it: \(String(cString: strerror(errno)))")
-        }
-        guard ready > 0 else { return }
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-        if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
-        guard count > 0 else { throw .exited(how: exitStatus()) }
-        buffer.append(contentsOf: chunk[0..<count])
-    }
-
-    /// Writes all of `bytes`, reading what Festival says meanwhile so neither side waits on a
-    /// full pipe.
-    private func write(_ bytes: [UInt8], deadline: UInt64, timeoutMs: Int) throws(FestivalFailure) {
-        var offset = 0
-        while offset < bytes.count {
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { throw .timedOut(timeoutMs) }
-            var entries = [pollfd(fd: output, events: Int16(POLLOUT), revents: 0), pollfd(fd: input, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&entries, 2, Int32(min((deadline - now) / 1_000_000 + 1, 60_000)))
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .broken("cannot wait for it: \(String(cString: strerror(errno)))")
-            }
-            if entries[1].revents != 0 { try fill(deadline: deadline, timeoutMs: timeoutMs) }
-            guard entries[0].revents != 0 else { continue }
-            // At most a pipe's atomic size, so a write never blocks once poll says it may.
-            let length = min(bytes.count - offset, Int(PIPE_BUF))
-            let written = bytes.withUnsafeBytes { buffer -> Int in
-                guard let start = buffer.baseAddress else { return 0 }
-                return Glibc.write(output, start + offset, length)
-            }
-            if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                if errno == EPIPE { throw .exited(how: exitStatus()) }
-                throw .broken("cannot write to it: \(String(cString: strerror(errno)))")
-            }
-            offset += written
-        }
-    }
-
-    /// How it ended ("killed by signal 9"), once it has; nil while it runs.
-    private func exitStatus() -> String? {
-        guard !reaped else { return nil }
-        var status: Int32 = 0
-        for _ in 0..<50 {
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid {
-                reaped = true
-                let signal = status & 0x7f
-                return signal != 0 ? "killed by signal \(signal)" : "exit status \((status >> 8) & 0xff)"
-            }
-            if result < 0 { return nil }
-            usleep(10_000)
-        }
-        return nil
-    }
-
-    public func stop() {
-        guard !stopped else { return }
-        stopped = true
-        close(input)
-        close(output)
-        guard !reaped else { return }
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        reaped = true
-    }
+    public func stop() { child.stop() }
 }
 
 /// Speaks each language with the voice chosen for it: Festival's for the languages in
