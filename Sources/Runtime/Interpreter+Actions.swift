@@ -45,7 +45,11 @@ extension Interpreter {
                 publish(EventType.noSpeech, speaker: speaker)
             case .stateChanged(let state):
                 logger.debug("state", metadata: ["state": "\(state.name)", "speaker": "\(state.speaker?.rawValue ?? "-")"])
-                if case .hearing(let speaker, _) = state { publish(EventType.speechStart, speaker: speaker) }
+                if case .hearing(let speaker, _) = state {
+                    let decided = shared.withLock { speakerDecided($0.turn) }
+                    let language = snapshot.settings.language(of: speaker)
+                    events.publish(EventType.speechStart, SpeakerEvent(speaker: speaker.rawValue, language: language, decided: decided))
+                }
                 publishState()
                 wakeup.wake()
             case .releaseCapture, .reopenCapture:
@@ -174,8 +178,13 @@ extension Interpreter {
     }
 
     func publishState() {
-        let snapshot = self.snapshot
-        events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue))
+        let (snapshot, decided) = shared.withLock { state in
+            (
+                Snapshot(state: state.turn.stateName, speaker: state.turn.machine.state.speaker, turns: state.turnCount, settings: state.settings),
+                speakerDecided(state.turn)
+            )
+        }
+        events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue, decided: decided))
         observer?.stateChanged(snapshot)
     }
 

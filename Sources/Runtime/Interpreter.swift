@@ -244,8 +244,11 @@ public final class Interpreter: Sendable {
             // Queued after the utterance was opened, in the same lock.
             if let feed = period.feed {
                 let judge = feed.judge.map { JudgeRequest(through: $0.through, pause: $0.pause) }
+                // The expected speaker's lane gives the live words: a guess while auto mode has not decided.
+                let decided = state.turn.utteranceSides.map { !detectsSpeaker(state.turn, languages: state.turn.utteranceLanguages, sides: $0) } ?? true
                 for (index, language) in state.turn.utteranceLanguages.enumerated() {
-                    lane(for: language).inbox.yield(.feed(feed.audio, speaker: feed.speaker, language: language, partials: index == 0, judge: judge))
+                    let partials: RecognitionWorker.Partials? = index == 0 ? (decided ? .decided : .guessed) : nil
+                    lane(for: language).inbox.yield(.feed(feed.audio, speaker: feed.speaker, language: language, partials: partials, judge: judge))
                 }
             }
             return (period.actions, period.judgeAbove)
