@@ -61,6 +61,34 @@ import ParleyProtocol
         #expect(view.apply(event: Data(line.utf8)) == "state: speaking, then listening to b (es)")
     }
 
+    /// Auto mode, before the audio tells who speaks (issue 38): the Spanish speaker after an
+    /// English turn is not said to be "hearing a (en)", and the English lane's guess at their
+    /// words is shown as a guess; once decided (or from a daemon that does not say), as before.
+    @Test func untilWhoSpeaksIsDecidedNoSideIsClaimedAndTheLiveWordsAreAGuess() {
+        let view = Self.view()
+        func header() -> String { Self.plain(view.render(width: 120, height: 24)[0]).replacingOccurrences(of: "\u{00A0}", with: " ") }
+        let hearing = #"{"type":"state","data":{"state":"hearing","speaker":"a","decided":false}}"#
+        #expect(view.apply(event: Data(hearing.utf8)) == "state: hearing someone (which language is not decided yet)")
+        #expect(header().hasPrefix("Parley  hearing someone"), "\(header())")
+        #expect(!header().contains("(en)") && !header().contains("(es)"), "\(header())")
+        let guess = #"{"type":"partial","data":{"speaker":"a","language":"en","text":"the way they","decided":false}}"#
+        let line = view.apply(event: Data(guess.utf8)) ?? ""
+        #expect(line.contains("not decided") && line.contains("guess") && !line.hasPrefix("partial a:"), "\(line)")
+        let shown = view.render(width: 120, height: 24).map(Self.plain)
+        #expect(shown.contains("  (guess) the way they"), "\(shown)")
+        let listening = #"{"type":"state","data":{"state":"listening","speaker":"b","decided":false}}"#
+        #expect(view.apply(event: Data(listening.utf8)) == "state: listening to either side")
+
+        // Decided, or not said (an older daemon): the side, as before.
+        let known = #"{"type":"state","data":{"state":"hearing","speaker":"a","decided":true}}"#
+        #expect(view.apply(event: Data(known.utf8)) == "state: hearing a (en)")
+        let old = #"{"type":"state","data":{"state":"listening","speaker":"b"}}"#
+        #expect(view.apply(event: Data(old.utf8)) == "state: listening to b (es)")
+        let sure = #"{"type":"partial","data":{"speaker":"a","language":"en","text":"go forward","decided":true}}"#
+        #expect(view.apply(event: Data(sure.utf8)) == "partial a: go forward")
+        #expect(view.render(width: 120, height: 24).map(Self.plain).contains("  go forward"))
+    }
+
     @Test(arguments: [Int64(7), 42, 1234])
     func aTurnsTwoLinesStartTheirTextInOneColumn(id: Int64) {
         let view = Self.view()
