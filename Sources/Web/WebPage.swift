@@ -30,7 +30,7 @@ enum WebPage {
             <p id="heard" class="big"></p>
             <p id="said" class="big translation"></p>
           </section>
-          <section>
+          <section id="history">
             <h2 id="turns-title">Last turns</h2>
             <ol id="turns"></ol>
           </section>
@@ -58,8 +58,10 @@ enum WebPage {
     static let style = ##"""
         :root { color-scheme: dark; --fg: #f4f4f4; --dim: #9a9a9a; --accent: #7fd1ff; --doubt: #ffcc4d; --bg: #111; }
         * { box-sizing: border-box; }
+        /* One screen: the header and the reply box stay in reach, the turns scroll in their own area. */
         body { margin: 0; background: var(--bg); color: var(--fg); font: 18px/1.35 system-ui, sans-serif;
-          display: flex; flex-direction: column; min-height: 100vh; }
+          display: flex; flex-direction: column; height: 100vh; height: 100dvh; overflow: hidden; }
+        header, footer { flex: none; }
         header { display: flex; flex-wrap: wrap; align-items: center; gap: .5em; padding: .5em .75em; background: #1c1c1c; }
         #who { flex: 1; font-weight: 600; }
         .dot { width: .8em; height: .8em; border-radius: 50%; background: #c33; display: inline-block; }
@@ -68,7 +70,9 @@ enum WebPage {
         #langs button { font-size: 1em; padding: .3em .7em; margin-left: .2em; border-radius: .4em; border: 1px solid #555;
           background: #222; color: var(--fg); }
         #langs button[aria-pressed="true"] { background: var(--accent); color: #000; border-color: var(--accent); }
-        main { flex: 1; padding: .5em .75em; overflow-y: auto; }
+        main { flex: 1; min-height: 0; display: flex; flex-direction: column; padding: .5em .75em 0; }
+        #live { flex: none; max-height: 45%; overflow-y: auto; }
+        #history { flex: 1; min-height: 0; overflow-y: auto; padding-bottom: .5em; }
         .big { font-size: 2em; line-height: 1.2; margin: .2em 0; min-height: 1.2em; word-wrap: break-word; }
         #heard.partial { color: var(--dim); }
         .translation { color: var(--accent); }
@@ -97,6 +101,8 @@ enum WebPage {
           const text = \##(PageText.json);
           const state = { a: "", b: "", shown: localStorage.getItem("parley.lang") || "", ui: "en", minimum: 0.5, paired: false,
             pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, who: null, connected: false };
+          // How many turns the list shows (the hello brings as many).
+          const shownTurns = 10;
           // A code in the address pairs (`#code=`, as `parley web` and its QR code give it; the
           // fragment is never sent to a server): it is kept for this browser and taken out of the address bar.
           function takeCode() {
@@ -188,7 +194,7 @@ enum WebPage {
           function renderTurns() {
             const list = $("turns");
             clear(list);
-            state.turns.slice(0, 6).forEach((turn) => {
+            state.turns.slice(0, shownTurns).forEach((turn) => {
               const item = document.createElement("li");
               const mine = turn.source_lang === state.shown;
               const first = document.createElement("div");
@@ -262,7 +268,7 @@ enum WebPage {
               case "transcript": $("heard").className = "big"; words($("heard"), data.text, data.words); $("said").textContent = ""; break;
               case "translation": $("said").textContent = data.text; break;
               case "turn":
-                state.turns = [data].concat(state.turns.filter((t) => t.id !== data.id)).slice(0, 6);
+                state.turns = [data].concat(state.turns.filter((t) => t.id !== data.id)).slice(0, shownTurns);
                 if (data.source_text) showTurn(data); else $("said").textContent = data.translated_text || "";
                 renderTurns();
                 break;

@@ -1,0 +1,109 @@
+import Foundation
+import ParleyControl
+import ParleyCore
+import ParleyHistory
+import ParleyProtocol
+import ParleyRuntime
+import ParleyTesting
+import Testing
+@testable import ParleyWeb
+
+/// The caption page on a phone (issue 38, tried in Chromium at 390x844), in a headless
+/// Chromium against WebTests' server on in-memory engines: the reply box stays in reach with
+/// 10 turns, the live area shows the current turn only, the turns read as the live area does
+/// with each line tagged with its own language, a language not yet decided is not claimed, and
+/// pairing says what happened.
+extension WebBrowserTests {
+    static var browserMissing: Bool { !FileManager.default.isExecutableFile(atPath: WebBrowserTests.chromium) }
+
+    /// A paused conversation (typed turns need no audio to pass, as in WebTests) and a tab the
+    /// size of a phone, in `language`, paired.
+    func onAPhone(
+        language: String = "es", paired: Bool = true,
+        _ body: @escaping @Sendable (inout DevTools, Int, TestConversation) async throws -> Void
+    ) async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let browser = try HeadlessChromium(in: dir)
+        defer { browser.stop() }
+        try await WebTests().withServer { port, conversation in
+            #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "listening" })
+            conversation.interpreter.pause()
+            #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "paused" })
+            try await browser.withTab { tab in
+                try await tab.phone()
+                try await tab.speak(language)
+                if paired {
+                    try await tab.open("http://127.0.0.1:\(port)/#code=\(WebTests.code)")
+                    try await tab.waitFor("the page paired") { $0.connected && !$0.replyHidden }
+                } else {
+                    try await tab.open("http://127.0.0.1:\(port)/")
+                    try await tab.waitFor("the page connected") { $0.connected && !$0.pairHidden }
+                }
+                try await body(&tab, port, conversation)
+            }
+            conversation.interpreter.resume()
+        }
+    }
+
+    /// Where an element is, in CSS pixels of the viewport.
+    struct Box: Decodable, CustomStringConvertible {
+        var id: String
+        var top: Double
+        var bottom: Double
+        var left: Double
+        var right: Double
+        var description: String { "\(id) \(left)-\(right) x \(top)-\(bottom)" }
+    }
+
+    @Test(.enabled(if: !WebBrowserTests.browserMissing, "Debian's chromium is not installed (make deps installs it)"))
+    func atPhoneSizeTheReplyBoxStaysInReachWithTenTurnsInTheirOwnScrollingArea() async throws {
+        try await onAPhone { tab, port, conversation in
+            for index in 1...10 {
+                _ = try await conversation.interpreter.say(index % 2 == 0 ? .b : .a, text: "turn number \(index) with a few more words to wrap")
+            }
+            try await tab.open("about:blank")
+            try await tab.open("http://127.0.0.1:\(port)/")
+            try await tab.waitFor("10 turns shown") { $0.connected && !$0.replyHidden && $0.turns.count == 10 }
+            let json = try await tab.evaluate(
+                """
+                JSON.stringify({
+                  width: innerWidth, height: innerHeight,
+                  scrolls: document.scrollingElement.scrollHeight,
+                  list: { scrollHeight: document.getElementById("history").scrollHeight, clientHeight: document.getElementById("history").clientHeight },
+                  boxes: ["text", "send", "repeat", "swap", "heard", "langs"].map((id) => {
+                    const box = document.getElementById(id).getBoundingClientRect();
+                    return { id: id, top: box.top, bottom: box.bottom, left: box.left, right: box.right };
+                  }) })
+                """)
+            struct Layout: Decodable {
+                struct Scroll: Decodable {
+                    var scrollHeight: Double
+                    var clientHeight: Double
+                }
+                var width: Double
+                var height: Double
+                var scrolls: Double
+                var list: Scroll
+                var boxes: [Box]
+            }
+            let layout = try JSONDecoder().decode(Layout.self, from: Data(json.utf8))
+            #expect(layout.width == 390 && layout.height == 844, "the phone's viewport")
+            for box in layout.boxes {
+                #expect(box.top >= 0 && box.bottom <= layout.height && box.left >= 0 && box.right <= layout.width, "out of reach: \(box)")
+                #expect(box.bottom > box.top, "\(box.id) is shown")
+            }
+            #expect(layout.scrolls <= layout.height + 1, "the page itself does not scroll (\(layout.scrolls) px)")
+            #expect(layout.list.scrollHeight > layout.list.clientHeight, "the 10 turns scroll in their own area: \(layout.list)")
+        }
+    }
+}
+
+extension DevTools {
+    /// The viewport of a phone 390 CSS pixels wide and 844 high (an iPhone 14), touch and all.
+    mutating func phone() async throws {
+        _ = try await send(
+            "Emulation.setDeviceMetricsOverride",
+            ["width": .number(390), "height": .number(844), "deviceScaleFactor": .number(3), "mobile": .bool(true)])
+    }
+}
