@@ -81,7 +81,6 @@ enum WebPage {
         ol { list-style: none; padding: 0; margin: 0; }
         li { border-top: 1px solid #2a2a2a; padding: .4em 0; }
         li .first { font-size: 1.2em; }
-        li .second { color: var(--dim); }
         li .tag { font-size: .75em; color: var(--dim); margin-right: .4em; text-transform: uppercase; }
         footer { padding: .5em .75em; background: #1c1c1c; }
         #notice { margin: 0 0 .3em; color: var(--doubt); min-height: 1em; }
@@ -194,24 +193,27 @@ enum WebPage {
           function renderTurns() {
             const list = $("turns");
             clear(list);
+            // As in the live area: the speaker's words, then the translation; each line tagged with its own language.
             state.turns.slice(0, shownTurns).forEach((turn) => {
               const item = document.createElement("li");
-              const mine = turn.source_lang === state.shown;
-              const first = document.createElement("div");
-              first.className = "first";
-              const second = document.createElement("div");
-              second.className = "second";
-              const tag = document.createElement("span");
-              tag.className = "tag";
-              tag.textContent = turn.source_lang;
-              first.appendChild(tag);
+              const line = (className, language) => {
+                const row = document.createElement("div");
+                row.className = className;
+                row.lang = language;
+                const tag = document.createElement("span");
+                tag.className = "tag";
+                tag.textContent = language;
+                row.appendChild(tag);
+                item.appendChild(row);
+                return row;
+              };
               const source = document.createElement("span");
               words(source, turn.source_text, turn.words);
+              line("first", turn.source_lang).appendChild(source);
               const target = document.createElement("span");
               target.textContent = turn.translated_text || t("not_translated");
               target.className = "translation";
-              if (mine) { first.appendChild(source); second.appendChild(target); } else { first.appendChild(target); second.appendChild(source); }
-              item.appendChild(first); item.appendChild(second);
+              line("second", turn.target_lang).appendChild(target);
               list.appendChild(item);
             });
           }

@@ -97,6 +97,39 @@ extension WebBrowserTests {
             #expect(layout.list.scrollHeight > layout.list.clientHeight, "the 10 turns scroll in their own area: \(layout.list)")
         }
     }
+
+    @Test(.enabled(if: !WebBrowserTests.browserMissing, "Debian's chromium is not installed (make deps installs it)"))
+    func theTurnsReadAsTheLiveAreaDoesEachLineTaggedWithItsLanguage() async throws {
+        try await onAPhone { tab, port, conversation in
+            _ = try await conversation.interpreter.say(.a, text: "where is the station")
+            _ = try await conversation.interpreter.say(.b, text: "dónde está la estación")
+            try await tab.open("about:blank")
+            try await tab.open("http://127.0.0.1:\(port)/")
+            try await tab.waitFor("2 turns shown") { $0.connected && $0.turns.count == 2 }
+            struct Line: Decodable, Equatable {
+                var lang: String
+                var tag: String
+                var text: String
+            }
+            let json = try await tab.evaluate(
+                """
+                JSON.stringify(Array.from(document.querySelectorAll("#turns li")).map((item) =>
+                  Array.from(item.children).map((line) => ({
+                    lang: line.lang, tag: line.querySelector(".tag").textContent,
+                    text: line.textContent.slice(line.querySelector(".tag").textContent.length) }))))
+                """)
+            let turns = try JSONDecoder().decode([[Line]].self, from: Data(json.utf8))
+            // Newest first; whoever spoke, and whichever language the page is in (Spanish): the
+            // speaker's words, then the translation, as the live area shows them.
+            #expect(
+                turns == [
+                    [Line(lang: "es", tag: "es", text: "dónde está la estación"), Line(lang: "en", tag: "en", text: "[en] dónde está la estación")],
+                    [Line(lang: "en", tag: "en", text: "where is the station"), Line(lang: "es", tag: "es", text: "[es] where is the station")],
+                ], "\(turns)")
+            let shown = try #require(try await tab.state())
+            #expect(shown.heard == "dónde está la estación" && shown.said == "[en] dónde está la estación", "the live area: \(shown)")
+        }
+    }
 }
 
 extension DevTools {
