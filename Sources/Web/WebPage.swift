@@ -99,7 +99,10 @@ enum WebPage {
           // Every word the page shows, by language (PageText.swift).
           const text = \##(PageText.json);
           const state = { a: "", b: "", shown: localStorage.getItem("parley.lang") || "", ui: "en", minimum: 0.5, paired: false,
-            pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, who: null, connected: false };
+            pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, who: null, connected: false,
+            // The live area shows one turn: `current` is true once the words of the turn under way
+            // are in it (speech_start, transcript); `typed` is what this page asked to say or repeat.
+            current: false, typed: null };
           // How many turns the list shows (the hello brings as many).
           const shownTurns = 10;
           // A code in the address pairs (`#code=`, as `parley web` and its QR code give it; the
@@ -243,8 +246,9 @@ enum WebPage {
           }
 
           function send(type, data) {
-            if (!state.socket || state.socket.readyState !== WebSocket.OPEN) { notice("not_connected"); return; }
+            if (!state.socket || state.socket.readyState !== WebSocket.OPEN) { notice("not_connected"); return false; }
             state.socket.send(JSON.stringify({ type: type, id: state.nextId++, data: data || {} }));
+            return true;
           }
 
           function onMessage(message) {
@@ -263,13 +267,27 @@ enum WebPage {
                 who({ state: data.status.state, speaker: data.status.speaker });
                 showPairing();
                 break;
-              case "state": who(data); break;
+              case "state":
+                // Between turns: the next translation is a new turn's (a replay is stored as no turn).
+                if (["listening", "paused", "idle"].includes(data.state)) state.current = false;
+                who(data);
+                break;
               case "level": $("level").value = Math.max(-60, Math.min(0, data.rms_db)); break;
-              case "speech_start": $("heard").className = "big partial"; $("heard").textContent = "..."; $("said").textContent = ""; break;
-              case "partial": $("heard").className = "big partial"; $("heard").textContent = data.text; break;
-              case "transcript": $("heard").className = "big"; words($("heard"), data.text, data.words); $("said").textContent = ""; break;
-              case "translation": $("said").textContent = data.text; break;
+              case "speech_start": state.current = true; $("heard").className = "big partial"; $("heard").textContent = "..."; $("said").textContent = ""; break;
+              case "partial": state.current = true; $("heard").className = "big partial"; $("heard").textContent = data.text; break;
+              case "transcript":
+                state.current = true;
+                $("heard").className = "big";
+                words($("heard"), data.text, data.words); $("said").textContent = "";
+                break;
+              case "translation":
+                // A typed or repeated turn has no words heard: the last turn's must not stay above its translation.
+                if (!state.current) { $("heard").className = "big"; $("heard").textContent = state.typed || ""; }
+                state.current = true;
+                $("said").textContent = data.text;
+                break;
               case "turn":
+                state.current = false; state.typed = null;
                 state.turns = [data].concat(state.turns.filter((t) => t.id !== data.id)).slice(0, shownTurns);
                 if (data.source_text) showTurn(data); else $("said").textContent = data.translated_text || "";
                 renderTurns();
@@ -278,12 +296,14 @@ enum WebPage {
                 if (data.code === "wrong_code" || data.code === "pairing_required") {
                   localStorage.removeItem("parley.code"); state.paired = false; showPairing();
                 }
+                state.typed = null;
                 // The reader's language, not the daemon's English message (which is for the CLI and logs).
                 notice(text.en["error_" + data.code] !== undefined ? "error_" + data.code : "error_other");
                 if (data.code === "too_many_clients") state.retry = 10000;
                 break;
               case "result":
                 notice("");
+                state.typed = null;
                 if (data.paired) { state.paired = true; showPairing(); }
                 if (data.speaker_a && data.speaker_b) languages(data.speaker_a, data.speaker_b);
                 break;
@@ -317,12 +337,15 @@ enum WebPage {
             e.preventDefault();
             const text = $("text").value.trim();
             if (!text) return;
-            send("say", { language: state.shown, text: text });
+            if (send("say", { language: state.shown, text: text })) state.typed = text;
             $("text").value = "";
           };
           // The code given to a page that is open already (its address opened again): it pairs at once.
           window.addEventListener("hashchange", () => { const code = takeCode(); if (code) send("pair", { code: code }); });
-          $("repeat").onclick = () => send("replay");
+          $("repeat").onclick = () => {
+            const last = state.turns.find((turn) => turn.translated_text);
+            if (send("replay") && last) state.typed = last.source_text;
+          };
           $("swap").onclick = () => send("swap");
           connect();
         })();

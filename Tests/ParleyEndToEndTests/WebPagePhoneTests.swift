@@ -130,6 +130,55 @@ extension WebBrowserTests {
             #expect(shown.heard == "dónde está la estación" && shown.said == "[en] dónde está la estación", "the live area: \(shown)")
         }
     }
+
+    @Test(.enabled(if: !WebBrowserTests.browserMissing, "Debian's chromium is not installed (make deps installs it)"))
+    func whileATypedReplyIsSpokenTheLiveAreaShowsItsTurnOnly() async throws {
+        try await onAPhone { tab, _, conversation in
+            try await tab.type("buenos días", into: "text")
+            try await tab.click("#send")
+            try await tab.waitFor("the first turn shown") { $0.turns.count == 1 && $0.said == "[en] buenos días" }
+            // Every state of the live area after each event the page handled.
+            _ = try await tab.evaluate(
+                """
+                window.parleyLive = [];
+                new MutationObserver(() => {
+                  window.parleyLive.push({ heard: document.getElementById("heard").textContent, said: document.getElementById("said").textContent });
+                }).observe(document.getElementById("live"), { childList: true, characterData: true, subtree: true });
+                true
+                """)
+            // A reply typed on this page, then one typed elsewhere (`parley say`), each while the turn before it is shown.
+            try await tab.type("hasta luego", into: "text")
+            try await tab.click("#send")
+            try await tab.waitFor("the reply shown") { $0.turns.count == 2 && $0.said == "[en] hasta luego" }
+            _ = try await conversation.interpreter.say(.a, text: "good night")
+            try await tab.waitFor("the turn said elsewhere shown") { $0.turns.count == 3 && $0.said == "[es] good night" }
+            // Its translation repeated from this page (a replay is stored as no turn), then another turn typed elsewhere.
+            let replayed = try await conversation.history.recentTurns(limit: 1).first?.id
+            try await tab.click("#repeat")
+            #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "paused" && conversation.synthesizer.texts.count == 4 })
+            _ = try await conversation.interpreter.say(.a, text: "thank you")
+            try await tab.waitFor("the last turn shown") { $0.turns.count == 4 && $0.said == "[es] thank you" }
+            #expect(try await conversation.history.recentTurns(limit: 2).map(\.id).last == replayed, "the replay stored no turn")
+            struct Live: Decodable, CustomStringConvertible {
+                var heard: String
+                var said: String
+                var description: String { "\(heard) / \(said)" }
+            }
+            let seen = try JSONDecoder().decode([Live].self, from: Data(try await tab.evaluate("JSON.stringify(window.parleyLive)").utf8))
+            #expect(seen.contains { $0.said == "[en] hasta luego" }, "\(seen)")
+            for live in seen where live.said == "[en] hasta luego" {
+                #expect(live.heard == "hasta luego", "the translation under the words of another turn: \(seen)")
+            }
+            for live in seen where live.said == "[es] good night" {
+                #expect(live.heard == "" || live.heard == "good night", "the translation under the words of another turn: \(seen)")
+            }
+            for live in seen where live.said == "[es] thank you" {
+                #expect(live.heard == "" || live.heard == "thank you", "the translation under the words of another turn: \(seen)")
+            }
+            let shown = try #require(try await tab.state())
+            #expect(shown.heard == "thank you", "the turn once stored: \(shown)")
+        }
+    }
 }
 
 extension DevTools {
