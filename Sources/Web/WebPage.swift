@@ -75,6 +75,7 @@ enum WebPage {
         #history { flex: 1; min-height: 0; overflow-y: auto; padding-bottom: .5em; }
         .big { font-size: 2em; line-height: 1.2; margin: .2em 0; min-height: 1.2em; word-wrap: break-word; }
         #heard.partial { color: var(--dim); }
+        #heard.guess { font-style: italic; opacity: .6; }
         .translation { color: var(--accent); }
         .doubtful { color: var(--doubt); text-decoration: underline dotted; }
         h2 { font-size: 1em; color: var(--dim); margin: 1em 0 .3em; font-weight: normal; }
@@ -224,6 +225,7 @@ enum WebPage {
           // A turn in the big area at the top: its words and their translation.
           function showTurn(turn) {
             $("heard").className = "big";
+            $("heard").title = "";
             words($("heard"), turn.source_text, turn.words);
             $("said").textContent = turn.translated_text || "";
           }
@@ -233,11 +235,16 @@ enum WebPage {
             if (!state.connected) { $("who").textContent = t(state.who ? "reconnecting" : "connecting"); return; }
             if (!state.who || !state.who.state) return;
             const code = state.who.speaker === "a" ? state.a : state.who.speaker === "b" ? state.b : "";
+            // Auto mode has not decided who speaks: no language is claimed.
+            if (state.who.decided === false && (state.who.state === "listening" || state.who.state === "hearing")) {
+              $("who").textContent = t("state_" + state.who.state + "_any");
+              return;
+            }
             const name = state.who.state === "echo_guard" ? "speaking" : state.who.state;
             const known = ["listening", "hearing", "recognizing", "translating", "speaking", "paused", "idle", "device_lost"];
             $("who").textContent = t(known.includes(name) ? "state_" + name : "state_other", { language: code ? languageName(code) : "…" });
           }
-          function who(data) { state.who = { state: data.state, speaker: data.speaker }; showWho(); }
+          function who(data) { state.who = { state: data.state, speaker: data.speaker, decided: data.decided }; showWho(); }
 
           function showPairing() {
             const acting = state.pairing === "code";
@@ -249,6 +256,12 @@ enum WebPage {
             if (!state.socket || state.socket.readyState !== WebSocket.OPEN) { notice("not_connected"); return false; }
             state.socket.send(JSON.stringify({ type: type, id: state.nextId++, data: data || {} }));
             return true;
+          }
+          // A turn's live words: dimmed while they come; a guess (auto mode not yet sure who speaks) dimmed more, in italics.
+          function live(text, guessed) {
+            $("heard").className = "big partial" + (guessed ? " guess" : "");
+            $("heard").title = guessed ? t("guessed_words") : "";
+            $("heard").textContent = text;
           }
 
           function onMessage(message) {
@@ -273,16 +286,16 @@ enum WebPage {
                 who(data);
                 break;
               case "level": $("level").value = Math.max(-60, Math.min(0, data.rms_db)); break;
-              case "speech_start": state.current = true; $("heard").className = "big partial"; $("heard").textContent = "..."; $("said").textContent = ""; break;
-              case "partial": state.current = true; $("heard").className = "big partial"; $("heard").textContent = data.text; break;
+              case "speech_start": state.current = true; live("...", data.decided === false); $("said").textContent = ""; break;
+              case "partial": state.current = true; live(data.text, data.decided === false); break;
               case "transcript":
                 state.current = true;
-                $("heard").className = "big";
+                $("heard").className = "big"; $("heard").title = "";
                 words($("heard"), data.text, data.words); $("said").textContent = "";
                 break;
               case "translation":
                 // A typed or repeated turn has no words heard: the last turn's must not stay above its translation.
-                if (!state.current) { $("heard").className = "big"; $("heard").textContent = state.typed || ""; }
+                if (!state.current) { $("heard").className = "big"; $("heard").title = ""; $("heard").textContent = state.typed || ""; }
                 state.current = true;
                 $("said").textContent = data.text;
                 break;

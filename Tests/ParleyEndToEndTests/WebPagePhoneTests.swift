@@ -179,6 +179,32 @@ extension WebBrowserTests {
             #expect(shown.heard == "thank you", "the turn once stored: \(shown)")
         }
     }
+
+    @Test(.enabled(if: !WebBrowserTests.browserMissing, "Debian's chromium is not installed (make deps installs it)"))
+    func untilAutoModeDecidesWhoSpeaksThePageClaimsNoLanguageAndShowsTheWordsAsAGuess() async throws {
+        try await onAPhone { tab, _, conversation in
+            // The Spanish reader; auto mode expects the English side (a) and has not decided.
+            conversation.events.publish(EventType.state, StateEvent(state: "listening", speaker: "a", decided: false))
+            try await tab.waitFor("listening, no language") { $0.who == Self.expected("es", "state_listening_any") }
+            conversation.events.publish(EventType.speechStart, SpeakerEvent(speaker: "a", language: "en", decided: false))
+            conversation.events.publish(EventType.state, StateEvent(state: "hearing", speaker: "a", decided: false))
+            try await tab.waitFor("hearing, no language") { $0.who == Self.expected("es", "state_hearing_any") }
+            conversation.events.publish(EventType.partial, TextEvent(speaker: "a", language: "en", text: "the way they", decided: false))
+            let guessed = try await tab.waitFor("the guess shown") { $0.heard == "the way they" }
+            #expect(!guessed.who.contains(Self.expected("es", "lang_en")), "\(guessed.who)")
+            #expect(try await tab.evaluate(#"document.getElementById("heard").className"#).split(separator: " ").contains("guess"))
+            #expect(try await tab.evaluate(#"document.getElementById("heard").title"#) == Self.expected("es", "guessed_words"))
+            // Decided (the transcript comes), and in a mode where it is known from the start.
+            conversation.events.publish(EventType.transcript, TextEvent(speaker: "b", language: "es", text: "de qué manera"))
+            try await tab.waitFor("the words heard") { $0.heard == "de qué manera" }
+            #expect(try await tab.evaluate(#"document.getElementById("heard").className"#) == "big")
+            conversation.events.publish(EventType.state, StateEvent(state: "hearing", speaker: "b", decided: true))
+            try await tab.waitFor("hearing Spanish") { $0.who == Self.expected("es", "state_hearing", "es") }
+            // A daemon that does not say (before `decided`): as before, the side is named.
+            conversation.events.publish(EventType.state, StateEvent(state: "listening", speaker: "a"))
+            try await tab.waitFor("listening to English") { $0.who == Self.expected("es", "state_listening", "en") }
+        }
+    }
 }
 
 extension DevTools {
