@@ -85,8 +85,9 @@ enum WebPage {
         li .tag { font-size: .75em; color: var(--dim); margin-right: .4em; text-transform: uppercase; }
         footer { padding: .5em .75em; background: #1c1c1c; }
         #notice { margin: 0 0 .3em; color: var(--doubt); min-height: 1em; }
+        #notice.ok { color: #3c6; }
         textarea, input { width: 100%; font-size: 1.1em; padding: .4em; background: #000; color: var(--fg); border: 1px solid #555; border-radius: .4em; }
-        #pair { display: flex; gap: .5em; } #pair[hidden], #reply[hidden] { display: none; }
+        #pair { display: flex; flex-direction: column; gap: .4em; } #pair[hidden], #reply[hidden] { display: none; }
         .actions { display: flex; gap: .5em; margin-top: .4em; }
         .actions button, #pair button { flex: 1; font-size: 1.05em; padding: .5em; border-radius: .4em; border: 0; background: #333; color: var(--fg); }
         #send { background: var(--accent); color: #000; }
@@ -103,7 +104,7 @@ enum WebPage {
             pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, who: null, connected: false,
             // The live area shows one turn: `current` is true once the words of the turn under way
             // are in it (speech_start, transcript); `typed` is what this page asked to say or repeat.
-            current: false, typed: null };
+            current: false, typed: null, codeGiven: false };
           // How many turns the list shows (the hello brings as many).
           const shownTurns = 10;
           // A code in the address pairs (`#code=`, as `parley web` and its QR code give it; the
@@ -115,7 +116,7 @@ enum WebPage {
             history.replaceState(null, "", location.pathname);
             return given;
           }
-          takeCode();
+          state.codeGiven = Boolean(takeCode());
 
           // The browser's languages, most wanted first, as bare codes ("es-MX" is "es").
           function wanted() {
@@ -132,7 +133,7 @@ enum WebPage {
           // A language inside a sentence of the view's language ("inglés"); on its own button, its own name ("English").
           function languageName(code) { return t("lang_" + code, {}) !== "lang_" + code ? t("lang_" + code) : code.toUpperCase(); }
           function ownName(code) { return (text[code] && text[code].name) || code.toUpperCase(); }
-          function notice(key) { $("notice").textContent = key ? t(key) : ""; }
+          function notice(key, ok) { $("notice").textContent = key ? t(key) : ""; $("notice").className = ok ? "ok" : ""; }
           function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
           // The page's own words, in the view's language.
@@ -276,6 +277,9 @@ enum WebPage {
                 state.turns = data.turns || [];
                 // After a reload the top shows the last turn until the next one comes.
                 if (state.turns.length > 0 && !$("heard").textContent) showTurn(state.turns[0]);
+                // Paired by the code in the address just opened: said once.
+                if (data.paired && state.codeGiven) notice("paired", true);
+                state.codeGiven = false;
                 languages(data.status.a.language, data.status.b.language);
                 who({ state: data.status.state, speaker: data.status.speaker });
                 showPairing();
@@ -308,6 +312,8 @@ enum WebPage {
               case "error":
                 if (data.code === "wrong_code" || data.code === "pairing_required") {
                   localStorage.removeItem("parley.code"); state.paired = false; showPairing();
+                  // A wrong code is not left in the field: it is emptied for the next try.
+                  if (data.code === "wrong_code") { $("code").value = ""; $("code").focus(); }
                 }
                 state.typed = null;
                 // The reader's language, not the daemon's English message (which is for the CLI and logs).
@@ -317,7 +323,7 @@ enum WebPage {
               case "result":
                 notice("");
                 state.typed = null;
-                if (data.paired) { state.paired = true; showPairing(); }
+                if (data.paired) { state.paired = true; showPairing(); notice("paired", true); }
                 if (data.speaker_a && data.speaker_b) languages(data.speaker_a, data.speaker_b);
                 break;
             }

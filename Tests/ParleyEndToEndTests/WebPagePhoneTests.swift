@@ -205,6 +205,48 @@ extension WebBrowserTests {
             try await tab.waitFor("listening to English") { $0.who == Self.expected("es", "state_listening", "en") }
         }
     }
+
+    @Test(.enabled(if: !WebBrowserTests.browserMissing, "Debian's chromium is not installed (make deps installs it)"))
+    func pairingEmptiesAWrongCodeConfirmsTheRightOneAndItsPlaceholderFits() async throws {
+        try await onAPhone(paired: false) { tab, _, conversation in
+            // Every language's placeholder fits the field at 390 px (measured in the field's font).
+            let placeholders = PageText.languages.map { PageText.table[$0]?["pairing_code"] ?? "" }
+            let encoded = String(decoding: try JSONEncoder().encode(placeholders), as: UTF8.self)
+            let json = try await tab.evaluate(
+                """
+                (() => {
+                  const field = document.getElementById("code"), style = getComputedStyle(field);
+                  const context = document.createElement("canvas").getContext("2d");
+                  context.font = style.font;
+                  const room = field.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+                  return JSON.stringify(\(encoded).map((text) => ({ text: text, width: context.measureText(text).width, room: room })));
+                })()
+                """)
+            struct Fit: Decodable {
+                var text: String
+                var width: Double
+                var room: Double
+            }
+            for fit in try JSONDecoder().decode([Fit].self, from: Data(json.utf8)) {
+                #expect(fit.width <= fit.room, "\"\(fit.text)\" is cut: \(fit.width) px in \(fit.room)")
+            }
+            #expect(try await tab.evaluate(#"document.getElementById("code").placeholder"#) == Self.expected("es", "pairing_code"))
+
+            // A wrong code: said, taken out of the field, and the field ready for the next.
+            try await tab.type(WebTests.code == "000000" ? "111111" : "000000", into: "code")
+            try await tab.click("#pair button")
+            try await tab.waitFor("the wrong code refused") { $0.notice == Self.expected("es", "error_wrong_code") }
+            #expect(try await tab.evaluate(#"document.getElementById("code").value"#) == "")
+            #expect(try await tab.evaluate("document.activeElement.id") == "code")
+
+            // The right one (a second later: the server's clock is the conversation's): confirmed.
+            conversation.clock.advance(by: .seconds(1))
+            try await tab.type(WebTests.code, into: "code")
+            try await tab.click("#pair button")
+            let paired = try await tab.waitFor("the pairing confirmed") { !$0.replyHidden && $0.pairHidden }
+            #expect(paired.notice == Self.expected("es", "paired"), "\(paired)")
+        }
+    }
 }
 
 extension DevTools {

@@ -69,6 +69,8 @@ import Testing
         ] {
             #expect(Self.english["state_\(state)"] != nil, "no words for the state \(state)")
         }
+        // Words given to notice() by key, not through t("...").
+        for key in ["paired", "not_connected"] { #expect(Self.english[key] != nil && script.contains("notice(\"\(key)\""), "\(key)") }
         for code in ["wrong_code", "pairing_required", "not_found", "too_many_clients", "message_too_large", "unavailable", "other"] {
             #expect(Self.english["error_\(code)"] != nil, "no words for the error \(code)")
         }
