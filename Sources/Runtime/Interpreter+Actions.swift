@@ -178,13 +178,8 @@ extension Interpreter {
     }
 
     func publishState() {
-        let (snapshot, decided) = shared.withLock { state in
-            (
-                Snapshot(state: state.turn.stateName, speaker: state.turn.machine.state.speaker, turns: state.turnCount, settings: state.settings),
-                speakerDecided(state.turn)
-            )
-        }
-        events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue, decided: decided))
+        let snapshot = self.snapshot
+        events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue, decided: snapshot.decided))
         observer?.stateChanged(snapshot)
     }
 

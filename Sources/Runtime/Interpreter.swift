@@ -171,10 +171,17 @@ public final class Interpreter: Sendable {
         public var speaker: Speaker?
         public var turns: Int
         public var settings: RuntimeSettings
+        /// Listening or hearing: whether who speaks is fixed (false while auto mode tells it
+        /// from the audio: `speaker` is only expected); nil in the other states.
+        public var decided: Bool?
     }
 
     public var snapshot: Snapshot {
-        shared.withLock { Snapshot(state: $0.turn.stateName, speaker: $0.turn.machine.state.speaker, turns: $0.turnCount, settings: $0.settings) }
+        shared.withLock {
+            Snapshot(
+                state: $0.turn.stateName, speaker: $0.turn.machine.state.speaker, turns: $0.turnCount, settings: $0.settings,
+                decided: speakerDecided($0.turn))
+        }
     }
 
     /// True when `speaker`'s language has a recognizer.

@@ -281,7 +281,7 @@ enum WebPage {
                 if (data.paired && state.codeGiven) notice("paired", true);
                 state.codeGiven = false;
                 languages(data.status.a.language, data.status.b.language);
-                who({ state: data.status.state, speaker: data.status.speaker });
+                who({ state: data.status.state, speaker: data.status.speaker, decided: data.status.decided });
                 showPairing();
                 break;
               case "state":

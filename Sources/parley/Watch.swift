@@ -131,7 +131,7 @@ final class LiveView {
     func apply(status: StatusInfo) {
         state = status.state
         speaker = status.speaker
-        decided = true
+        decided = status.decided ?? true
         languages = ["a": status.a.language, "b": status.b.language]
     }
 

@@ -207,6 +207,23 @@ extension WebBrowserTests {
     }
 
     @Test(.enabled(if: !WebBrowserTests.browserMissing, "Debian's chromium is not installed (make deps installs it)"))
+    func aPageOpenedWhileAutoModeListensClaimsNoLanguage() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let browser = try HeadlessChromium(in: dir)
+        defer { browser.stop() }
+        try await WebTests().withServer(mode: .auto) { port, conversation in
+            #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "listening" })
+            try await browser.withTab { tab in
+                try await tab.speak("es")
+                try await tab.open("http://127.0.0.1:\(port)/")
+                let shown = try await tab.waitFor("the page connected") { $0.connected && !$0.who.isEmpty && $0.who != Self.expected("es", "connecting") }
+                #expect(shown.who == Self.expected("es", "state_listening_any"), "\(shown)")
+            }
+        }
+    }
+
+    @Test(.enabled(if: !WebBrowserTests.browserMissing, "Debian's chromium is not installed (make deps installs it)"))
     func pairingEmptiesAWrongCodeConfirmsTheRightOneAndItsPlaceholderFits() async throws {
         try await onAPhone(paired: false) { tab, _, conversation in
             // Every language's placeholder fits the field at 390 px (measured in the field's font).

@@ -379,6 +379,8 @@ struct AutoModeRuntimeTests {
         while listening == nil, let state = await conversation.next(EventType.state, as: StateEvent.self) {
             if state.state == "listening" { listening = state }
         }
+        // The status says it as the state event does.
+        #expect(conversation.interpreter.snapshot.decided == listening?.decided)
         _ = await conversation.finish()
         struct Event: Decodable {
             struct Fields: Decodable {

@@ -79,6 +79,12 @@ import ParleyProtocol
         let listening = #"{"type":"state","data":{"state":"listening","speaker":"b","decided":false}}"#
         #expect(view.apply(event: Data(listening.utf8)) == "state: listening to either side")
 
+        // What `status` says when watch starts (or parleyd comes back).
+        var status = CLIUsageTests.status(a: .init(language: "en", hearable: true), b: .init(language: "es", hearable: true))
+        status.decided = false
+        view.apply(status: status)
+        #expect(header().hasPrefix("Parley  listening to either side"), "\(header())")
+
         // Decided, or not said (an older daemon): the side, as before.
         let known = #"{"type":"state","data":{"state":"hearing","speaker":"a","decided":true}}"#
         #expect(view.apply(event: Data(known.utf8)) == "state: hearing a (en)")
