@@ -184,6 +184,7 @@ final class LiveView {
             return "nothing recognized"
         case EventType.speechStart, EventType.speechEnd, EventType.speakingStart, EventType.speakingEnd:
             guard let event = try? decoder.decode(Event<SpeakerEvent>.self, from: line).data else { return nil }
+            if event.decided == false { return "\(type.replacing("_", with: " ")) (who speaks is not decided yet)" }
             return "\(type.replacing("_", with: " ")) \(event.speaker) (\(event.language))"
         case EventType.error:
             guard let event = try? decoder.decode(Event<ErrorEvent>.self, from: line).data else { return nil }

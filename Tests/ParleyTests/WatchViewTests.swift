@@ -67,6 +67,8 @@ import ParleyProtocol
     @Test func untilWhoSpeaksIsDecidedNoSideIsClaimedAndTheLiveWordsAreAGuess() {
         let view = Self.view()
         func header() -> String { Self.plain(view.render(width: 120, height: 24)[0]).replacingOccurrences(of: "\u{00A0}", with: " ") }
+        let start = #"{"type":"speech_start","data":{"speaker":"a","language":"en","decided":false}}"#
+        #expect(view.apply(event: Data(start.utf8)) == "speech start (who speaks is not decided yet)")
         let hearing = #"{"type":"state","data":{"state":"hearing","speaker":"a","decided":false}}"#
         #expect(view.apply(event: Data(hearing.utf8)) == "state: hearing someone (which language is not decided yet)")
         #expect(header().hasPrefix("Parley  hearing someone"), "\(header())")
@@ -90,6 +92,8 @@ import ParleyProtocol
         #expect(view.apply(event: Data(known.utf8)) == "state: hearing a (en)")
         let old = #"{"type":"state","data":{"state":"listening","speaker":"b"}}"#
         #expect(view.apply(event: Data(old.utf8)) == "state: listening to b (es)")
+        let started = #"{"type":"speech_start","data":{"speaker":"b","language":"es","decided":true}}"#
+        #expect(view.apply(event: Data(started.utf8)) == "speech start b (es)")
         let sure = #"{"type":"partial","data":{"speaker":"a","language":"en","text":"go forward","decided":true}}"#
         #expect(view.apply(event: Data(sure.utf8)) == "partial a: go forward")
         #expect(view.render(width: 120, height: 24).map(Self.plain).contains("  go forward"))
