@@ -86,7 +86,7 @@ enum WebPage {
         footer { padding: .5em .75em; background: #1c1c1c; }
         #notice { margin: 0 0 .3em; color: var(--doubt); min-height: 1em; }
         #notice.ok { color: #3c6; }
-        textarea, input { width: 100%; font-size: 1.1em; padding: .4em; background: #000; color: var(--fg); border: 1px solid #555; border-radius: .4em; }
+        textarea, input { width: 100%; font-family: inherit; font-size: 1.1em; padding: .4em; background: #000; color: var(--fg); border: 1px solid #555; border-radius: .4em; }
         #pair { display: flex; flex-direction: column; gap: .4em; } #pair[hidden], #reply[hidden] { display: none; }
         .actions { display: flex; gap: .5em; margin-top: .4em; }
         .actions button, #pair button { flex: 1; font-size: 1.05em; padding: .5em; border-radius: .4em; border: 0; background: #333; color: var(--fg); }
