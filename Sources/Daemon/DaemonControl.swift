@@ -121,6 +121,7 @@ struct DaemonControl: ControlHandler {
             mode: snapshot.settings.mode.rawValue, a: side(.a), b: side(.b), turns: snapshot.turns, sessionID: writer.currentSessionID,
             uptimeSeconds: (interpreter.clock.now - started).timeInterval, captureDevice: config.captureDevice,
             playbackDevice: config.playbackDevice)
+        status.decided = snapshot.decided
         addHistoryHealth(to: &status)
         return status
     }

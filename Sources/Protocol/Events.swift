@@ -47,10 +47,15 @@ public struct LevelEvent: Codable, Sendable, Equatable {
 public struct SpeakerEvent: Codable, Sendable, Equatable {
     public var speaker: String
     public var language: String
+    /// `speech_start`: false while auto mode has not yet decided who speaks (the side and
+    /// language named are only the expected ones: the transcript tells); true when they are
+    /// fixed. Absent from other events and from daemons before it (read absent as true).
+    public var decided: Bool?
 
-    public init(speaker: String, language: String) {
+    public init(speaker: String, language: String, decided: Bool? = nil) {
         self.speaker = speaker
         self.language = language
+        self.decided = decided
     }
 }
 
@@ -70,10 +75,14 @@ public struct TextEvent: Codable, Sendable, Equatable {
     public var engine: String?
     /// `translation`: how the translation went ("apertium", "apertium via ca", "libretranslate").
     public var route: String?
+    /// `partial`: false while auto mode has not yet decided who speaks: the words are the
+    /// expected language's guess, which is gibberish when the other person speaks. Absent from
+    /// other events and from daemons before it (read absent as true).
+    public var decided: Bool?
 
     public init(
         speaker: String, language: String, text: String, confidence: Double? = nil, words: [WordConfidence]? = nil,
-        detection: SpeakerDetection? = nil, engine: String? = nil, route: String? = nil
+        detection: SpeakerDetection? = nil, engine: String? = nil, route: String? = nil, decided: Bool? = nil
     ) {
         self.speaker = speaker
         self.language = language
@@ -83,6 +92,7 @@ public struct TextEvent: Codable, Sendable, Equatable {
         self.detection = detection
         self.engine = engine
         self.route = route
+        self.decided = decided
     }
 }
 
@@ -90,10 +100,16 @@ public struct TextEvent: Codable, Sendable, Equatable {
 public struct StateEvent: Codable, Sendable, Equatable {
     public var state: String
     public var speaker: String?
+    /// `listening` and `hearing`: false when auto mode decides who speaks from the audio, so
+    /// `speaker` is only the side expected (whoever's turn it is), not known to be speaking;
+    /// true when it is fixed (other modes, or a language auto mode cannot tell apart). Absent
+    /// in other states and from daemons before it (read absent as true).
+    public var decided: Bool?
 
-    public init(state: String, speaker: String?) {
+    public init(state: String, speaker: String?, decided: Bool? = nil) {
         self.state = state
         self.speaker = speaker
+        self.decided = decided
     }
 }
 

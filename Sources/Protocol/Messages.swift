@@ -106,6 +106,10 @@ public struct StatusInfo: Sendable, Codable, Equatable {
     public var version: String
     public var state: String
     public var speaker: String?
+    /// As the `state` event's: in `listening` and `hearing`, false while auto mode tells who
+    /// speaks from the audio (`speaker` is only expected); nil in other states and from daemons
+    /// before it.
+    public var decided: Bool?
     public var mode: String
     public var a: Side
     public var b: Side
@@ -141,7 +145,7 @@ public struct StatusInfo: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, state, speaker, mode, a, b, turns
+        case version, state, speaker, decided, mode, a, b, turns
         case sessionID = "session_id"
         case uptimeSeconds = "uptime_seconds"
         case captureDevice = "capture_device"

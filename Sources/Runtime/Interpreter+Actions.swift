@@ -45,7 +45,11 @@ extension Interpreter {
                 publish(EventType.noSpeech, speaker: speaker)
             case .stateChanged(let state):
                 logger.debug("state", metadata: ["state": "\(state.name)", "speaker": "\(state.speaker?.rawValue ?? "-")"])
-                if case .hearing(let speaker, _) = state { publish(EventType.speechStart, speaker: speaker) }
+                if case .hearing(let speaker, _) = state {
+                    let decided = shared.withLock { speakerDecided($0.turn) }
+                    let language = snapshot.settings.language(of: speaker)
+                    events.publish(EventType.speechStart, SpeakerEvent(speaker: speaker.rawValue, language: language, decided: decided))
+                }
                 publishState()
                 wakeup.wake()
             case .releaseCapture, .reopenCapture:
@@ -175,7 +179,7 @@ extension Interpreter {
 
     func publishState() {
         let snapshot = self.snapshot
-        events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue))
+        events.publish(EventType.state, StateEvent(state: snapshot.state, speaker: snapshot.speaker?.rawValue, decided: snapshot.decided))
         observer?.stateChanged(snapshot)
     }
 

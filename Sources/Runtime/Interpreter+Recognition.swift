@@ -122,6 +122,25 @@ extension Interpreter {
         return [sides.source, sides.target].allSatisfy { hearing($0) || accurateHearing?.name(for: $0) != nil }
     }
 
+    /// Whether who speaks is fixed (what `state`, `speech_start` and `partial` events say as
+    /// `decided`): false while auto mode tells it from the audio, for the utterance being heard
+    /// or, while listening, the next one; nil in the other states.
+    func speakerDecided(_ turn: TurnLogic) -> Bool? {
+        switch turn.machine.state {
+        case .hearing:
+            guard let sides = turn.utteranceSides else { return true }
+            return !detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides)
+        case .listening(let speaker):
+            let settings = turn.machine.settings
+            let language = speaker == .a ? settings.languageA : settings.languageB
+            let other = speaker == .a ? settings.languageB : settings.languageA
+            let sides = TurnLanguages(source: language, target: other)
+            return !detectsSpeaker(turn, languages: turn.dualDecoding ? [language, other] : [language], sides: sides)
+        default:
+            return nil
+        }
+    }
+
     /// Every lane has finished the utterance: decide who spoke, then go on with their words.
     private func recognized(_ results: [(language: String, recognition: Recognition)], expected: Speaker, sides: TurnLanguages, serial: Int) {
         let decision = TurnLogic.decideLanguage(results, sides: sides)

@@ -171,10 +171,17 @@ public final class Interpreter: Sendable {
         public var speaker: Speaker?
         public var turns: Int
         public var settings: RuntimeSettings
+        /// Listening or hearing: whether who speaks is fixed (false while auto mode tells it
+        /// from the audio: `speaker` is only expected); nil in the other states.
+        public var decided: Bool?
     }
 
     public var snapshot: Snapshot {
-        shared.withLock { Snapshot(state: $0.turn.stateName, speaker: $0.turn.machine.state.speaker, turns: $0.turnCount, settings: $0.settings) }
+        shared.withLock {
+            Snapshot(
+                state: $0.turn.stateName, speaker: $0.turn.machine.state.speaker, turns: $0.turnCount, settings: $0.settings,
+                decided: speakerDecided($0.turn))
+        }
     }
 
     /// True when `speaker`'s language has a recognizer.
@@ -244,8 +251,11 @@ public final class Interpreter: Sendable {
             // Queued after the utterance was opened, in the same lock.
             if let feed = period.feed {
                 let judge = feed.judge.map { JudgeRequest(through: $0.through, pause: $0.pause) }
+                // The expected speaker's lane gives the live words: a guess while auto mode has not decided.
+                let decided = state.turn.utteranceSides.map { !detectsSpeaker(state.turn, languages: state.turn.utteranceLanguages, sides: $0) } ?? true
                 for (index, language) in state.turn.utteranceLanguages.enumerated() {
-                    lane(for: language).inbox.yield(.feed(feed.audio, speaker: feed.speaker, language: language, partials: index == 0, judge: judge))
+                    let partials: RecognitionWorker.Partials? = index == 0 ? (decided ? .decided : .guessed) : nil
+                    lane(for: language).inbox.yield(.feed(feed.audio, speaker: feed.speaker, language: language, partials: partials, judge: judge))
                 }
             }
             return (period.actions, period.judgeAbove)

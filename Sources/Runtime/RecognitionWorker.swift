@@ -24,16 +24,22 @@ actor RecognitionWorker {
         /// Load a language's model now, so its first turn is fast.
         case warm(language: String)
         case start(language: String)
-        /// More audio; `partials`: this lane's words so far are published (the expected speaker's).
-        /// `judge`: a pause is on; after this audio, judge whether the words before the pause
-        /// end the sentence and hand it to `judged`.
-        case feed([Int16], speaker: Speaker, language: String, partials: Bool, judge: JudgeRequest?)
+        /// More audio; `partials`: this lane's words so far are published (the expected speaker's),
+        /// nil: they are not. `judge`: a pause is on; after this audio, judge whether the words
+        /// before the pause end the sentence and hand it to `judged`.
+        case feed([Int16], speaker: Speaker, language: String, partials: Partials?, judge: JudgeRequest?)
         /// Finish the utterance and hand the hypothesis to `reply` (an empty one if the language
         /// cannot be heard or the decoder failed).
         case finish(language: String?, reply: @Sendable (Recognition) -> Void)
         case cancel(language: String)
         /// Log what recognition cost, then end.
         case close
+    }
+
+    /// Whose words the published partials are: the speaker's (`decided`), or the expected
+    /// speaker's guess while auto mode has not decided who speaks (`guessed`).
+    enum Partials: Sendable {
+        case decided, guessed
     }
 
     private let executor = QueueExecutor(label: "parley.recognition")
@@ -94,7 +100,9 @@ actor RecognitionWorker {
                 do {
                     try measuringCPU { () throws(RecognizerError) in try recognizer.feed(audio) }
                     recognizedSamples += audio.count
-                    if partials { publishPartial(from: recognizer, speaker: speaker, language: language, fed: audio.count) }
+                    if let partials {
+                        publishPartial(from: recognizer, speaker: speaker, language: language, decided: partials == .decided, fed: audio.count)
+                    }
                 } catch {
                     report("recognition failed: \(error)")
                 }
@@ -119,13 +127,13 @@ actor RecognitionWorker {
     }
 
     /// The words so far, when they changed, every `partialInterval`.
-    private func publishPartial(from recognizer: any SpeechRecognizer, speaker: Speaker, language: String, fed: Int) {
+    private func publishPartial(from recognizer: any SpeechRecognizer, speaker: Speaker, language: String, decided: Bool, fed: Int) {
         samplesSincePartial += fed
         guard samplesSincePartial >= Self.partialInterval, events.hasSubscribers else { return }
         samplesSincePartial = 0
         guard let words = recognizer.partial(), words != lastPartial else { return }
         lastPartial = words
-        events.publish(EventType.partial, TextEvent(speaker: speaker.rawValue, language: language, text: words))
+        events.publish(EventType.partial, TextEvent(speaker: speaker.rawValue, language: language, text: words, decided: decided))
     }
 
     private func logCost() {

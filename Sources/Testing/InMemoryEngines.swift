@@ -122,6 +122,7 @@ public final class RecognizerScript: RecognizerLanes {
         var sentenceEnds: [String: SentenceEnd] = [:]
         var judged: [String: Int] = [:]
         var heldJudgements: Set<String> = []
+        var partials: [String: String] = [:]
     }
 
     private let state = Gate(State())
@@ -141,6 +142,12 @@ public final class RecognizerScript: RecognizerLanes {
         state.withLock {
             $0.answers[language, default: []].append(Recognition(text: text, confidence: confidence, words: words, score: score, frames: frames))
         }
+    }
+
+    /// From now on, `language`'s words so far (its partial hypothesis) are `text` (nil, the
+    /// default: it has none, and no `partial` event is published).
+    public func liveWords(_ text: String?, in language: String) {
+        state.withLock { $0.partials[language] = text }
     }
 
     /// From now on, a pause in `language` is judged as `end` (nil: the recognizer cannot tell).
@@ -170,6 +177,7 @@ public final class RecognizerScript: RecognizerLanes {
     /// Every scripted language has a decoder of its own: its own lane.
     public func lane(for language: String) -> String { language }
 
+    fileprivate func partial(_ language: String) -> String? { state.withLock { $0.partials[language] } }
     fileprivate func record(_ call: Call) { state.withLock { $0.calls.append(call) } }
     fileprivate func feed(_ count: Int, _ language: String) { state.withLock { $0.fed[language, default: 0] += count } }
     fileprivate func sentenceEnd(_ language: String) -> SentenceEnd? {
@@ -201,7 +209,7 @@ final class ScriptedRecognizer: SpeechRecognizer {
 
     func startUtterance() throws(RecognizerError) { script.record(.start(language)) }
     func feed(_ samples: [Int16]) throws(RecognizerError) { script.feed(samples.count, language) }
-    func partial() -> String? { nil }
+    func partial() -> String? { script.partial(language) }
     func sentenceEnd(pause: Int) -> SentenceEnd? { script.sentenceEnd(language) }
     func finishUtterance() throws(RecognizerError) -> Recognition {
         script.record(.finish(language))

@@ -132,6 +132,20 @@ public final class TestConversation: Sendable {
         return nil
     }
 
+    /// Every event (its type and line) seen until one of `type` (included), levels left out;
+    /// nil if it did not come.
+    public func events(until type: String, seconds: TimeInterval = 10) async -> [(type: String, line: Data)]? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var seen: [(type: String, line: Data)] = []
+        while let line = await nextLine(before: deadline) {
+            guard let envelope = try? JSONDecoder().decode(Envelope.self, from: line) else { continue }
+            if envelope.type == EventType.level { continue }
+            seen.append((envelope.type, line))
+            if envelope.type == type { return seen }
+        }
+        return nil
+    }
+
     /// The next event line, in order; nil if none came before `deadline` (a guard against a
     /// hung test, not a measurement).
     private func nextLine(before deadline: Date) async -> Data? {

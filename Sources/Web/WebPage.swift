@@ -30,7 +30,7 @@ enum WebPage {
             <p id="heard" class="big"></p>
             <p id="said" class="big translation"></p>
           </section>
-          <section>
+          <section id="history">
             <h2 id="turns-title">Last turns</h2>
             <ol id="turns"></ol>
           </section>
@@ -58,8 +58,10 @@ enum WebPage {
     static let style = ##"""
         :root { color-scheme: dark; --fg: #f4f4f4; --dim: #9a9a9a; --accent: #7fd1ff; --doubt: #ffcc4d; --bg: #111; }
         * { box-sizing: border-box; }
+        /* One screen: the header and the reply box stay in reach, the turns scroll in their own area. */
         body { margin: 0; background: var(--bg); color: var(--fg); font: 18px/1.35 system-ui, sans-serif;
-          display: flex; flex-direction: column; min-height: 100vh; }
+          display: flex; flex-direction: column; height: 100vh; height: 100dvh; overflow: hidden; }
+        header, footer { flex: none; }
         header { display: flex; flex-wrap: wrap; align-items: center; gap: .5em; padding: .5em .75em; background: #1c1c1c; }
         #who { flex: 1; font-weight: 600; }
         .dot { width: .8em; height: .8em; border-radius: 50%; background: #c33; display: inline-block; }
@@ -68,21 +70,24 @@ enum WebPage {
         #langs button { font-size: 1em; padding: .3em .7em; margin-left: .2em; border-radius: .4em; border: 1px solid #555;
           background: #222; color: var(--fg); }
         #langs button[aria-pressed="true"] { background: var(--accent); color: #000; border-color: var(--accent); }
-        main { flex: 1; padding: .5em .75em; overflow-y: auto; }
+        main { flex: 1; min-height: 0; display: flex; flex-direction: column; padding: .5em .75em 0; }
+        #live { flex: none; max-height: 45%; overflow-y: auto; }
+        #history { flex: 1; min-height: 0; overflow-y: auto; padding-bottom: .5em; }
         .big { font-size: 2em; line-height: 1.2; margin: .2em 0; min-height: 1.2em; word-wrap: break-word; }
         #heard.partial { color: var(--dim); }
+        #heard.guess { font-style: italic; opacity: .6; }
         .translation { color: var(--accent); }
         .doubtful { color: var(--doubt); text-decoration: underline dotted; }
         h2 { font-size: 1em; color: var(--dim); margin: 1em 0 .3em; font-weight: normal; }
         ol { list-style: none; padding: 0; margin: 0; }
         li { border-top: 1px solid #2a2a2a; padding: .4em 0; }
         li .first { font-size: 1.2em; }
-        li .second { color: var(--dim); }
         li .tag { font-size: .75em; color: var(--dim); margin-right: .4em; text-transform: uppercase; }
         footer { padding: .5em .75em; background: #1c1c1c; }
         #notice { margin: 0 0 .3em; color: var(--doubt); min-height: 1em; }
-        textarea, input { width: 100%; font-size: 1.1em; padding: .4em; background: #000; color: var(--fg); border: 1px solid #555; border-radius: .4em; }
-        #pair { display: flex; gap: .5em; } #pair[hidden], #reply[hidden] { display: none; }
+        #notice.ok { color: #3c6; }
+        textarea, input { width: 100%; font-family: inherit; font-size: 1.1em; padding: .4em; background: #000; color: var(--fg); border: 1px solid #555; border-radius: .4em; }
+        #pair { display: flex; flex-direction: column; gap: .4em; } #pair[hidden], #reply[hidden] { display: none; }
         .actions { display: flex; gap: .5em; margin-top: .4em; }
         .actions button, #pair button { flex: 1; font-size: 1.05em; padding: .5em; border-radius: .4em; border: 0; background: #333; color: var(--fg); }
         #send { background: var(--accent); color: #000; }
@@ -96,7 +101,12 @@ enum WebPage {
           // Every word the page shows, by language (PageText.swift).
           const text = \##(PageText.json);
           const state = { a: "", b: "", shown: localStorage.getItem("parley.lang") || "", ui: "en", minimum: 0.5, paired: false,
-            pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, who: null, connected: false };
+            pairing: "code", turns: [], socket: null, retry: 500, nextId: 1, who: null, connected: false,
+            // The live area shows one turn: `current` is true once the words of the turn under way
+            // are in it (speech_start, transcript); `typed` is what this page asked to say or repeat.
+            current: false, typed: null, codeGiven: false };
+          // How many turns the list shows (the hello brings as many).
+          const shownTurns = 10;
           // A code in the address pairs (`#code=`, as `parley web` and its QR code give it; the
           // fragment is never sent to a server): it is kept for this browser and taken out of the address bar.
           function takeCode() {
@@ -106,7 +116,7 @@ enum WebPage {
             history.replaceState(null, "", location.pathname);
             return given;
           }
-          takeCode();
+          state.codeGiven = Boolean(takeCode());
 
           // The browser's languages, most wanted first, as bare codes ("es-MX" is "es").
           function wanted() {
@@ -123,7 +133,7 @@ enum WebPage {
           // A language inside a sentence of the view's language ("inglés"); on its own button, its own name ("English").
           function languageName(code) { return t("lang_" + code, {}) !== "lang_" + code ? t("lang_" + code) : code.toUpperCase(); }
           function ownName(code) { return (text[code] && text[code].name) || code.toUpperCase(); }
-          function notice(key) { $("notice").textContent = key ? t(key) : ""; }
+          function notice(key, ok) { $("notice").textContent = key ? t(key) : ""; $("notice").className = ok ? "ok" : ""; }
           function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
           // The page's own words, in the view's language.
@@ -188,24 +198,27 @@ enum WebPage {
           function renderTurns() {
             const list = $("turns");
             clear(list);
-            state.turns.slice(0, 6).forEach((turn) => {
+            // As in the live area: the speaker's words, then the translation; each line tagged with its own language.
+            state.turns.slice(0, shownTurns).forEach((turn) => {
               const item = document.createElement("li");
-              const mine = turn.source_lang === state.shown;
-              const first = document.createElement("div");
-              first.className = "first";
-              const second = document.createElement("div");
-              second.className = "second";
-              const tag = document.createElement("span");
-              tag.className = "tag";
-              tag.textContent = turn.source_lang;
-              first.appendChild(tag);
+              const line = (className, language) => {
+                const row = document.createElement("div");
+                row.className = className;
+                row.lang = language;
+                const tag = document.createElement("span");
+                tag.className = "tag";
+                tag.textContent = language;
+                row.appendChild(tag);
+                item.appendChild(row);
+                return row;
+              };
               const source = document.createElement("span");
               words(source, turn.source_text, turn.words);
+              line("first", turn.source_lang).appendChild(source);
               const target = document.createElement("span");
               target.textContent = turn.translated_text || t("not_translated");
               target.className = "translation";
-              if (mine) { first.appendChild(source); second.appendChild(target); } else { first.appendChild(target); second.appendChild(source); }
-              item.appendChild(first); item.appendChild(second);
+              line("second", turn.target_lang).appendChild(target);
               list.appendChild(item);
             });
           }
@@ -213,6 +226,7 @@ enum WebPage {
           // A turn in the big area at the top: its words and their translation.
           function showTurn(turn) {
             $("heard").className = "big";
+            $("heard").title = "";
             words($("heard"), turn.source_text, turn.words);
             $("said").textContent = turn.translated_text || "";
           }
@@ -222,11 +236,16 @@ enum WebPage {
             if (!state.connected) { $("who").textContent = t(state.who ? "reconnecting" : "connecting"); return; }
             if (!state.who || !state.who.state) return;
             const code = state.who.speaker === "a" ? state.a : state.who.speaker === "b" ? state.b : "";
+            // Auto mode has not decided who speaks: no language is claimed.
+            if (state.who.decided === false && (state.who.state === "listening" || state.who.state === "hearing")) {
+              $("who").textContent = t("state_" + state.who.state + "_any");
+              return;
+            }
             const name = state.who.state === "echo_guard" ? "speaking" : state.who.state;
             const known = ["listening", "hearing", "recognizing", "translating", "speaking", "paused", "idle", "device_lost"];
             $("who").textContent = t(known.includes(name) ? "state_" + name : "state_other", { language: code ? languageName(code) : "…" });
           }
-          function who(data) { state.who = { state: data.state, speaker: data.speaker }; showWho(); }
+          function who(data) { state.who = { state: data.state, speaker: data.speaker, decided: data.decided }; showWho(); }
 
           function showPairing() {
             const acting = state.pairing === "code";
@@ -235,8 +254,15 @@ enum WebPage {
           }
 
           function send(type, data) {
-            if (!state.socket || state.socket.readyState !== WebSocket.OPEN) { notice("not_connected"); return; }
+            if (!state.socket || state.socket.readyState !== WebSocket.OPEN) { notice("not_connected"); return false; }
             state.socket.send(JSON.stringify({ type: type, id: state.nextId++, data: data || {} }));
+            return true;
+          }
+          // A turn's live words: dimmed while they come; a guess (auto mode not yet sure who speaks) dimmed more, in italics.
+          function live(text, guessed) {
+            $("heard").className = "big partial" + (guessed ? " guess" : "");
+            $("heard").title = guessed ? t("guessed_words") : "";
+            $("heard").textContent = text;
           }
 
           function onMessage(message) {
@@ -251,32 +277,53 @@ enum WebPage {
                 state.turns = data.turns || [];
                 // After a reload the top shows the last turn until the next one comes.
                 if (state.turns.length > 0 && !$("heard").textContent) showTurn(state.turns[0]);
+                // Paired by the code in the address just opened: said once.
+                if (data.paired && state.codeGiven) notice("paired", true);
+                state.codeGiven = false;
                 languages(data.status.a.language, data.status.b.language);
-                who({ state: data.status.state, speaker: data.status.speaker });
+                who({ state: data.status.state, speaker: data.status.speaker, decided: data.status.decided });
                 showPairing();
                 break;
-              case "state": who(data); break;
+              case "state":
+                // Between turns: the next translation is a new turn's (a replay is stored as no turn).
+                if (["listening", "paused", "idle"].includes(data.state)) state.current = false;
+                who(data);
+                break;
               case "level": $("level").value = Math.max(-60, Math.min(0, data.rms_db)); break;
-              case "speech_start": $("heard").className = "big partial"; $("heard").textContent = "..."; $("said").textContent = ""; break;
-              case "partial": $("heard").className = "big partial"; $("heard").textContent = data.text; break;
-              case "transcript": $("heard").className = "big"; words($("heard"), data.text, data.words); $("said").textContent = ""; break;
-              case "translation": $("said").textContent = data.text; break;
+              case "speech_start": state.current = true; live("...", data.decided === false); $("said").textContent = ""; break;
+              case "partial": state.current = true; live(data.text, data.decided === false); break;
+              case "transcript":
+                state.current = true;
+                $("heard").className = "big"; $("heard").title = "";
+                words($("heard"), data.text, data.words); $("said").textContent = "";
+                break;
+              case "translation":
+                // A typed or repeated turn has no words heard: the last turn's must not stay above its translation.
+                if (!state.current) { $("heard").className = "big"; $("heard").title = ""; $("heard").textContent = state.typed || ""; }
+                state.current = true;
+                $("said").textContent = data.text;
+                break;
               case "turn":
-                state.turns = [data].concat(state.turns.filter((t) => t.id !== data.id)).slice(0, 6);
+                state.current = false; state.typed = null;
+                state.turns = [data].concat(state.turns.filter((t) => t.id !== data.id)).slice(0, shownTurns);
                 if (data.source_text) showTurn(data); else $("said").textContent = data.translated_text || "";
                 renderTurns();
                 break;
               case "error":
                 if (data.code === "wrong_code" || data.code === "pairing_required") {
                   localStorage.removeItem("parley.code"); state.paired = false; showPairing();
+                  // A wrong code is not left in the field: it is emptied for the next try.
+                  if (data.code === "wrong_code") { $("code").value = ""; $("code").focus(); }
                 }
+                state.typed = null;
                 // The reader's language, not the daemon's English message (which is for the CLI and logs).
                 notice(text.en["error_" + data.code] !== undefined ? "error_" + data.code : "error_other");
                 if (data.code === "too_many_clients") state.retry = 10000;
                 break;
               case "result":
                 notice("");
-                if (data.paired) { state.paired = true; showPairing(); }
+                state.typed = null;
+                if (data.paired) { state.paired = true; showPairing(); notice("paired", true); }
                 if (data.speaker_a && data.speaker_b) languages(data.speaker_a, data.speaker_b);
                 break;
             }
@@ -309,12 +356,15 @@ enum WebPage {
             e.preventDefault();
             const text = $("text").value.trim();
             if (!text) return;
-            send("say", { language: state.shown, text: text });
+            if (send("say", { language: state.shown, text: text })) state.typed = text;
             $("text").value = "";
           };
           // The code given to a page that is open already (its address opened again): it pairs at once.
           window.addEventListener("hashchange", () => { const code = takeCode(); if (code) send("pair", { code: code }); });
-          $("repeat").onclick = () => send("replay");
+          $("repeat").onclick = () => {
+            const last = state.turns.find((turn) => turn.translated_text);
+            if (send("replay") && last) state.typed = last.source_text;
+          };
           $("swap").onclick = () => send("swap");
           connect();
         })();

@@ -26,7 +26,7 @@ public struct WebSettings: Sendable {
     /// Turns sent to a page when it connects.
     public var recentTurns: Int
 
-    public init(listen: String, port: Int, code: String?, maxConnections: Int = 16, maxMessageBytes: Int = 4096, recentTurns: Int = 6) {
+    public init(listen: String, port: Int, code: String?, maxConnections: Int = 16, maxMessageBytes: Int = 4096, recentTurns: Int = 10) {
         self.listen = listen
         self.port = port
         self.code = code

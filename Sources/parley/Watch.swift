@@ -104,6 +104,12 @@ final class LiveView {
     var levels: [Float] = []
     var lastLevel: Float = -96
     var partial = ""
+    /// Whether who speaks is known (the `decided` of the last `state` event; absent: known).
+    /// While auto mode has not decided, no side is named as the one speaking.
+    var decided = true
+    /// Whether `partial` is the expected language's guess (a `partial` with `decided` false):
+    /// shown dimmed, marked as a guess.
+    var partialGuessed = false
     var turns: [TurnInfo] = []
     /// Words recognized with less confidence are doubtful: shown in brackets (`min_confidence`).
     var minConfidence = 0.5
@@ -125,6 +131,7 @@ final class LiveView {
     func apply(status: StatusInfo) {
         state = status.state
         speaker = status.speaker
+        decided = status.decided ?? true
         languages = ["a": status.a.language, "b": status.b.language]
     }
 
@@ -144,15 +151,19 @@ final class LiveView {
             guard let event = try? decoder.decode(Event<StateEvent>.self, from: line).data else { return nil }
             state = event.state
             speaker = event.speaker
+            decided = event.decided ?? true
             if event.state == "listening" { partial = "" }
             return "state: \(describe(state: event.state, speaker: event.speaker))"
         case EventType.partial:
             guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
             partial = event.text
+            partialGuessed = event.decided == false
+            if partialGuessed { return "partial (language not decided; \(event.language)'s guess): \(event.text)" }
             return "partial \(event.speaker): \(event.text)"
         case EventType.transcript:
             guard let event = try? decoder.decode(Event<TextEvent>.self, from: line).data else { return nil }
             partial = marked(event.text, words: event.words)
+            partialGuessed = false
             let confidence = event.confidence.map { ScreenText.printf(" (confidence %.2f)", $0) } ?? ""
             return "heard \(event.speaker) (\(event.language)): \(marked(event.text, words: event.words))\(confidence)"
         case EventType.translation:
@@ -173,6 +184,7 @@ final class LiveView {
             return "nothing recognized"
         case EventType.speechStart, EventType.speechEnd, EventType.speakingStart, EventType.speakingEnd:
             guard let event = try? decoder.decode(Event<SpeakerEvent>.self, from: line).data else { return nil }
+            if event.decided == false { return "\(type.replacing("_", with: " ")) (who speaks is not decided yet)" }
             return "\(type.replacing("_", with: " ")) \(event.speaker) (\(event.language))"
         case EventType.error:
             guard let event = try? decoder.decode(Event<ErrorEvent>.self, from: line).data else { return nil }
@@ -193,9 +205,19 @@ final class LiveView {
         return view.describe(state: status.state, speaker: status.speaker)
     }
 
+    /// Whether `speaker` is said to be the one speaking or listened to: not while auto mode
+    /// has not decided who speaks (`decided`), in the states it decides in.
+    private func named(_ speaker: String?, in state: String) -> String? {
+        (state == "listening" || state == "hearing") && !decided ? nil : speaker
+    }
+
     /// What Parley is doing, in words a person reads: the protocol's state names (`echo_guard`,
     /// `device_lost`) stay in `--json`. A side is named with its language: `b (es)`.
     func describe(state: String, speaker: String?) -> String {
+        if named(speaker, in: state) == nil && speaker != nil {
+            // Auto mode tells who speaks from the audio: neither side nor language is claimed.
+            return state == "hearing" ? "hearing someone (which language is not decided yet)" : "listening to either side"
+        }
         let side = speaker.map { "\($0) (\(languages[$0] ?? "?"))" }
         let other = speaker.map { $0 == "a" ? "b" : "a" }.map { "\($0) (\(languages[$0] ?? "?"))" }
         switch state {
@@ -251,7 +273,7 @@ final class LiveView {
     func render(width: Int, height: Int) -> [String] {
         var logical: [(text: String, hanging: Int?)] = [
             (header(width: width), nil), (meter(width: width), nil), ("", nil),
-            (partial.isEmpty ? "" : "  \u{1B}[1m\(partial)\u{1B}[0m", nil), ("", nil),
+            (partial.isEmpty ? "" : partialGuessed ? "  \u{1B}[2m(guess) \(partial)\u{1B}[0m" : "  \u{1B}[1m\(partial)\u{1B}[0m", nil), ("", nil),
         ]
         // "#9   a en:  ..." over "     b es:  ...": both texts start in one column, whatever the
         // turns' ids, and a text's continuation lines start there too.

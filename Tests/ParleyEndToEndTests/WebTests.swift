@@ -28,10 +28,10 @@ import FoundationNetworking
     /// A server for one test, between `languages`; `body` gets its port. The server stops when `body` returns.
     func withServer(
         code: String? = WebTests.code, maxConnections: Int = 16, languages: (a: String, b: String) = ("en", "es"),
-        _ body: (Int, TestConversation) async throws -> Void
+        mode: ConversationMode = .alternate, _ body: (Int, TestConversation) async throws -> Void
     ) async throws {
         var config = ParleyConfig(environment: [:])
-        config.mode = .alternate
+        config.mode = mode
         config.speakerA = languages.a
         config.speakerB = languages.b
         let conversation = try TestConversation(config: config, hearable: [languages.a, languages.b])
@@ -100,6 +100,24 @@ import FoundationNetworking
                             .object(["text": .string("go"), "confidence": .number(0.9)]),
                             .object(["text": .string("forward"), "confidence": .number(0.3)]),
                         ]))
+            }
+        }
+    }
+
+    /// The hello's status says whether who speaks is decided, as the `state` event does: not in
+    /// auto mode, where the audio tells (the page then claims no language); in alternate mode it is.
+    @Test(arguments: [(ConversationMode.auto, false), (.alternate, true)])
+    func theHelloSaysWhetherWhoSpeaksIsDecided(mode: ConversationMode, decided: Bool) async throws {
+        try await withServer(mode: mode) { port, conversation in
+            #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "listening" })
+            try await page(port) { reader, _ in
+                let hello = try #require(try await reader.next("hello"))
+                guard case .object(let status)? = hello["status"] else {
+                    Issue.record("no status in the hello")
+                    return
+                }
+                #expect(status["state"] == .string("listening"))
+                #expect(status["decided"] == .bool(decided), "\(status)")
             }
         }
     }

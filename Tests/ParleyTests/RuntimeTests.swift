@@ -357,6 +357,76 @@ struct AutoModeRuntimeTests {
         _ = await conversation.finish()
     }
 
+    /// What `state` (listening, hearing), `speech_start` and `partial` say of who speaks, until
+    /// the turn: in auto mode, with both languages decoded, it is not decided (the side named
+    /// is only expected, and the live words its language's guess); in alternate mode it is.
+    func decisions(mode: ConversationMode) async throws -> [String: [Bool?]] {
+        var config = RuntimeTests.config()
+        config.mode = mode
+        let conversation = try TestConversation(config: config)
+        script(conversation, "good morning", spokenIn: "en")
+        conversation.recognizers.liveWords("good morning", in: "en")
+        conversation.recognizers.liveWords("garbled", in: "es")
+        conversation.start()
+        await speak(conversation)
+        let events = try #require(await conversation.events(until: EventType.turn))
+        // Listening again after the turn (the first listening came before the test subscribed).
+        for _ in 0..<100 where conversation.interpreter.snapshot.state != "listening" {
+            conversation.microphone.silence(ms: 100)
+            _ = await conversation.microphone.drained()
+        }
+        var listening: StateEvent?
+        while listening == nil, let state = await conversation.next(EventType.state, as: StateEvent.self) {
+            if state.state == "listening" { listening = state }
+        }
+        // The status says it as the state event does.
+        #expect(conversation.interpreter.snapshot.decided == listening?.decided)
+        _ = await conversation.finish()
+        struct Event: Decodable {
+            struct Fields: Decodable {
+                var state: String?
+                var text: String?
+                var decided: Bool?
+            }
+            var data: Fields
+        }
+        var found: [String: [Bool?]] = [:]
+        for (type, line) in events {
+            let data = try JSONDecoder().decode(Event.self, from: line).data
+            switch type {
+            case EventType.state where data.state == "listening" || data.state == "hearing":
+                found[data.state ?? "", default: []].append(data.decided)
+            case EventType.state:
+                #expect(data.decided == nil, "\(data.state ?? ""): nothing to decide")
+            case EventType.speechStart:
+                found[type, default: []].append(data.decided)
+            case EventType.partial:
+                #expect(data.text == "good morning", "the expected speaker's lane gives the live words")
+                found[type, default: []].append(data.decided)
+            default:
+                break
+            }
+        }
+        found["listening", default: []].append(try #require(listening, "listening again after the turn").decided)
+        return found
+    }
+
+    @Test func untilTheAudioTellsWhoSpeaksTheEventsSayItIsNotDecided() async throws {
+        let found = try await decisions(mode: .auto)
+        for type in ["listening", "hearing", EventType.speechStart, EventType.partial] {
+            #expect(found[type]?.isEmpty == false, "no \(type) event: \(found)")
+            #expect(found[type]?.allSatisfy { $0 == false } == true, "\(type): \(found)")
+        }
+    }
+
+    @Test func inAlternateModeTheEventsSayWhoSpeaksIsDecided() async throws {
+        let found = try await decisions(mode: .alternate)
+        for type in ["listening", "hearing", EventType.speechStart, EventType.partial] {
+            #expect(found[type]?.isEmpty == false, "no \(type) event: \(found)")
+            #expect(found[type]?.allSatisfy { $0 == true } == true, "\(type): \(found)")
+        }
+    }
+
     @Test func withOneSideHearableAutoIsTurnOrderOnOneDecoder() async throws {
         var config = RuntimeTests.config()
         config.mode = .auto

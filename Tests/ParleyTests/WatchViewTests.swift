@@ -61,6 +61,44 @@ import ParleyProtocol
         #expect(view.apply(event: Data(line.utf8)) == "state: speaking, then listening to b (es)")
     }
 
+    /// Auto mode, before the audio tells who speaks (issue 38): the Spanish speaker after an
+    /// English turn is not said to be "hearing a (en)", and the English lane's guess at their
+    /// words is shown as a guess; once decided (or from a daemon that does not say), as before.
+    @Test func untilWhoSpeaksIsDecidedNoSideIsClaimedAndTheLiveWordsAreAGuess() {
+        let view = Self.view()
+        func header() -> String { Self.plain(view.render(width: 120, height: 24)[0]).replacingOccurrences(of: "\u{00A0}", with: " ") }
+        let start = #"{"type":"speech_start","data":{"speaker":"a","language":"en","decided":false}}"#
+        #expect(view.apply(event: Data(start.utf8)) == "speech start (who speaks is not decided yet)")
+        let hearing = #"{"type":"state","data":{"state":"hearing","speaker":"a","decided":false}}"#
+        #expect(view.apply(event: Data(hearing.utf8)) == "state: hearing someone (which language is not decided yet)")
+        #expect(header().hasPrefix("Parley  hearing someone"), "\(header())")
+        #expect(!header().contains("(en)") && !header().contains("(es)"), "\(header())")
+        let guess = #"{"type":"partial","data":{"speaker":"a","language":"en","text":"the way they","decided":false}}"#
+        let line = view.apply(event: Data(guess.utf8)) ?? ""
+        #expect(line.contains("not decided") && line.contains("guess") && !line.hasPrefix("partial a:"), "\(line)")
+        let shown = view.render(width: 120, height: 24).map(Self.plain)
+        #expect(shown.contains("  (guess) the way they"), "\(shown)")
+        let listening = #"{"type":"state","data":{"state":"listening","speaker":"b","decided":false}}"#
+        #expect(view.apply(event: Data(listening.utf8)) == "state: listening to either side")
+
+        // What `status` says when watch starts (or parleyd comes back).
+        var status = CLIUsageTests.status(a: .init(language: "en", hearable: true), b: .init(language: "es", hearable: true))
+        status.decided = false
+        view.apply(status: status)
+        #expect(header().hasPrefix("Parley  listening to either side"), "\(header())")
+
+        // Decided, or not said (an older daemon): the side, as before.
+        let known = #"{"type":"state","data":{"state":"hearing","speaker":"a","decided":true}}"#
+        #expect(view.apply(event: Data(known.utf8)) == "state: hearing a (en)")
+        let old = #"{"type":"state","data":{"state":"listening","speaker":"b"}}"#
+        #expect(view.apply(event: Data(old.utf8)) == "state: listening to b (es)")
+        let started = #"{"type":"speech_start","data":{"speaker":"b","language":"es","decided":true}}"#
+        #expect(view.apply(event: Data(started.utf8)) == "speech start b (es)")
+        let sure = #"{"type":"partial","data":{"speaker":"a","language":"en","text":"go forward","decided":true}}"#
+        #expect(view.apply(event: Data(sure.utf8)) == "partial a: go forward")
+        #expect(view.render(width: 120, height: 24).map(Self.plain).contains("  go forward"))
+    }
+
     @Test(arguments: [Int64(7), 42, 1234])
     func aTurnsTwoLinesStartTheirTextInOneColumn(id: Int64) {
         let view = Self.view()

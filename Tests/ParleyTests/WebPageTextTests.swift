@@ -62,11 +62,39 @@ import Testing
         }
         // Keys made at run time: a state's words ("state_" + name; echo_guard reads as speaking)
         // and an error's ("error_" + code, else error_other).
-        for state in ["listening", "hearing", "recognizing", "translating", "speaking", "paused", "idle", "device_lost", "other"] {
+        for state in [
+            "listening", "hearing", "recognizing", "translating", "speaking", "paused", "idle", "device_lost", "other",
+            // Auto mode not yet sure who speaks ("state_" + state + "_any").
+            "listening_any", "hearing_any",
+        ] {
             #expect(Self.english["state_\(state)"] != nil, "no words for the state \(state)")
         }
+        // Words given to notice() by key, not through t("...").
+        for key in ["paired", "not_connected"] { #expect(Self.english[key] != nil && script.contains("notice(\"\(key)\""), "\(key)") }
         for code in ["wrong_code", "pairing_required", "not_found", "too_many_clients", "message_too_large", "unavailable", "other"] {
             #expect(Self.english["error_\(code)"] != nil, "no words for the error \(code)")
         }
+    }
+
+    /// The page's Portuguese is European, as Parley's Portuguese translation and voice are
+    /// (issue 38): none of Brazil's forms: the gerund ("ouvindo", "conectando": pt-PT says "a
+    /// ouvir"), "sua resposta" without its article, "conexão", "digitar", "tela", "celular",
+    /// "demais", "deu certo", "recarregar", "tentando".
+    @Test func thePortugueseIsEuropean() throws {
+        let portuguese = try #require(PageText.table["pt"])
+        let brazilian = ["conexão", "conectando", "digit", "tela", "celular", "demais", "deu certo", "recarreg", "aguardando", "equipe", "arquivo"]
+        for (key, phrase) in portuguese {
+            let lower = phrase.lowercased()
+            for form in brazilian { #expect(!lower.contains(form), "pt.\(key) is Brazilian (\(form)): \(phrase)") }
+            let words = lower.split { !$0.isLetter }.map(String.init)
+            for word in words where ["ando", "endo", "indo"].contains(where: word.hasSuffix) && !["quando", "lindo"].contains(word) {
+                Issue.record("pt.\(key) has a gerund, Brazilian where pt-PT says \"a ...\": \(word) in \(phrase)")
+            }
+            if lower.hasPrefix("sua ") || lower.hasPrefix("seu ") { Issue.record("pt.\(key): pt-PT puts the article: \(phrase)") }
+        }
+        // The forms that are European, where the Brazilian page had others.
+        #expect(portuguese["connection"] == "Ligação")
+        #expect(portuguese["state_listening"]?.hasPrefix("A ouvir") == true)
+        #expect(portuguese["typed_reply"] == "A sua resposta")
     }
 }
