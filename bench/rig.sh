@@ -33,6 +33,10 @@ dictionary = "$root/models/es/es.dict"
 [transcriber]
 enabled = $([ "${PARLEY_ACCURATE:-1}" != 0 ] && [ -e "$root/.build/engines/.complete" ] && echo true || echo false)
 engines = "$root/.build/engines"
+# Bergamot's models and worker from the same build (Festival, when Debian's is installed, speaks
+# English as shipped).
+[translator]
+engines = "$root/.build/engines"
 # The voice detector (PARLEY_VAD=level: the level alone).
 [endpoint]
 voice_detector = "${PARLEY_VAD:-silero}"
