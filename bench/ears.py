@@ -194,10 +194,10 @@ def edits(reference, hypothesis):
 def leading_extra(reference, hypothesis, lang):
     """Words the hypothesis starts with that were not said (1 or 2 words whose removal lowers
     the edit distance by as many), e.g. "You" or "Thank you"."""
-    ref, hyp = ears.words(reference, lang), ears.words(hypothesis, lang)
-    base = ears.edits(ref, hyp)[0]
+    ref, hyp = words(reference, lang), words(hypothesis, lang)
+    base = edits(ref, hyp)[0]
     for k in (2, 1):
-        if len(hyp) > k and ears.edits(ref, hyp[k:])[0] <= base - k:
+        if len(hyp) > k and edits(ref, hyp[k:])[0] <= base - k:
             return " ".join(hyp[:k])
     return None
 
