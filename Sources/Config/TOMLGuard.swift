@@ -1,0 +1,89 @@
+import Foundation
+
+// MARK: - A guard in front of the TOML parser
+
+extension ParleyConfig {
+    /// Text that would crash the TOML parser rather than fail: toml++ (under TOMLKit) asserts,
+    /// and aborts the process even in release builds, where it expects a key and finds a
+    /// character that cannot begin one: after `[` or `[[` of a table header (`[é]`, `[=]`),
+    /// after `{` or `,` in an inline table. None of that is valid TOML (a key is quoted or
+    /// made of ASCII letters, digits, `_` and `-`), so it gets the one-line error of any other
+    /// syntax error before the parser sees it, and a reload with it changes nothing.
+    static func rejectUnparseable(_ text: String, source: String) throws(ConfigError) {
+        let scalars = Array(text.unicodeScalars)
+        var index = scalars.first == "\u{FEFF}" ? 1 : 0  // a byte-order mark, which the parser skips
+        var line = 1
+        var atLineStart = true
+        var nesting: [Character] = []  // "{" inline tables and "[" arrays of values
+        func peek(_ offset: Int = 0) -> Unicode.Scalar? { index + offset < scalars.count ? scalars[index + offset] : nil }
+        func skipBlanks() { while let c = peek(), c == " " || c == "\t" { index += 1 } }
+        func startsKey(allowingClose close: Unicode.Scalar?) throws(ConfigError) {
+            skipBlanks()
+            guard let c = peek() else { return }
+            if c == "\"" || c == "'" || c == close { return }
+            if c.isASCII, c.properties.isAlphabetic || ("0"..."9").contains(c) || c == "_" || c == "-" { return }
+            throw ConfigError(
+                "\(source): line \(line): a key or table name must be ASCII letters, digits, _ or -, or quoted (\"...\"), "
+                    + "not \(c.isASCII && c.properties.isWhitespace || c.value < 0x20 ? "a line break or control character" : "\"\(Character(c))...\"");"
+                    + " fix the TOML syntax there")
+        }
+        func skipString(_ quote: Unicode.Scalar) {
+            let triple = peek(1) == quote && peek(2) == quote
+            index += triple ? 3 : 1
+            while let c = peek() {
+                if c == "\n" {
+                    line += 1
+                    if !triple { return }
+                }
+                if c == "\\" && quote == "\"" {
+                    index += 2
+                    continue
+                }
+                if c == quote && (!triple || (peek(1) == quote && peek(2) == quote)) {
+                    index += triple ? 3 : 1
+                    return
+                }
+                index += 1
+            }
+        }
+        while let c = peek() {
+            if atLineStart, c == " " || c == "\t" {
+                index += 1
+                continue
+            }
+            let lineStart = atLineStart
+            atLineStart = false
+            switch c {
+            case "\n":
+                line += 1
+                atLineStart = nesting.isEmpty
+                index += 1
+            case "#":
+                while let next = peek(), next != "\n" { index += 1 }
+            case "\"", "'":
+                skipString(c)
+            case "[" where lineStart && nesting.isEmpty:
+                index += peek(1) == "[" ? 2 : 1
+                try startsKey(allowingClose: nil)
+            case "[":
+                nesting.append("[")
+                index += 1
+            case "]":
+                if nesting.last == "[" { nesting.removeLast() }
+                index += 1
+            case "{":
+                nesting.append("{")
+                index += 1
+                try startsKey(allowingClose: "}")
+            case "}":
+                if nesting.last == "{" { nesting.removeLast() }
+                index += 1
+            case "," where nesting.last == "{":
+                index += 1
+                try startsKey(allowingClose: "}")
+            default:
+                index += 1
+            }
+        }
+    }
+}
