@@ -154,8 +154,25 @@ extension WebBrowserTests {
             try await tab.waitFor("the turn said elsewhere shown") { $0.turns.count == 3 && $0.said == "[es] good night" }
             // Its translation repeated from this page (a replay is stored as no turn), then another turn typed elsewhere.
             let replayed = try await conversation.history.recentTurns(limit: 1).first?.id
+            _ = try await tab.evaluate(
+                """
+                window.parleyWho = [];
+                new MutationObserver(() => { window.parleyWho.push(document.getElementById("who").textContent); })
+                  .observe(document.getElementById("who"), { childList: true, characterData: true, subtree: true });
+                true
+                """)
             try await tab.click("#repeat")
             #expect(await TestConversation.until { conversation.interpreter.snapshot.state == "paused" && conversation.synthesizer.texts.count == 4 })
+            // The page, too, has seen the replay end (its events may reach the page after the
+            // daemon's own state has moved on): what a person types next is a new turn.
+            let paused = Self.expected("es", "state_paused")
+            var whoSeen: [String] = []
+            for _ in 0..<600 {
+                whoSeen = (try? JSONDecoder().decode([String].self, from: Data(try await tab.evaluate("JSON.stringify(window.parleyWho)").utf8))) ?? []
+                if whoSeen.count > 1, whoSeen.last == paused { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(whoSeen.count > 1 && whoSeen.last == paused, "\(whoSeen)")
             _ = try await conversation.interpreter.say(.a, text: "thank you")
             try await tab.waitFor("the last turn shown") { $0.turns.count == 4 && $0.said == "[es] thank you" }
             #expect(try await conversation.history.recentTurns(limit: 2).map(\.id).last == replayed, "the replay stored no turn")
