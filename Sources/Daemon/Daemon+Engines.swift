@@ -28,7 +28,8 @@ extension Daemon {
     /// Bergamot installed and on (`[translator] bergamot`), a "bergamot" backend comes just
     /// before Apertium's: it takes the directions whose best route uses a Bergamot model (alone,
     /// or joined to Apertium legs), and when it fails the turn goes to Apertium's own route
-    /// (one log line says so).
+    /// (one log line says so). That route stands by (`TranslatorChain.Backend.standby`): its
+    /// pipelines start with the first turn that needs them, not at start-up.
     static func makeTranslator(
         _ config: ParleyConfig, clock: ParleyClock = .continuous, environment: [String: String] = ProcessInfo.processInfo.environment,
         logger: Logger? = nil
@@ -74,7 +75,8 @@ extension Daemon {
                                 name: TranslationEngine.bergamot.rawValue,
                                 translator: RoutedTranslator(engines: [.apertium: apertium, .bergamot: bergamot], home: .bergamot, requiring: .bergamot)))
                     }
-                    backends.append(.init(name: name, translator: RoutedTranslator(base: apertium)))
+                    // Behind Bergamot, Apertium's own routes stand by: started by the first turn Bergamot fails.
+                    backends.append(.init(name: name, translator: RoutedTranslator(base: apertium), standby: bergamotFolder != nil))
                 case .libreTranslate, .apertiumApy:
                     let settings = backend == .libreTranslate ? config.libreTranslate : config.apertiumApy
                     guard let url = URL(string: settings.url) else { throw ConfigError("url \(settings.url) is not a URL") }

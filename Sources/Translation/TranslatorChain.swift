@@ -23,10 +23,23 @@ public final class TranslatorChain: Translator {
     public struct Backend: Sendable {
         public var name: String
         public var translator: any Translator
+        /// Whether it only stands in for the backends before it: start-up neither starts nor
+        /// checks it for a pair they offer, and the first turn it takes starts it. Apertium's
+        /// own routes behind Bergamot's are such a backend: warm, the English-Spanish pipeline
+        /// alone holds about 110 MiB, for turns that only come when Bergamot's worker has
+        /// failed (and a cold pipeline answers in 0.15 s here).
+        public var standby: Bool
 
-        public init(name: String, translator: any Translator) {
+        public init(name: String, translator: any Translator, standby: Bool = false) {
             self.name = name
             self.translator = translator
+            self.standby = standby
+        }
+
+        /// Whether start-up should start and check it in `pair`: it offers the pair, and is not
+        /// standing by behind an earlier backend that offers it too.
+        func checked(in pair: LanguagePair, behind earlier: ArraySlice<Backend>) -> Bool {
+            translator.supports(pair) && !(standby && earlier.contains { $0.translator.supports(pair) })
         }
     }
 
@@ -265,13 +278,14 @@ public final class TranslatorChain: Translator {
     /// within the deadline, once the backend has prepared the pair (a local pipeline starting
     /// cold, or the two of a pivot, is given its own cold-start allowance: that is not a
     /// failure). A backend that does not answer has its circuit broken now, so no turn waits
-    /// for it; it is probed in the background until it answers. Returns a line for each such
-    /// backend, for the log.
+    /// for it; it is probed in the background until it answers. A backend standing by
+    /// (`Backend.standby`) is left alone in the pairs an earlier backend offers. Returns a line
+    /// for each backend that does not answer, for the log.
     public func checkBackends(_ pairs: [LanguagePair]) async -> [String] {
         let timing = self.timing
         return await withTaskGroup(of: String?.self) { group in
-            for backend in backends {
-                guard let pair = pairs.first(where: { backend.translator.supports($0) }) else { continue }
+            for (index, backend) in backends.enumerated() {
+                guard let pair = pairs.first(where: { backend.checked(in: $0, behind: backends[..<index]) }) else { continue }
                 group.addTask { [circuits] in
                     try? await backend.translator.prepare(pair)
                     guard let problem = await Circuits.problem(of: backend.translator, pair: pair, timing: timing) else { return nil }

@@ -9,6 +9,22 @@ private final class Lines: Sendable {
     let value = Mutex<[String]>([])
 }
 
+/// A translator that offers some pairs and counts what start-up and turns ask of it.
+private final class Offering: Translator {
+    private let offered: Set<LanguagePair>
+    let prepared = Mutex<[LanguagePair]>([])
+    let asked = Mutex<[String]>([])
+
+    init(_ offered: Set<LanguagePair>) { self.offered = offered }
+
+    func supports(_ pair: LanguagePair) -> Bool { offered.contains(pair) }
+    func prepare(_ pair: LanguagePair) async throws { prepared.withLock { $0.append(pair) } }
+    func translate(_ text: String, from source: String, to target: String) async throws -> String {
+        asked.withLock { $0.append(text) }
+        return "[\(target)] \(text)"
+    }
+}
+
 /// What the daemon asks of any translator, without knowing whether it is a chain: its
 /// backends (`parley languages`) and a retry someone asked for (`parley retry`).
 @Suite("Translator: backends and retries, through the protocol")
@@ -56,5 +72,24 @@ struct TranslatorBackendsTests {
         let translator: any Translator = echo
         #expect(try await translator.retranslate("hola", from: "es", to: "en") == "[en] hola")
     }
-}
 
+    /// Apertium behind Bergamot: its own English-Spanish pipeline is not started at start-up
+    /// (about 110 MiB), only by a turn Bergamot fails; a pair Bergamot does not offer is still
+    /// started and checked, as is every pair of a backend that does not stand by.
+    @Test func aStandingByBackendIsNotStartedForThePairsOfTheOnesBeforeIt() async throws {
+        let enEs = LanguagePair("en", "es"), esEn = LanguagePair("es", "en"), esFr = LanguagePair("es", "fr")
+        let bergamot = Offering([enEs, esEn])
+        let apertium = Offering([enEs, esEn, esFr])
+        let chain = TranslatorChain([.init(name: "bergamot", translator: bergamot), .init(name: "apertium", translator: apertium, standby: true)])
+        #expect(await chain.checkBackends([enEs, esEn]).isEmpty)
+        #expect(bergamot.prepared.withLock { $0 } == [enEs])
+        #expect(apertium.prepared.withLock { $0 }.isEmpty && apertium.asked.withLock { $0 }.isEmpty, "it stands by for en-es and es-en")
+        #expect(await chain.checkBackends([enEs, esFr]).isEmpty)
+        #expect(apertium.prepared.withLock { $0 } == [esFr], "no backend before it offers es-fr")
+
+        let unchecked = Offering([enEs])
+        let behind = TranslatorChain([.init(name: "first", translator: Offering([enEs])), .init(name: "second", translator: unchecked)])
+        #expect(await behind.checkBackends([enEs]).isEmpty)
+        #expect(unchecked.prepared.withLock { $0 } == [enEs], "a backend that does not stand by is started and checked")
+    }
+}
