@@ -6,7 +6,9 @@ switched on, a tap opened) and stays, 4 s of it alone, then 4 English sentences 
 speakers of ../shared/speech/en, each followed by 6 s of the noise alone (the next person waits
 for the translation to be spoken: Parley does not listen while it speaks), and 3 s more at the end. The sentences are brought to one level; the noise is
 set to 15 or 10 dB below it (SNR over the sentences). Noises: ../shared/noise (8-talker babble,
-dishes, a running tap, an exercise bike); and the same scenes without noise.
+dishes, a running tap, an exercise bike); "talker", one voice at a time as from a TV across the
+room (the Italian recordings of ../shared/speech/it one after another, with their own pauses:
+words the sentences do not share); and the same scenes without noise.
 
 Each scene goes through parleyd in file mode (one-way English, Moonshine hearing), once with
 `voice_detector = "silero"` (as shipped) and once with "level" (the level alone). A sentence is
@@ -14,7 +16,8 @@ Each scene goes through parleyd in file mode (one-way English, Moonshine hearing
 words are matched to the sentence they share most words with; a turn sharing none is a turn of
 noise alone). WER is over all turns' words joined against all sentences joined.
 
-Usage: bench/scene.py BIN_DIR [ENGINES]   (SCENES=N scenes per condition, 3 by default)
+Usage: bench/scene.py BIN_DIR [ENGINES]   (SCENES=N scenes per condition, 3 by default;
+NOISES=talker,babble: those noises only, and the quiet scenes)
 """
 import glob
 import os
@@ -109,6 +112,9 @@ def main():
     recordings = ears.recordings("en")
     noises = {os.path.basename(p)[:-4].replace("speechcommands-", "").replace("-8talker-librispeech", ""): samples(p)
               for p in sorted(glob.glob(f"{ears.NOISE}/*.wav"))}
+    noises["talker"] = np.concatenate([samples(p) for p in sorted(glob.glob(f"{ears.SPEECH}/it/*.wav"))])
+    if os.environ.get("NOISES"):
+        noises = {name: noises[name] for name in os.environ["NOISES"].split(",")}
     conditions = [("quiet", None, None)] + [(name, name, snr) for name in noises for snr in SNRS]
     results = {}
     with tempfile.TemporaryDirectory(prefix="parley-scene-") as work:
