@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ParleyConfig
 import ParleyCore
 import ParleyEndpoint
@@ -295,26 +294,5 @@ struct AccurateConversationTests {
         #expect(!MoonshineTranscriber.repeatsItself("No, no, no."))
         #expect(!MoonshineTranscriber.repeatsItself("Two years ago I gave up civilization for this."))
         #expect(!MoonshineTranscriber.repeatsItself("It is what it is, and that is that."))
-    }
-}
-
-/// A Whisper worker that cannot start: the utterance fails at once, and the next ones do not
-/// wait for another broken start.
-@Suite("A worker that cannot start")
-struct BrokenWorkerTests {
-    @Test func aWorkerThatDiesAtStartIsLeftAloneForAWhile() throws {
-        // A "worker" that exits at once, as parley-whisper does when its model is missing.
-        let worker = WyomingTranscriber(
-            name: "whisper-base", endpoint: .child(["/bin/sh", "-c", "exit 2"]), languages: ["es"], timeoutMs: 5_000, startTimeoutMs: 5_000,
-            logger: Logger(label: "test"))
-        let samples = [Int16](repeating: 0, count: 16_000)
-        var first: RecognizerError?
-        do { _ = try worker.transcribe(samples, TranscriptionRequest(language: "es")) } catch { first = error }
-        #expect(first?.description.contains("did not start") == true, "\(String(describing: first))")
-        #expect(worker.starts == 1, "one start, and no second try on a worker that never started")
-        var second: RecognizerError?
-        do { _ = try worker.transcribe(samples, TranscriptionRequest(language: "es")) } catch { second = error }
-        #expect(second?.description.contains("tried again in") == true, "\(String(describing: second))")
-        #expect(worker.starts == 1)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ParleyTesting
 import Testing
 
@@ -106,47 +105,6 @@ struct WyomingServiceTests {
 
     @Test func samplesAreReadLittleEndian() {
         #expect(WyomingService.littleEndianSamples([1, 0, 0xff, 0xff, 0x00, 0x80, 7]) == [1, -1, Int16.min])
-    }
-}
-
-/// A worker that answers `describe`, then nothing: the utterance fails within its timeout, the
-/// worker is not asked twice, and the next utterance starts a fresh one.
-@Suite("A worker that hangs", .blocksThreads)
-struct HungWorkerTests {
-    @Test func aHungWorkerFailsTheUtteranceInTimeAndIsReplacedForTheNext() throws {
-        let info = #"{"type":"info","data_length":2}"# + "\n{}"
-        let worker = WyomingTranscriber(
-            name: "moonshine-tiny", endpoint: .child(["/bin/sh", "-c", "printf '%s' '\(info)'; exec sleep 30"]), languages: ["en"],
-            detectsLanguage: false, holdsUpInNoise: false, timeoutMs: 300, timeoutPerSecondMs: 100, startTimeoutMs: 5_000,
-            logger: Logger(label: "test"))
-        let samples = [Int16](repeating: 0, count: 16_000)
-        for attempt in 1...2 {
-            let started = ContinuousClock.now
-            var failure: RecognizerError?
-            do { _ = try worker.transcribe(samples, TranscriptionRequest(language: "en")) } catch { failure = error }
-            let waited = ContinuousClock.now - started
-            // 300 ms plus 100 ms for the second of audio, then the kill.
-            #expect(failure?.description.contains("did not answer within 400 ms") == true, "\(String(describing: failure))")
-            // The upper bound only catches a missing limit (not how fast a loaded machine kills).
-            #expect(waited >= .milliseconds(400) && waited < .seconds(30), "waited \(waited)")
-            #expect(worker.starts == attempt, "one start per utterance: a hung worker is not asked twice")
-            #expect(worker.workerProcess == nil, "killed")
-            #expect(worker.isAvailable, "a worker that hung is started again for the next utterance")
-        }
-    }
-
-    @Test func aWorkerThatCannotStartIsLeftOutOfWhoHearsForAWhile() throws {
-        let broken = WyomingTranscriber(
-            name: "moonshine-tiny", endpoint: .child(["/bin/sh", "-c", "exit 2"]), languages: ["en"], detectsLanguage: false,
-            holdsUpInNoise: false, timeoutMs: 1_000, startTimeoutMs: 1_000, logger: Logger(label: "test"))
-        let whisper = WyomingTranscriber(
-            name: "whisper-base", endpoint: .child(["/bin/false"]), languages: ["en", "es"], timeoutMs: 1_000, logger: Logger(label: "test"))
-        let hearing = AccurateHearing(engines: [broken, whisper])
-        #expect(hearing.name(for: "en") == "moonshine-tiny")
-        #expect(throws: RecognizerError.self) { try broken.warm() }
-        #expect(!broken.isAvailable)
-        #expect(hearing.name(for: "en") == "whisper-base", "status names the engine that hears in its place")
-        #expect(hearing.engines(for: "en").map(\.name) == ["whisper-base"])
     }
 }
 
