@@ -233,7 +233,7 @@ extension ParleyConfig {
         if let section = try file.section("endpoint") {
             try section.allowOnly([
                 "silence_ms", "likely_end_ms", "end_probability", "preroll_ms", "min_speech_ms", "max_speech_ms", "onset_ms", "margin_db",
-                "floor_min_db", "floor_rise_ms", "voice_detector", "speech_threshold", "speech_end_threshold",
+                "background_below_db", "floor_min_db", "floor_rise_ms", "voice_detector", "speech_threshold", "speech_end_threshold",
             ])
             var endpoint = config.endpoint
             endpoint.silenceMs = try section.int("silence_ms", in: SettingBounds.silenceMs) ?? endpoint.silenceMs
@@ -244,6 +244,7 @@ extension ParleyConfig {
             endpoint.maxSpeechMs = try section.int("max_speech_ms", in: 500...120_000) ?? endpoint.maxSpeechMs
             endpoint.onsetMs = try section.int("onset_ms", in: 0...2_000) ?? endpoint.onsetMs
             endpoint.marginDB = try section.float("margin_db", in: 0...60) ?? endpoint.marginDB
+            endpoint.backgroundBelowDB = try section.float("background_below_db", in: 0...60) ?? endpoint.backgroundBelowDB
             endpoint.floorMinDB = try section.float("floor_min_db", in: -96...0) ?? endpoint.floorMinDB
             endpoint.floorRiseMs = try section.int("floor_rise_ms", in: 100...60_000) ?? endpoint.floorRiseMs
             if let detector = try section.string("voice_detector") {

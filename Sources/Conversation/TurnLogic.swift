@@ -259,7 +259,7 @@ public struct TurnLogic: Sendable {
             period.actions += handle(.speechEnded(at: end))
             holdWhileTheEndMayBeWithdrawn()
         case .discarded(let end)?:
-            period.log.append("sound discarded at \(Self.seconds(end)): too short, or no louder than the background")
+            period.log.append("sound discarded at \(Self.seconds(end)): too short, no louder than the background, or a voice far under the people's")
             period.actions += handle(.speechDiscarded)
         case nil:
             if wasInSpeech {

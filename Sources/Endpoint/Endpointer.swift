@@ -48,6 +48,13 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
     public var onsetMs: Int = 100
     /// How far above the noise floor speech must be.
     public var marginDB: Float = 12
+    /// How far below the voices of the people using Parley another voice may be and still be
+    /// heard (0: any voice is). A voice further below, a TV or a radio across the room, neither
+    /// starts an utterance nor holds its silence limit off (`Endpointer.voiceLevelDB`); the
+    /// short pause still needs quiet, so a person's soft words under it end nothing. 12 dB: a talker 15
+    /// dB under the sentences has 3 % of its 100 ms stretches within 12 dB of their loud
+    /// level, 14 % within 15 dB (docs/benchmarks.md, "A voice in the background").
+    public var backgroundBelowDB: Float = 12
     /// The lowest the noise floor may go; keeps digital silence from making noise look like speech.
     public var floorMinDB: Float = -66
     /// How long a louder background must last to become the floor: with a voice-activity
@@ -122,6 +129,8 @@ public struct Endpointer: Sendable {
     private var onsetVoiced: SampleTime = 0
     private var speechStart: SampleTime = 0
     private var lastVoicedEnd: SampleTime = 0
+    /// The end of the last period voiced and not under `backgroundGateDB`.
+    private var lastNearEnd: SampleTime = 0
     private var voicedSamples: SampleTime = 0
     /// The end of the last period the voice-activity detector heard a voice in.
     private var lastVoiceHeardEnd: SampleTime = 0
@@ -133,6 +142,11 @@ public struct Endpointer: Sendable {
     private var recent: [(rmsDB: Float, samples: Int32)] = []
     /// With the level alone: the quietest period of the utterance so far.
     private var quietestInSpeechDB: Float = 0
+    /// The power of the last periods (`smoothingPeriods`), oldest first: the level a voice is
+    /// judged by against `voiceLevelDB`, a syllable's, not a 20 ms period's.
+    private var recentPower: [Double] = []
+    /// Samples since an utterance last set `voiceLevelDB`.
+    private var sinceVoiceLevel: SampleTime = 0
     private var recentStart = 0
     private var recentSamples = 0
 
@@ -147,6 +161,27 @@ public struct Endpointer: Sendable {
     }
 
     public var isInSpeech: Bool { phase == .speech }
+
+    /// The level of the people using Parley, in dBFS: how loud the utterances that ended were
+    /// (the 80th percentile of their voiced periods), the loudest at once, a quieter one a
+    /// quarter of the way; nil before the first. `backgroundBelowDB` under it, a voice is the
+    /// background's. After `voiceLevelHoldMs` without an utterance it falls
+    /// `voiceLevelFallDBPerSecond`, so a room that changed (people further away, the only
+    /// voice a quieter one) is heard again.
+    public private(set) var voiceLevelDB: Float?
+
+    /// How long `voiceLevelDB` holds without an utterance before it falls.
+    public static let voiceLevelHoldMs = 30_000
+    /// How fast it falls after that.
+    public static let voiceLevelFallDBPerSecond: Float = 0.5
+    /// How many 20 ms periods a level is judged over against `voiceLevelDB`: 100 ms.
+    public static let smoothingPeriods = 5
+
+    /// The level a period's voice must reach to be one of the people's (nil: any).
+    public var backgroundGateDB: Float? {
+        guard settings.backgroundBelowDB > 0, let voice = voiceLevelDB else { return nil }
+        return voice - settings.backgroundBelowDB
+    }
 
     /// How long a pause must have lasted before the recognizer's view of it counts: long enough
     /// for the decoder to have closed the last word.
@@ -205,6 +240,7 @@ public struct Endpointer: Sendable {
         _ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float? = nil, cue: EndCue? = nil
     ) -> EndpointEvent? {
         let end = start + SampleTime(frame.count)
+        let nearDB = smoothed(rmsDB, samples: frame.count)
         guard noiseFloorDB != nil else {
             // The first period is taken as the background: a floor must exist before speech can.
             remember(frame, end: end)
@@ -220,11 +256,14 @@ public struct Endpointer: Sendable {
             if speech >= settings.speechEndThreshold { lastVoiceHeardEnd = end }
             trackFloor(rmsDB, samples: frame.count)
         }
+        // A voice well under the people's (a TV across the room) is not theirs: it does not
+        // start speech, and does not hold the silence limit off.
+        let near = voiced && (backgroundGateDB.map { nearDB >= $0 } ?? true)
         if phase != .silence { utteranceLevels.append((rmsDB, Int32(frame.count))) }
         switch phase {
         case .silence, .onset:
             remember(frame, end: end)
-            guard voiced else {
+            guard near else {
                 phase = .silence
                 onsetVoiced = 0
                 utteranceLevels.removeAll(keepingCapacity: true)
@@ -243,6 +282,7 @@ public struct Endpointer: Sendable {
             if history.count > wanted { history.removeFirst(history.count - wanted) }
             speechStart = historyEnd - SampleTime(history.count)
             lastVoicedEnd = end
+            lastNearEnd = end
             processedEnd = end
             voicedSamples = onsetVoiced
             quietestInSpeechDB = rmsDB
@@ -256,17 +296,21 @@ public struct Endpointer: Sendable {
                 lastVoicedEnd = end
                 voicedSamples += SampleTime(frame.count)
             }
+            if near { lastNearEnd = end }
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
                 if speech == nil { noiseFloorDB = max(noiseFloorDB ?? settings.floorMinDB, quietestInSpeechDB) }
                 return finish(at: end, reason: .maxLength, judgedAgain: speech != nil)
             }
-            guard !voiced else { return nil }
-            let pause = end - lastVoicedEnd
-            if pause >= count(ms: settings.silenceMs) {
+            // The silence limit counts from the people's last voice: a TV talking on does not
+            // keep the turn open. (The short pause below still needs quiet, as a person's own
+            // soft words under the gate must not end a sentence after 300 ms.)
+            if end - lastNearEnd >= count(ms: settings.silenceMs) {
                 return finish(at: end, reason: .silence, judgedAgain: speech != nil)
             }
+            guard !voiced else { return nil }
+            let pause = end - lastVoicedEnd
             // The short pause needs the detector's word too, when one runs: a dip in the level
             // that it still hears as a voice, or stopped hearing only just now, is a breath
             // inside the sentence, not its end.
@@ -303,16 +347,54 @@ public struct Endpointer: Sendable {
     /// until the floor learned it, and is no louder than the floor now.
     private mutating func finish(at end: SampleTime, reason: EndpointEvent.EndReason, judgedAgain: Bool = false) -> EndpointEvent {
         let voiced = voicedSamples
-        let pause = max(0, end - lastVoicedEnd)
+        let pause = max(0, end - (reason == .silence ? lastNearEnd : lastVoicedEnd))
         let threshold = thresholdDB
         let aboveFloor =
             judgedAgain ? utteranceLevels.reduce(SampleTime(0)) { $0 + ($1.rmsDB > threshold ? SampleTime($1.samples) : 0) } : voiced
         lastSpeechAboveFloorDB = speechAboveFloorDB
+        let loud = loudLevel(above: threshold)
         reset()
         if (voiced < count(ms: settings.minSpeechMs) || aboveFloor < count(ms: settings.minSpeechMs)) && reason != .forced {
             return .discarded(end: end)
         }
+        // Started by a moment of a background voice that reached the people's, and no louder
+        // than the background as a whole: not theirs, and it teaches nothing.
+        if let gate = backgroundGateDB, let loud, loud < gate, reason != .forced {
+            return .discarded(end: end)
+        }
+        if let loud { learnVoiceLevel(loud) }
         return .ended(end: end, reason: reason, pause: pause)
+    }
+
+    /// The 80th percentile of the utterance's periods above `threshold` (nil: none).
+    private func loudLevel(above threshold: Float) -> Float? {
+        let levels = utteranceLevels.lazy.map(\.rmsDB).filter { $0 > threshold }.sorted()
+        guard !levels.isEmpty else { return nil }
+        return levels[min(levels.count - 1, levels.count * 4 / 5)]
+    }
+
+    /// An utterance ended at `level`: the loudest is believed at once, a quieter one a quarter
+    /// of the way (one utterance of a quieter person does not lower it much, several do).
+    private mutating func learnVoiceLevel(_ level: Float) {
+        if let voice = voiceLevelDB, level < voice {
+            voiceLevelDB = voice + (level - voice) / 4
+        } else {
+            voiceLevelDB = level
+        }
+        sinceVoiceLevel = 0
+    }
+
+    /// The level of the last `smoothingPeriods` periods (mean power), and the fall of
+    /// `voiceLevelDB` once it has held long enough.
+    private mutating func smoothed(_ rmsDB: Float, samples: Int) -> Float {
+        if recentPower.count == Self.smoothingPeriods { recentPower.removeFirst() }
+        recentPower.append(pow(10, Double(rmsDB) / 10))
+        sinceVoiceLevel += SampleTime(samples)
+        if let voice = voiceLevelDB, phase == .silence, sinceVoiceLevel > count(ms: Self.voiceLevelHoldMs) {
+            let fallen = voice - Self.voiceLevelFallDBPerSecond * Float(samples) / Float(sampleRate)
+            voiceLevelDB = fallen > settings.floorMinDB ? fallen : nil
+        }
+        return Float(10 * log10(recentPower.reduce(0, +) / Double(recentPower.count)))
     }
 
     private mutating func remember(_ frame: [Int16], end: SampleTime) {

@@ -355,3 +355,87 @@ struct EndpointerCueTests {
         #expect(ended.end == ms(2200))
     }
 }
+
+@Suite("Endpointing with a voice in the background")
+struct EndpointerBackgroundVoiceTests {
+    let room = { (ms: Int, seed: UInt64) in Signals.noise(ms: ms, amplitude: 0.002, seed: seed) }
+
+    /// A talker across the room, 20 dB under the person: 300 ms syllables and 200 ms gaps.
+    func tv(ms: Int) -> [Int16] {
+        var signal: [Int16] = []
+        var seed: UInt64 = 100
+        while signal.count < Signals.rate * ms / 1000 {
+            signal += mix(Signals.tone(ms: 300, amplitude: 0.03, hz: 300), room(300, seed)) + room(200, seed + 1)
+            seed += 2
+        }
+        return Array(signal.prefix(Signals.rate * ms / 1000))
+    }
+
+    /// The detector hears every voice, near or far: whatever is well above the room.
+    private func run(_ signal: [Int16], settings: EndpointSettings) -> (events: [EndpointEvent], level: Float?) {
+        var endpointer = Endpointer(settings: settings, sampleRate: Signals.rate)
+        var events: [EndpointEvent] = []
+        var position: Int64 = 0
+        for period in Signals.periods(signal) {
+            let level = Levels(measuring: period).rmsDB
+            if let event = endpointer.process(period, at: position, rmsDB: level, speech: level > -45 ? 0.9 : 0.02) { events.append(event) }
+            position += Int64(period.count)
+        }
+        return (events, endpointer.voiceLevelDB)
+    }
+
+    /// A person speaks; the TV talks on; the person speaks again over it, and stops.
+    var room1: [Int16] {
+        room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 4000)
+            + mix(Signals.tone(ms: 1000, amplitude: 0.3), tv(ms: 1000)) + tv(ms: 3000)
+    }
+
+    @Test func aVoiceWellUnderThePeoplesNeitherStartsNorKeepsAnUtterance() throws {
+        let (events, level) = run(room1, settings: EndpointSettings())
+        let ends = events.compactMap { if case .ended(let end, let reason, _) = $0 { (end, reason) } else { nil } }
+        #expect(events.count == 4, "two utterances, the person's, and none of the TV's alone: \(events)")
+        #expect(ends.map(\.1) == [.silence, .silence])
+        // The second ends the silence limit after the person stops (at 9.5 s), the TV going on:
+        // the level is judged over 100 ms, so the person's last 80 ms linger in it.
+        let second = try #require(ends.last).0
+        #expect(second >= ms(11_000) && second <= ms(11_100), "ended at \(second / 16) ms")
+        let learned = try #require(level)
+        #expect(learned > -18 && learned < -12, "the tone at 0.3 of full scale is about -13.5 dBFS: \(learned)")
+    }
+
+    @Test func withTheGateOffTheTVIsSpeech() {
+        var settings = EndpointSettings()
+        settings.backgroundBelowDB = 0
+        let (events, _) = run(room1, settings: settings)
+        let started = events.filter { if case .started = $0 { true } else { false } }
+        #expect(started.count >= 2)
+        guard case .started(let start, _)? = started.dropFirst().first else { return }
+        #expect(start < ms(9_000), "the TV alone started the second utterance, at \(start / 16) ms")
+    }
+
+    @Test func aMomentOfTheBackgroundAsLoudAsThePeopleStartsNothingThatIsKept() throws {
+        // The TV shouts for 200 ms (about -17 dBFS, within 12 dB of the person), then talks on
+        // 20 dB under the person: the utterance it started is discarded, and the level stays.
+        let signal = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2)
+            + mix(Signals.tone(ms: 200, amplitude: 0.2, hz: 300), room(200, 3)) + tv(ms: 3000) + room(2000, 4)
+        let (events, level) = run(signal, settings: EndpointSettings())
+        #expect(events.count == 4, "\(events)")
+        guard case .discarded? = events.last else {
+            Issue.record("the TV's utterance was kept: \(events)")
+            return
+        }
+        let learned = try #require(level)
+        #expect(learned > -18, "learned from the person alone: \(learned)")
+    }
+
+    @Test func aRoomWithoutThePeopleForAWhileHearsQuieterVoicesAgain() {
+        // The gate (12 dB under the person) falls 0.5 dB a second after 30 s: 40 s later it
+        // has fallen 5 dB, and the TV (20 dB under the person) is still under it; 90 s later it
+        // has fallen 30 dB, and the TV is heard.
+        let person = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2)
+        let held = run(person + room(40_000, 3) + tv(ms: 2000), settings: EndpointSettings()).events
+        #expect(held.count == 2, "\(held)")
+        let fallen = run(person + room(90_000, 3) + tv(ms: 2000), settings: EndpointSettings()).events
+        #expect(fallen.count > 2, "\(fallen)")
+    }
+}
