@@ -17,7 +17,8 @@ words are matched to the sentence they share most words with; a turn sharing non
 noise alone). WER is over all turns' words joined against all sentences joined.
 
 Usage: bench/scene.py BIN_DIR [ENGINES]   (SCENES=N scenes per condition, 3 by default;
-NOISES=talker,babble: those noises only, and the quiet scenes)
+NOISES=talker,babble: those noises only, and the quiet scenes; ENDPOINT="key = value; ...":
+more [endpoint] settings, e.g. ENDPOINT="background_below_db = 0")
 """
 import glob
 import os
@@ -123,7 +124,7 @@ def main():
             path = f"{work}/{detector}.toml"
             ears.write_config(path, work, transcriber=(moonshine, ""))
             with open(path, "a") as f:
-                f.write(f'[endpoint]\nvoice_detector = "{detector}"\n')
+                f.write(f'[endpoint]\nvoice_detector = "{detector}"\n' + os.environ.get("ENDPOINT", "").replace(";", "\n") + "\n")
         for label, name, snr in conditions:
             for index in range(count):
                 audio, references = scene(recordings, noises.get(name), snr, seed=index)

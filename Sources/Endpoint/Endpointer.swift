@@ -51,9 +51,7 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
     /// How far below the voices of the people using Parley another voice may be and still be
     /// heard (0: any voice is). A voice further below, a TV or a radio across the room, neither
     /// starts an utterance nor holds its silence limit off (`Endpointer.voiceLevelDB`); the
-    /// short pause still needs quiet, so a person's soft words under it end nothing. 12 dB: a talker 15
-    /// dB under the sentences has 3 % of its 100 ms stretches within 12 dB of their loud
-    /// level, 14 % within 15 dB (docs/benchmarks.md, "A voice in the background").
+    /// short pause still needs quiet, so a person's soft words under it end nothing.
     public var backgroundBelowDB: Float = 12
     /// The lowest the noise floor may go; keeps digital silence from making noise look like speech.
     public var floorMinDB: Float = -66
@@ -143,7 +141,7 @@ public struct Endpointer: Sendable {
     /// With the level alone: the quietest period of the utterance so far.
     private var quietestInSpeechDB: Float = 0
     /// The power of the last periods (`smoothingPeriods`), oldest first: the level a voice is
-    /// judged by against `voiceLevelDB`, a syllable's, not a 20 ms period's.
+    /// judged by against `voiceLevelDB`, a few syllables', not a 20 ms period's.
     private var recentPower: [Double] = []
     /// Samples since an utterance last set `voiceLevelDB`.
     private var sinceVoiceLevel: SampleTime = 0
@@ -163,7 +161,8 @@ public struct Endpointer: Sendable {
     public var isInSpeech: Bool { phase == .speech }
 
     /// The level of the people using Parley, in dBFS: how loud the utterances that ended were
-    /// (the 80th percentile of their voiced periods), the loudest at once, a quieter one a
+    /// (the 90th percentile of their voiced periods: the loudest voice in it, when a TV talked
+    /// in the same utterance), the loudest at once, a quieter one a
     /// quarter of the way; nil before the first. `backgroundBelowDB` under it, a voice is the
     /// background's. After `voiceLevelHoldMs` without an utterance it falls
     /// `voiceLevelFallDBPerSecond`, so a room that changed (people further away, the only
@@ -174,8 +173,12 @@ public struct Endpointer: Sendable {
     public static let voiceLevelHoldMs = 30_000
     /// How fast it falls after that.
     public static let voiceLevelFallDBPerSecond: Float = 0.5
-    /// How many 20 ms periods a level is judged over against `voiceLevelDB`: 100 ms.
-    public static let smoothingPeriods = 5
+    /// How many 20 ms periods a level is judged over against `voiceLevelDB`: 300 ms, a few
+    /// syllables. A TV 15 dB under the sentences reaches the gate in 2.0 % of its 300 ms
+    /// stretches and leaves 84 % of 1.5 s windows free of it, against 4.4 % and 47 % judged
+    /// over 100 ms; a person's own voiced periods fall under it 3.8 % of the time, against
+    /// 9.9 % (docs/benchmarks.md, "A voice in the background").
+    public static let smoothingPeriods = 15
 
     /// The level a period's voice must reach to be one of the people's (nil: any).
     public var backgroundGateDB: Float? {
@@ -366,11 +369,11 @@ public struct Endpointer: Sendable {
         return .ended(end: end, reason: reason, pause: pause)
     }
 
-    /// The 80th percentile of the utterance's periods above `threshold` (nil: none).
+    /// The 90th percentile of the utterance's periods above `threshold` (nil: none).
     private func loudLevel(above threshold: Float) -> Float? {
         let levels = utteranceLevels.lazy.map(\.rmsDB).filter { $0 > threshold }.sorted()
         guard !levels.isEmpty else { return nil }
-        return levels[min(levels.count - 1, levels.count * 4 / 5)]
+        return levels[min(levels.count - 1, levels.count * 9 / 10)]
     }
 
     /// An utterance ended at `level`: the loudest is believed at once, a quieter one a quarter
