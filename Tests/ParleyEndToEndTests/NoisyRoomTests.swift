@@ -46,11 +46,11 @@ struct NoisyRoomTests {
         }
     }
 
-    /// A room: quiet for 1 s, then `bed` comes on and never stops; 3 s of it alone, then each
-    /// clip (brought to one level, about -26 dBFS) followed by `gap` seconds of the bed alone
-    /// (the next person waits for Parley's spoken translation), then `tail` seconds more; the
-    /// bed `snr` dB below the speech.
-    func room(_ clips: [String], bed: String, snr: Double, gap: Double = 10, tail: Double = 0, in dir: URL) throws -> URL {
+    /// A room: quiet for `bedFrom` seconds (1), then `bed` comes on and never stops; the first
+    /// clip comes at 4 s, each clip (brought to one level, about -26 dBFS) followed by `gap`
+    /// seconds of the bed alone (the next person waits for Parley's spoken translation), then
+    /// `tail` seconds more; the bed `snr` dB below the speech.
+    func room(_ clips: [String], bed: [Int16], snr: Double, gap: Double = 10, tail: Double = 0, bedFrom: Double = 1, in dir: URL) throws -> URL {
         let rate = 16_000.0
         let level = 0.05 * 32_768
         func rms(_ x: [Double]) -> Double { (x.reduce(0) { $0 + $1 * $1 } / Double(max(1, x.count))).squareRoot() }
@@ -61,10 +61,10 @@ struct NoisyRoomTests {
             speech += samples.map { $0 * gain } + [Double](repeating: 0, count: Int(gap * rate))
         }
         speech += [Double](repeating: 0, count: Int(tail * rate))
-        let noise = try EndToEnd.wavSamples(URL(fileURLWithPath: bed)).samples.map(Double.init)
+        let noise = bed.map(Double.init)
         let gain = level / pow(10, snr / 20) / max(1, rms(noise))
         let mixed = speech.enumerated().map { index, sample in
-            Int16(clamping: Int((sample + (index < Int(rate) ? 0 : noise[index % noise.count] * gain)).rounded()))
+            Int16(clamping: Int((sample + (index < Int(bedFrom * rate) ? 0 : noise[index % noise.count] * gain)).rounded()))
         }
         let url = dir.appendingPathComponent("room.raw")
         try WAV.encodeSamples(mixed).write(to: url)
@@ -80,7 +80,7 @@ struct NoisyRoomTests {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let clips = ["vctk-p238_165", "cathy-a0122", "vctk-p301_102"].map { "\(english)/\($0).wav" }
-        let input = try room(clips, bed: "\(noise)/\(bed).wav", snr: 15, in: dir)
+        let input = try room(clips, bed: try EndToEnd.wavSamples(URL(fileURLWithPath: "\(noise)/\(bed).wav")).samples, snr: 15, in: dir)
         let config = try EndToEnd.writeConfig(
             in: dir, extra: "[conversation]\nmode = \"one-way\"\n" + AccurateEngines.table + "\n[log]\nlevel = \"debug\"")
         let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
@@ -101,7 +101,7 @@ struct NoisyRoomTests {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         // Only the bed, as loud as in the room above: 1 s quiet, then 23 s of it.
-        let input = try room([], bed: "\(noise)/\(bed).wav", snr: 15, tail: 20, in: dir)
+        let input = try room([], bed: try EndToEnd.wavSamples(URL(fileURLWithPath: "\(noise)/\(bed).wav")).samples, snr: 15, tail: 20, in: dir)
         let config = try EndToEnd.writeConfig(
             in: dir, extra: "[conversation]\nmode = \"one-way\"\n" + AccurateEngines.table + "\n[log]\nlevel = \"debug\"")
         let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
@@ -109,5 +109,36 @@ struct NoisyRoomTests {
         let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 20)
         let said = result.stderr.split(separator: "\n").filter { $0.contains("speech ") || $0.contains("sound discarded") }
         #expect(turns.isEmpty, "turns: \(turns.map(\.sourceText)); endpoints: \(said)")
+    }
+
+    /// A TV across the room: one voice at a time (two French recordings, one after the other,
+    /// with their own pauses), 15 dB under the people, on from the first person's first word.
+    /// Each sentence is one turn of its own words (the TV's did not run into it), and the TV
+    /// alone makes no turn. (With `[endpoint] background_below_db = 0`, before the
+    /// gate, the TV made turns of its own and ran into the sentences: bench/scene.py, "talker".)
+    @Test func aVoiceAcrossTheRoomMakesNoTurnAndHoldsNoneOpen() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let french = EndToEnd.repository + "/Tests/data/fr"
+        let talker = try ["voxforge-Agoniste-fr-sb-496", "voxforge-Agoniste-fr-sb-500"].flatMap {
+            try EndToEnd.wavSamples(URL(fileURLWithPath: "\(french)/\($0).wav")).samples
+        }
+        let clips = ["vctk-p238_165", "cathy-a0122", "vctk-p301_102"].map { "\(english)/\($0).wav" }
+        let input = try room(clips, bed: talker, snr: 15, gap: 8, tail: 4, bedFrom: 4, in: dir)
+        let config = try EndToEnd.writeConfig(
+            in: dir, extra: "[conversation]\nmode = \"one-way\"\n" + AccurateEngines.table + "\n[log]\nlevel = \"debug\"")
+        let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let said = result.stderr.split(separator: "\n").filter { $0.contains("speech ") || $0.contains("sound discarded") }
+        let turns = Array(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 20).reversed())
+        try #require(turns.count == clips.count, "turns: \(turns.map(\.sourceText)); endpoints: \(said)")
+        for (turn, clip) in zip(turns, clips) {
+            let reference = try reference(clip)
+            let recall = EndToEnd.wordRecall(turn.sourceText, reference: reference)
+            #expect(recall >= 0.6, "\(clip): heard \"\(turn.sourceText)\" (\(Int(recall * 100)) % of the words)")
+            // Little beyond the sentence: the TV's words did not run into it.
+            let extra = turn.sourceText.split(separator: " ").count - reference.split(separator: " ").count
+            #expect(extra <= 3, "\(clip): heard \"\(turn.sourceText)\"; endpoints: \(said)")
+        }
     }
 }
