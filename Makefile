@@ -167,6 +167,7 @@ bench: release
 	bench/noise.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/engine-cost.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/scene.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/background-levels.py
 	bench/vad-cost.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/languages.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/vocabulary.py en
