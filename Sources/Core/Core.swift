@@ -16,6 +16,11 @@ public enum Speaker: String, Sendable, Codable, CaseIterable, Hashable {
     public var other: Speaker { self == .a ? .b : .a }
 }
 
+/// What became of a turn's translation.
+public enum TurnStatus: String, Sendable, Codable, CaseIterable {
+    case translated, untranslated
+}
+
 /// Who speaks after a turn.
 public enum ConversationMode: String, Sendable, Codable, CaseIterable {
     /// Either person may speak at any time: each utterance is decoded in both languages and the

@@ -41,7 +41,7 @@ extension DaemonControl {
                 throw FieldRefusal("turn \(id) was deleted meanwhile")
             }
             logger.info("retried turn translated", metadata: ["id": "\(id)"])
-            events.publish(EventType.translation, TextEvent(speaker: turn.speaker, language: turn.targetLang, text: text))
+            events.publish(EventType.translation, TextEvent(speaker: turn.speaker.rawValue, language: turn.targetLang, text: text))
             events.publish(EventType.turnUpdated, updated.info)
             return updated.info
         case .failure(let error):

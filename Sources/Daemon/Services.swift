@@ -3,6 +3,7 @@ import Logging
 import ParleyAudio
 import ParleyControl
 import ParleyControlSocket
+import ParleyCore
 import ParleyHistory
 import ParleyProtocol
 import ParleyRuntime
@@ -145,8 +146,8 @@ extension Daemon {
         else { return }
         let translated = turn.translatedText ?? "(untranslated: \(turn.error ?? "unknown error"))"
         let confidence = turn.confidence.map { String(format: "%.2f", $0) } ?? "-"
-        print("[\(turn.speaker) \(turn.sourceLang)] \(turn.sourceText)")
-        print("[\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang)] \(translated)")
+        print("[\(turn.speaker.rawValue) \(turn.sourceLang)] \(turn.sourceText)")
+        print("[\(turn.speaker.other.rawValue) \(turn.targetLang)] \(translated)")
         if let ipa = turn.ipa { print("  /\(ipa)/") }
         print("  confidence \(confidence), recognition \(turn.timings.asrMs ?? -1) ms, translation \(turn.timings.mtMs ?? -1) ms, response \(turn.timings.responseMs ?? -1) ms")
         fflush(nil)

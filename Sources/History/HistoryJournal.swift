@@ -68,8 +68,7 @@ public enum HistoryJournal {
             let turns = data.split(separator: 0x0A).compactMap { turn(fromLine: Data($0)) }
             do {
                 if let first = turns.first {
-                    let a = first.speaker == "a" ? first.sourceLang : first.targetLang
-                    let b = first.speaker == "a" ? first.targetLang : first.sourceLang
+                    let (a, b) = first.languages
                     try database.writer.write { db in
                         var session = SessionRecord(startedAt: first.createdAt, speakerA: a, speakerB: b)
                         session.endedAt = turns.last?.createdAt

@@ -149,7 +149,7 @@ public final class HistoryWriter: Sendable {
         let (start, closed) = state.withLock { state in
             guard !state.closed else { return (false, true) }
             if let last = state.lastTurnAt, turn.createdAt.timeIntervalSince(last) > sessionGap {
-                let (a, b) = turn.speaker == "b" ? (turn.targetLang, turn.sourceLang) : (turn.sourceLang, turn.targetLang)
+                let (a, b) = turn.languages
                 state.speakers = (a, b)
                 Self.append(.session(speakerA: a, speakerB: b, at: turn.createdAt, done: { _ in }), to: &state)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ParleyCore
 
 /// How much history to keep. Favorites are exempt from both limits and do not count toward
 /// `maxTurns`.
@@ -152,7 +153,7 @@ extension AppDatabase {
             var sessionID: Int64?
             var added = 0
             for turn in turns {
-                let exists = try TurnRecord.filter(TurnRecord.Columns.createdAt == turn.createdAt && TurnRecord.Columns.speaker == turn.speaker)
+                let exists = try TurnRecord.filter(TurnRecord.Columns.createdAt == turn.createdAt && TurnRecord.Columns.speaker == turn.speaker.rawValue)
                     .filter(TurnRecord.Columns.sourceText == turn.sourceText)
                     .fetchCount(db) > 0
                 guard !exists else { continue }

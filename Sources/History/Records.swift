@@ -37,13 +37,11 @@ public struct SessionRecord: Codable, Sendable, Equatable, FetchableRecord, Muta
 public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "turns"
 
-    public enum Status: String, Codable, Sendable {
-        case translated, untranslated
-    }
+    public typealias Status = TurnStatus
 
     public var id: Int64?
     public var sessionID: Int64
-    public var speaker: String
+    public var speaker: Speaker
     public var sourceLang: String
     public var targetLang: String
     public var sourceText: String
@@ -87,7 +85,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var route: String?
 
     public init(
-        id: Int64? = nil, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
+        id: Int64? = nil, sessionID: Int64, speaker: Speaker, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, words: [WordConfidence]? = nil, status: Status, error: String? = nil,
         favorite: Bool = false, lowConfidence: Bool = false, createdAt: Date, asrMs: Int? = nil, mtMs: Int? = nil, ttsMs: Int? = nil,
         responseMs: Int? = nil, pauseMs: Int? = nil, endedBy: String? = nil, speculated: Bool? = nil, detection: SpeakerDetection? = nil,
@@ -155,5 +153,12 @@ extension DerivableRequest<TurnRecord> {
     /// Newest first; ties (same timestamp) broken by id.
     public func newestFirst() -> Self {
         order(TurnRecord.Columns.createdAt.desc, TurnRecord.Columns.id.desc)
+    }
+}
+
+extension TurnRecord {
+    /// The languages of speakers A and B as this turn shows them (the speaker's is the source).
+    public var languages: (a: String, b: String) {
+        speaker == .a ? (sourceLang, targetLang) : (targetLang, sourceLang)
     }
 }

@@ -195,7 +195,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
 
     public var id: Int64
     public var sessionID: Int64
-    public var speaker: String
+    public var speaker: Speaker
     public var sourceLang: String
     public var targetLang: String
     public var sourceText: String
@@ -207,7 +207,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     public var words: [WordConfidence]?
     public var favorite: Bool
     public var lowConfidence: Bool
-    public var status: String
+    public var status: TurnStatus
     public var error: String?
     /// ISO 8601, UTC.
     public var createdAt: String
@@ -224,9 +224,9 @@ public struct TurnInfo: Sendable, Codable, Equatable {
     public var route: String?
 
     public init(
-        id: Int64, sessionID: Int64, speaker: String, sourceLang: String, targetLang: String, sourceText: String,
+        id: Int64, sessionID: Int64, speaker: Speaker, sourceLang: String, targetLang: String, sourceText: String,
         translatedText: String?, ipa: String? = nil, confidence: Double?, words: [WordConfidence]? = nil, favorite: Bool,
-        lowConfidence: Bool = false, status: String, error: String?,
+        lowConfidence: Bool = false, status: TurnStatus, error: String?,
         createdAt: String, timings: Timings, detection: SpeakerDetection? = nil, engine: String? = nil, streamingText: String? = nil,
         route: String? = nil
     ) {
@@ -288,3 +288,10 @@ public enum ParleyVersion {
 
 /// The longest line either side accepts.
 public let maxLineBytes = 64 * 1024
+
+extension TurnInfo {
+    /// The languages of speakers A and B as this turn shows them (the speaker's is the source).
+    public var languages: (a: String, b: String) {
+        speaker == .a ? (sourceLang, targetLang) : (targetLang, sourceLang)
+    }
+}

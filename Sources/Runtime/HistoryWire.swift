@@ -14,7 +14,7 @@ extension TurnRecord {
         TurnInfo(
             id: id ?? 0, sessionID: sessionID, speaker: speaker, sourceLang: sourceLang, targetLang: targetLang,
             sourceText: sourceText, translatedText: translatedText, ipa: ipa, confidence: confidence, words: words,
-            favorite: favorite, lowConfidence: lowConfidence, status: status.rawValue, error: error,
+            favorite: favorite, lowConfidence: lowConfidence, status: status, error: error,
             createdAt: HistoryTime.format(createdAt),
             timings: .init(
                 asrMs: asrMs, mtMs: mtMs, ttsMs: ttsMs, responseMs: responseMs, pauseMs: pauseMs, endedBy: endedBy,
@@ -23,19 +23,17 @@ extension TurnRecord {
     }
 
     /// A turn as a client sent it, with the id and session it was sent with (an import gives it
-    /// its own). A date or status that cannot be read is an error.
+    /// its own). A date that cannot be read is an error (a speaker or status that cannot is one
+    /// already, where the turn is decoded).
     public init(_ info: TurnInfo) throws(HistoryWireError) {
         guard let created = HistoryTime.parse(info.createdAt) else {
             throw HistoryWireError("turn \(info.id): created_at \"\(info.createdAt)\" is not an ISO 8601 date")
-        }
-        guard let status = Status(rawValue: info.status) else {
-            throw HistoryWireError("turn \(info.id): status must be translated or untranslated, not \"\(info.status)\"")
         }
         let timings = info.timings
         self.init(
             id: info.id, sessionID: info.sessionID, speaker: info.speaker, sourceLang: info.sourceLang, targetLang: info.targetLang,
             sourceText: info.sourceText, translatedText: info.translatedText, ipa: info.ipa, confidence: info.confidence,
-            words: info.words, status: status, error: info.error, favorite: info.favorite, lowConfidence: info.lowConfidence,
+            words: info.words, status: info.status, error: info.error, favorite: info.favorite, lowConfidence: info.lowConfidence,
             createdAt: created, asrMs: timings.asrMs, mtMs: timings.mtMs, ttsMs: timings.ttsMs, responseMs: timings.responseMs,
             pauseMs: timings.pauseMs, endedBy: timings.endedBy, speculated: timings.speculated, detection: info.detection,
             engine: info.engine, streamingText: info.streamingText, route: info.route)

@@ -60,7 +60,8 @@ extension Interpreter {
     /// Speaks a past turn's translation again, as a turn of its speaker (echo guard and all),
     /// without translating or storing it again. Returns once it was spoken.
     public func replay(_ turn: TurnRecord) async throws -> TurnRecord {
-        guard let speaker = Speaker(rawValue: turn.speaker), let translation = turn.translatedText else {
+        let speaker = turn.speaker
+        guard let translation = turn.translatedText else {
             throw ConversationRefusal("turn \(turn.id ?? 0) has no translation to speak")
         }
         let languages = TurnLanguages(source: turn.sourceLang, target: turn.targetLang)

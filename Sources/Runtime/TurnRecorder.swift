@@ -68,7 +68,7 @@ final class TurnRecorder: Sendable {
             return
         }
         let turn = TurnRecord(
-            sessionID: 0, speaker: draft.speaker.rawValue, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
+            sessionID: 0, speaker: draft.speaker, sourceLang: draft.sourceLang, targetLang: draft.targetLang,
             sourceText: recognition.text, translatedText: draft.translation, ipa: draft.ipa, confidence: recognition.confidence,
             words: recognition.words.isEmpty ? nil : recognition.wordConfidences,
             status: draft.translation == nil ? .untranslated : .translated, error: draft.error,

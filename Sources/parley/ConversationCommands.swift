@@ -123,8 +123,8 @@ struct Say: ParsableCommand {
             return try options.printJSON(turn)
         }
         if repeated { print(note) }
-        print("\(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
-        print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "(untranslated: \(turn.error ?? "error"))")")
+        print("\(turn.speaker.rawValue) \(turn.sourceLang): \(turn.sourceText)")
+        print("\(turn.speaker.other.rawValue) \(turn.targetLang): \(turn.translatedText ?? "(untranslated: \(turn.error ?? "error"))")")
     }
 }
 

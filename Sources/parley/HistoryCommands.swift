@@ -253,7 +253,7 @@ struct Replay: ParsableCommand {
     func run() throws {
         let turn = try options.call(Request(.replay(TurnReference(id: id))), as: TurnInfo.self)
         if options.json { return try options.printJSON(turn) }
-        print("\(turn.speaker == "a" ? "b" : "a") \(turn.targetLang): \(turn.translatedText ?? "")")
+        print("\(turn.speaker.other.rawValue) \(turn.targetLang): \(turn.translatedText ?? "")")
     }
 }
 
@@ -278,10 +278,10 @@ extension TurnInfo {
     /// Three lines: id, time (local, or UTC with `utc`), languages and the engine that heard
     /// it (when an accurate engine did); what was said; its translation.
     func show(utc: Bool) {
-        let other = speaker == "a" ? "b" : "a"
+        let other = speaker.other.rawValue
         let heard = (engine.map { "  heard by \($0)" } ?? "") + (route.map { "  translated by \($0)" } ?? "")
-        print("#\(id)\(favorite ? " ★" : "")  \(LocalTime.display(createdAt, utc: utc))  \(speaker) \(sourceLang) -> \(targetLang)\(heard)")
-        print("  \(speaker): \(sourceText)")
+        print("#\(id)\(favorite ? " ★" : "")  \(LocalTime.display(createdAt, utc: utc))  \(speaker.rawValue) \(sourceLang) -> \(targetLang)\(heard)")
+        print("  \(speaker.rawValue): \(sourceText)")
         print("  \(other): \(translatedText ?? "(untranslated: \(error ?? "error"))")")
     }
 }
@@ -298,8 +298,8 @@ enum CSV {
         var lines = [header.joined(separator: ",")]
         for turn in turns {
             let fields: [String?] = [
-                String(turn.id), String(turn.sessionID), turn.createdAt, turn.speaker, turn.sourceLang, turn.targetLang, turn.sourceText,
-                turn.translatedText, turn.ipa, turn.confidence.map { String($0) }, turn.status, turn.error, String(turn.favorite),
+                String(turn.id), String(turn.sessionID), turn.createdAt, turn.speaker.rawValue, turn.sourceLang, turn.targetLang, turn.sourceText,
+                turn.translatedText, turn.ipa, turn.confidence.map { String($0) }, turn.status.rawValue, turn.error, String(turn.favorite),
                 String(turn.lowConfidence), turn.timings.asrMs.map(String.init), turn.timings.mtMs.map(String.init),
                 turn.timings.ttsMs.map(String.init), turn.timings.responseMs.map(String.init),
                 turn.timings.pauseMs.map(String.init), turn.timings.endedBy, turn.timings.speculated.map(String.init), turn.engine,
@@ -336,8 +336,7 @@ enum ImportBatches {
             // A session the file does not describe starts with its first turn.
             let session = sessions[sessionID] ?? SessionInfo(
                 id: sessionID, startedAt: turns.first?.createdAt ?? "", endedAt: nil,
-                speakerA: turns.first.map { $0.speaker == "a" ? $0.sourceLang : $0.targetLang } ?? "",
-                speakerB: turns.first.map { $0.speaker == "a" ? $0.targetLang : $0.sourceLang } ?? "")
+                speakerA: turns.first?.languages.a ?? "", speakerB: turns.first?.languages.b ?? "")
             let sessionSize = try encoder.encode(session).count
             var batch: [TurnInfo] = []
             var size = sessionSize

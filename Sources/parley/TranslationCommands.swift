@@ -21,8 +21,8 @@ struct Retry: ParsableCommand {
     func run() throws {
         let turn = try options.call(Request(.retry(TurnReference(id: id))), as: TurnInfo.self)
         if options.json { return try options.printJSON(turn) }
-        let other = turn.speaker == "a" ? "b" : "a"
-        print("#\(turn.id)  \(turn.speaker) \(turn.sourceLang): \(turn.sourceText)")
+        let other = turn.speaker.other.rawValue
+        print("#\(turn.id)  \(turn.speaker.rawValue) \(turn.sourceLang): \(turn.sourceText)")
         print("     \(other) \(turn.targetLang): \(turn.translatedText ?? "(untranslated)")")
     }
 }

@@ -279,8 +279,8 @@ final class LiveView {
         // turns' ids, and a text's continuation lines start there too.
         let tagWidth = turns.map { "#\($0.id)".count }.max() ?? 0
         for turn in turns {
-            let other = turn.speaker == "a" ? "b" : "a"
-            let labels = ["\(turn.speaker) \(turn.sourceLang):", "\(other) \(turn.targetLang):"]
+            let other = turn.speaker.other.rawValue
+            let labels = ["\(turn.speaker.rawValue) \(turn.sourceLang):", "\(other) \(turn.targetLang):"]
             let labelWidth = labels.map(\.count).max() ?? 0
             let first = "#\(turn.id)".rightPadded(to: tagWidth) + "  " + labels[0].rightPadded(to: labelWidth) + "  "
             let second = "".rightPadded(to: tagWidth) + "  " + labels[1].rightPadded(to: labelWidth) + "  "

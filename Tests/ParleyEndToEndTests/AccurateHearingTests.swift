@@ -35,7 +35,7 @@ struct AccurateHearingTests {
         let turns = Array(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 20).reversed())
         try #require(turns.count == clips.count, "turns: \(turns.map(\.sourceText))")
         #expect(turns.map(\.sourceLang) == clips.map(\.0))
-        #expect(turns.map(\.speaker) == ["a", "b", "a", "b", "a"])
+        #expect(turns.map(\.speaker) == [.a, .b, .a, .b, .a])
         for (turn, clip) in zip(turns, clips) {
             #expect(turn.status == .translated && turn.translatedText?.isEmpty == false)
             #expect(turn.detection?.decidedBy == .languageID, "\(clip.1): \(String(describing: turn.detection))")

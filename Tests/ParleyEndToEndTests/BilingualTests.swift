@@ -36,7 +36,7 @@ struct BilingualTests {
         let turns = try await run(
             ["\(english)/goforward.raw", "\(spanish)/es-0029.wav", "\(english)/something.raw", "\(spanish)/es-0027.wav"],
             mode: "alternate", in: dir)
-        #expect(turns.map(\.speaker) == ["a", "b", "a", "b"])
+        #expect(turns.map(\.speaker) == [.a, .b, .a, .b])
         #expect(turns.map(\.sourceLang) == ["en", "es", "en", "es"])
         #expect(turns.map(\.targetLang) == ["es", "en", "es", "en"])
         #expect(turns.allSatisfy { $0.status == .translated && $0.translatedText?.isEmpty == false })
@@ -60,7 +60,7 @@ struct BilingualTests {
             ("en", "\(english)/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"), ("es", "\(spanish)/es-0031.wav"),
         ]
         let turns = try await run(clips.map(\.1), mode: "auto", in: dir)
-        #expect(turns.map(\.speaker) == ["a", "a", "b", "b", "a", "b"])
+        #expect(turns.map(\.speaker) == [.a, .a, .b, .b, .a, .b])
         #expect(turns.map(\.sourceLang) == clips.map(\.0))
         for turn in turns {
             let detection = try #require(turn.detection)

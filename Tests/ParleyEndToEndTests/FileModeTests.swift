@@ -20,7 +20,7 @@ struct FileModeTests {
         try #require(turns.count == 1)
         let turn = turns[0]
         #expect(turn.sourceText.contains("go forward"))
-        #expect(turn.speaker == "a" && turn.sourceLang == "en" && turn.targetLang == "es")
+        #expect(turn.speaker == .a && turn.sourceLang == "en" && turn.targetLang == "es")
         let translation = try #require(turn.translatedText)
         #expect(!translation.isEmpty)
         #expect(turn.status == .translated)
@@ -54,7 +54,7 @@ struct FileModeTests {
         #expect(turns.count == 2)
         #expect(turns.last?.sourceText.contains("go forward") == true)
         #expect(turns.first?.sourceText.contains("three") == true)
-        #expect(turns.allSatisfy { $0.speaker == "a" && $0.translatedText?.isEmpty == false })
+        #expect(turns.allSatisfy { $0.speaker == .a && $0.translatedText?.isEmpty == false })
     }
 
     @Test func speakersAlternateWhenBothCanBeHeard() async throws {
@@ -83,7 +83,7 @@ struct FileModeTests {
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 10)
         let oldestFirst = Array(turns.reversed())
-        #expect(oldestFirst.map(\.speaker) == ["a", "b", "a"])
+        #expect(oldestFirst.map(\.speaker) == [.a, .b, .a])
         #expect(oldestFirst.map(\.sourceLang) == ["en", "es", "en"])
         #expect(oldestFirst.first?.sourceText.contains("go forward") == true)
     }

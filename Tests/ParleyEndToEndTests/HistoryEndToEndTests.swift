@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import ParleyTesting
 import Synchronization
 import Testing
@@ -279,7 +280,7 @@ struct HistoryEndToEndTests {
         let path = dir.appendingPathComponent("state/history.sqlite").path
         let turns = ["guardado en el diario", "también este"].enumerated().map { index, text in
             TurnRecord(
-                sessionID: 0, speaker: "b", sourceLang: "es", targetLang: "en", sourceText: text, translatedText: "kept \(index)",
+                sessionID: 0, speaker: .b, sourceLang: "es", targetLang: "en", sourceText: text, translatedText: "kept \(index)",
                 confidence: nil, status: .translated, createdAt: Date(timeIntervalSinceNow: Double(index - 60)))
         }
         let journal = try HistoryJournal.spill(turns, historyPath: path, folders: [dir.appendingPathComponent("state").path])

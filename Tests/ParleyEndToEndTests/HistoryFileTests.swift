@@ -11,7 +11,7 @@ import Logging
 /// A translated English turn at `seconds` after 1970.
 func historyTurn(_ text: String, at seconds: TimeInterval) -> TurnRecord {
     TurnRecord(
-        sessionID: 0, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: text, translatedText: "«\(text)»",
+        sessionID: 0, speaker: .a, sourceLang: "en", targetLang: "es", sourceText: text, translatedText: "«\(text)»",
         confidence: nil, status: .translated, createdAt: Date(timeIntervalSince1970: seconds))
 }
 
@@ -126,7 +126,7 @@ struct HistoryFileTests {
 struct HistoryJournalTests {
     private func turn(_ text: String, at seconds: TimeInterval) -> TurnRecord {
         TurnRecord(
-            sessionID: 0, speaker: "b", sourceLang: "es", targetLang: "en", sourceText: text, translatedText: "«\(text)»",
+            sessionID: 0, speaker: .b, sourceLang: "es", targetLang: "en", sourceText: text, translatedText: "«\(text)»",
             confidence: 0.5, status: .translated, createdAt: Date(timeIntervalSince1970: seconds))
     }
 
@@ -172,7 +172,7 @@ struct HistoryJournalTests {
         #expect(turns.count == 5)
         let saved = turns.filter { $0.sourceText.hasPrefix(big) }
         #expect(saved.map(\.sourceText).sorted() == (0..<3).map { big + "\($0)" })
-        #expect(saved.allSatisfy { $0.speaker == "b" && $0.confidence == 0.5 && $0.createdAt.timeIntervalSince1970 >= 100 })
+        #expect(saved.allSatisfy { $0.speaker == .b && $0.confidence == 0.5 && $0.createdAt.timeIntervalSince1970 >= 100 })
         let sessions = try await restarted.export().sessions
         #expect(sessions.count == 2)
         #expect(sessions.last?.speakerA == "en" && sessions.last?.speakerB == "es")
@@ -338,7 +338,7 @@ struct HistoryFlushAtExitTests {
         for index in 0..<2 {
             let text = String(repeating: "an utterance that needs pages ", count: 300) + "\(index)"
             let turn = TurnRecord(
-                sessionID: 0, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: text, translatedText: nil, confidence: nil,
+                sessionID: 0, speaker: .a, sourceLang: "en", targetLang: "es", sourceText: text, translatedText: nil, confidence: nil,
                 status: .untranslated, createdAt: Date(timeIntervalSince1970: TimeInterval(index)))
             writer.enqueue(turn) { result in
                 if case .failure(let error) = result { answers.list.withLock { $0.append("\(error)") } }

@@ -57,7 +57,7 @@ enum OfflineLanguages {
     }
 
     /// Checks each turn against its clip: language, speaker, words, translated, route.
-    static func check(_ turns: [TurnRecord], clips: [(String, String)], speakers: [String], a: String, b: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func check(_ turns: [TurnRecord], clips: [(String, String)], speakers: [Speaker], a: String, b: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         try #require(turns.count == clips.count, "turns: \(turns.map(\.sourceText))", sourceLocation: sourceLocation)
         #expect(turns.map(\.sourceLang) == clips.map(\.0), sourceLocation: sourceLocation)
         #expect(turns.map(\.speaker) == speakers, sourceLocation: sourceLocation)
@@ -84,7 +84,7 @@ struct MoreLanguagesTests {
             ("fr", "\(OfflineLanguages.french)/voxforge-Agoniste-fr-sb-500.wav"), ("es", "\(OfflineLanguages.spanish)/fleurs-es-008.wav"),
         ]
         let (turns, _) = try await OfflineLanguages.converse(a: "fr", b: "es", clips: clips)
-        try OfflineLanguages.check(turns, clips: clips, speakers: ["a", "b", "a", "b"], a: "fr", b: "es")
+        try OfflineLanguages.check(turns, clips: clips, speakers: [.a, .b, .a, .b], a: "fr", b: "es")
         // Spanish and French words: "mundo" for "monde", "seguridad" for "sécurité".
         #expect(turns.first?.translatedText?.lowercased().contains("mundo") == true, "\(turns.first?.translatedText ?? "")")
     }
@@ -98,7 +98,7 @@ struct MoreLanguagesTests {
             ("en", "\(OfflineLanguages.english)/vctk-p238_165.wav"), ("pt", "\(OfflineLanguages.portuguese)/voxforge-LeonardodeJesus-201.wav"),
         ]
         let (turns, _) = try await OfflineLanguages.converse(a: "en", b: "pt", clips: clips)
-        try OfflineLanguages.check(turns, clips: clips, speakers: ["a", "b", "a", "b"], a: "en", b: "pt")
+        try OfflineLanguages.check(turns, clips: clips, speakers: [.a, .b, .a, .b], a: "en", b: "pt")
         // "passamos pelo parque para chegar em casa": a park and a house, in English.
         let park = turns.count > 1 ? turns[1].translatedText?.lowercased() ?? "" : ""
         #expect(park.contains("park") && (park.contains("home") || park.contains("house")), "\(park)")
@@ -177,7 +177,7 @@ struct PairSwitchTests {
         #expect(refused.message.split(separator: "\n").count == 1, "\(refused.stderr)")
         // Nothing changed: English-Spanish is still served.
         let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(try parley(["say", "--speaker", "a", "--json", "the house is red"]).stdout.utf8))
-        #expect(turn.targetLang == "es" && turn.status == "translated" && turn.route == "apertium", "\(turn)")
+        #expect(turn.targetLang == "es" && turn.status == .translated && turn.route == "apertium", "\(turn)")
         let table = try parley(["languages"]).stdout
         #expect(table.contains("apertium-fr-es"), "\(table)")
         for line in table.split(separator: "\n") { #expect(line.count <= 80, "\(line.count) columns: \(line)") }

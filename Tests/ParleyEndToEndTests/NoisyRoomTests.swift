@@ -1,5 +1,6 @@
 import Foundation
 import ParleyAudio
+import ParleyCore
 import ParleyEndpoint
 import ParleyHistory
 import ParleyTesting

@@ -90,7 +90,7 @@ struct RealTimeTests {
         }
         #expect(levels == 50 && !heard, "Parley heard something after the last turn")
         let turns = try daemon.call("history", as: [TurnInfo].self).reversed()
-        #expect(turns.map(\.speaker) == ["a", "b", "a"])
+        #expect(turns.map(\.speaker) == [.a, .b, .a])
         #expect(turns.map(\.sourceLang) == ["en", "es", "en"])
         #expect(turns.first?.sourceText.contains("go forward") == true)
         let spanish = try String(contentsOfFile: "\(EndToEnd.spanishRecordings)/es-0029.txt", encoding: .utf8)
@@ -172,7 +172,7 @@ struct RealTimeTests {
         let typed = try EndToEnd.run(try EndToEnd.binary("parley"), ["say", "--speaker", "b", "--json", "--socket", daemon.socket, "el perro es grande"], in: dir)
         #expect(typed.status == 0, "\(typed.stderr)")
         let turn = try JSONDecoder().decode(TurnInfo.self, from: Data(typed.stdout.utf8))
-        #expect(turn.speaker == "b" && turn.sourceLang == "es")
+        #expect(turn.speaker == .b && turn.sourceLang == "es")
         #expect(turn.translatedText?.lowercased().contains("dog") == true)
         #expect(try daemon.status().state == "paused")
 

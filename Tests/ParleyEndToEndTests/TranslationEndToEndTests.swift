@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import ParleyTesting
 import Testing
 @testable import ParleyProtocol
@@ -43,7 +44,7 @@ struct TranslationEndToEndTests {
         let said = try parleyRun(["say", "--speaker", "a", "--json", "the house is red"])
         #expect(said.status == 0, "\(said.stderr)")
         let turn = try decoder.decode(TurnInfo.self, from: Data(said.stdout.utf8))
-        #expect(turn.status == "untranslated" && turn.translatedText == nil)
+        #expect(turn.status == .untranslated && turn.translatedText == nil)
         #expect(turn.error?.contains("apertium-apy") == true, "\(turn.error ?? "no error")")
 
         // The speaker hears the notice in English, and the conversation goes on.
@@ -68,7 +69,7 @@ struct TranslationEndToEndTests {
         let retried = try parleyRun(["retry", "--json", "\(turn.id)"])
         #expect(retried.status == 0, "\(retried.stderr)")
         let updated = try decoder.decode(TurnInfo.self, from: Data(retried.stdout.utf8))
-        #expect(updated.status == "translated" && updated.error == nil)
+        #expect(updated.status == .translated && updated.error == nil)
         #expect(updated.translatedText?.lowercased().contains("casa") == true, "\(updated.translatedText ?? "nil")")
         let history = try decoder.decode([TurnInfo].self, from: Data(try parleyRun(["history", "--json"]).stdout.utf8))
         #expect(history.first { $0.id == turn.id }?.translatedText == updated.translatedText)

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import HummingbirdWSClient
 import Logging
 import NIOWebSocket
@@ -128,7 +129,7 @@ struct WebBrowserTests {
                 try cli.turns().count == 2 && cli.status()?.state == "listening"
             }
             let typed = try #require(try cli.turns().first)
-            #expect(typed.sourceText == reply && typed.speaker == "b" && typed.sourceLang == "es")
+            #expect(typed.sourceText == reply && typed.speaker == .b && typed.sourceLang == "es")
             let spokenReply = try #require(typed.translatedText)
             let replyShown = try await tab.waitFor("the reply on the page") { $0.turns.count == 2 }
             #expect(replyShown.turns[0].contains(reply) && replyShown.turns[0].contains(spokenReply), "\(replyShown.turns)")

@@ -87,7 +87,7 @@ struct ConfidenceTests {
         let words = [WordConfidence(text: "go", confidence: 0.97), WordConfidence(text: "forward", confidence: 0.31)]
         _ = try await database.insert(
             TurnRecord(
-                sessionID: try #require(session.id), speaker: "a", sourceLang: "en", targetLang: "es", sourceText: "go forward",
+                sessionID: try #require(session.id), speaker: .a, sourceLang: "en", targetLang: "es", sourceText: "go forward",
                 translatedText: nil, confidence: 0.6, words: words, status: .untranslated, createdAt: Date()))
         let stored = try #require(try await database.recentTurns(limit: 1).first)
         #expect(stored.words == words)

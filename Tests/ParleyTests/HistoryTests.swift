@@ -9,7 +9,7 @@ import ParleyTesting
 struct HistoryTests {
     private func turn(_ session: Int64, _ text: String, at seconds: TimeInterval) -> TurnRecord {
         TurnRecord(
-            sessionID: session, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: text,
+            sessionID: session, speaker: .a, sourceLang: "en", targetLang: "es", sourceText: text,
             translatedText: "«\(text)»", confidence: 0.5, status: .translated, createdAt: Date(timeIntervalSince1970: seconds),
             asrMs: 10, mtMs: 2, ttsMs: 5, responseMs: 20)
     }
@@ -150,7 +150,7 @@ struct HistoryTests {
 @Suite("History search and management")
 struct HistorySearchTests {
     private func turn(
-        _ session: Int64, _ text: String, _ translation: String? = nil, speaker: String = "a", from: String = "en", to: String = "es",
+        _ session: Int64, _ text: String, _ translation: String? = nil, speaker: Speaker = .a, from: String = "en", to: String = "es",
         at seconds: TimeInterval, favorite: Bool = false
     ) -> TurnRecord {
         TurnRecord(
@@ -201,9 +201,9 @@ struct HistorySearchTests {
         let first = try #require(try await database.startSession(speakerA: "en", speakerB: "es").id)
         let second = try #require(try await database.startSession(speakerA: "en", speakerB: "fr").id)
         _ = try await database.insert(turn(first, "one", "uno", at: 100))
-        _ = try await database.insert(turn(first, "dos", "two", speaker: "b", from: "es", to: "en", at: 200, favorite: true))
+        _ = try await database.insert(turn(first, "dos", "two", speaker: .b, from: "es", to: "en", at: 200, favorite: true))
         _ = try await database.insert(turn(second, "three", "trois", to: "fr", at: 300))
-        _ = try await database.insert(turn(second, "quatre", "four", speaker: "b", from: "fr", to: "en", at: 400, favorite: true))
+        _ = try await database.insert(turn(second, "quatre", "four", speaker: .b, from: "fr", to: "en", at: 400, favorite: true))
         #expect(try await texts(database, TurnQuery()) == ["quatre", "three", "dos", "one"])
         #expect(try await texts(database, TurnQuery(favoritesOnly: true)) == ["quatre", "dos"])
         #expect(try await texts(database, TurnQuery(speaker: "b")) == ["quatre", "dos"])
@@ -256,7 +256,7 @@ struct HistorySearchTests {
         #expect(again.id == first.id)
         #expect(try await database.turnCount() == 1)
         // Another speaker, or something in between, is a new turn.
-        _ = try await database.record(turn(session, "hello", "hola", speaker: "b", at: 3), retention: .unlimited)
+        _ = try await database.record(turn(session, "hello", "hola", speaker: .b, at: 3), retention: .unlimited)
         _ = try await database.record(turn(session, "hello", "hola", at: 4), retention: .unlimited)
         #expect(try await database.turnCount() == 3)
         // Retention runs with every write.

@@ -20,11 +20,11 @@ struct HistoryWireTests {
         _ = try await database.startSession(speakerA: "fr", speakerB: "de", at: Date(timeIntervalSince1970: 900))
         let first = try #require(try await database.startSession(speakerA: "en", speakerB: "es", at: Date(timeIntervalSince1970: 1_000.5)).id)
         let gone = try await database.insert(TurnRecord(
-            sessionID: first, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: "gone", translatedText: nil,
+            sessionID: first, speaker: .a, sourceLang: "en", targetLang: "es", sourceText: "gone", translatedText: nil,
             confidence: nil, status: .untranslated, createdAt: Date(timeIntervalSince1970: 1_000.75)))
         _ = try await database.deleteTurn(id: try #require(gone.id))
         _ = try await database.insert(TurnRecord(
-            sessionID: first, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: "go forward ten meters",
+            sessionID: first, speaker: .a, sourceLang: "en", targetLang: "es", sourceText: "go forward ten meters",
             translatedText: "avanza diez metros", ipa: "aβˈanθa ðjeθ ˈmetɾos", confidence: 0.42,
             words: [
                 WordConfidence(text: "go", confidence: 0.998), WordConfidence(text: "forward", confidence: 0.996),
@@ -36,7 +36,7 @@ struct HistoryWireTests {
             detection: SpeakerDetection(decidedBy: .audio, scores: ["en": -3.25, "es": -5.5], rivalLanguage: "es", rivalText: "go fue"),
             engine: "moonshine-tiny", streamingText: "go for word ten meters", route: "apertium"))
         _ = try await database.insert(TurnRecord(
-            sessionID: first, speaker: "b", sourceLang: "es", targetLang: "en", sourceText: "sí", translatedText: "yes",
+            sessionID: first, speaker: .b, sourceLang: "es", targetLang: "en", sourceText: "sí", translatedText: "yes",
             confidence: 0.9, words: [WordConfidence(text: "sí", confidence: 0.9)], status: .translated,
             createdAt: Date(timeIntervalSince1970: 1_002), asrMs: 0, mtMs: 1, ttsMs: 2, responseMs: 5, pauseMs: 900, endedBy: "silence",
             speculated: false,
@@ -46,7 +46,7 @@ struct HistoryWireTests {
         let second = try #require(try await database.startSession(speakerA: "en", speakerB: "fr", at: Date(timeIntervalSince1970: 2_000)).id)
         // A typed turn: no words, timings, detection nor engine; its empty fields must stay empty.
         _ = try await database.insert(TurnRecord(
-            sessionID: second, speaker: "b", sourceLang: "fr", targetLang: "en", sourceText: "« bonjour »", translatedText: nil,
+            sessionID: second, speaker: .b, sourceLang: "fr", targetLang: "en", sourceText: "« bonjour »", translatedText: nil,
             confidence: nil, status: .untranslated, error: "no translator for fr-en", createdAt: Date(timeIntervalSince1970: 2_000.5)))
         return database
     }
@@ -98,9 +98,13 @@ struct HistoryWireTests {
         let export = HistoryExportInfo(try await filledHistory().export())
         let session = try #require(export.sessions.first)
         var turn = try #require(export.turns.first)
-        turn.status = "lost"
-        #expect(throws: HistoryWireError.self) { try HistoryBatch(session: session, turns: [turn]).records() }
-        turn = try #require(export.turns.first)
+        // A status or a speaker that cannot be read: the turn itself does not decode.
+        let json = try #require(String(data: try JSONEncoder().encode(turn), encoding: .utf8))
+        for (field, value) in [("status", turn.status.rawValue), ("speaker", turn.speaker.rawValue)] {
+            let lost = json.replacingOccurrences(of: "\"\(field)\":\"\(value)\"", with: "\"\(field)\":\"lost\"")
+            #expect(lost != json, "\(field) is in \(json)")
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(TurnInfo.self, from: Data(lost.utf8)) }
+        }
         turn.createdAt = "yesterday"
         #expect(throws: HistoryWireError.self) { try HistoryBatch(session: session, turns: [turn]).records() }
         var unreadable = session

@@ -32,9 +32,9 @@ final class FaultyStore: HistoryStore {
 
 @Suite("History write queue")
 struct HistoryWriterTests {
-    private func turn(_ text: String, speaker: String = "a", at seconds: TimeInterval) -> TurnRecord {
+    private func turn(_ text: String, speaker: Speaker = .a, at seconds: TimeInterval) -> TurnRecord {
         TurnRecord(
-            sessionID: 0, speaker: speaker, sourceLang: speaker == "a" ? "en" : "es", targetLang: speaker == "a" ? "es" : "en",
+            sessionID: 0, speaker: speaker, sourceLang: speaker == .a ? "en" : "es", targetLang: speaker == .a ? "es" : "en",
             sourceText: text, translatedText: "«\(text)»", confidence: nil, status: .translated,
             createdAt: Date(timeIntervalSince1970: seconds))
     }
@@ -220,8 +220,8 @@ struct HistoryWriterTests {
         let writer = HistoryWriter(store: database, sessionGap: 30 * 60, speakerA: "en", speakerB: "es")
         writer.startSession(speakerA: "en", speakerB: "es")
         let first = try await writer.store(turn("morning", at: 0))
-        let close = try await writer.store(turn("still morning", speaker: "b", at: 29 * 60))
-        let later = try await writer.store(turn("afternoon", speaker: "b", at: 29 * 60 + 31 * 60))
+        let close = try await writer.store(turn("still morning", speaker: .b, at: 29 * 60))
+        let later = try await writer.store(turn("afternoon", speaker: .b, at: 29 * 60 + 31 * 60))
         #expect(first.sessionID == close.sessionID)
         #expect(later.sessionID != close.sessionID)
         let sessions = try await database.export().sessions

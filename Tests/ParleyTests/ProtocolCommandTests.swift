@@ -72,8 +72,8 @@ struct ProtocolCommandTests {
             session: SessionInfo(id: 2, startedAt: "2026-11-22T07:59:00.000Z", endedAt: nil, speakerA: "en", speakerB: "es"),
             turns: [
                 TurnInfo(
-                    id: 5, sessionID: 2, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: "hello", translatedText: "hola",
-                    confidence: nil, favorite: false, status: "translated", error: nil, createdAt: "2026-11-22T08:00:00.000Z",
+                    id: 5, sessionID: 2, speaker: .a, sourceLang: "en", targetLang: "es", sourceText: "hello", translatedText: "hola",
+                    confidence: nil, favorite: false, status: .translated, error: nil, createdAt: "2026-11-22T08:00:00.000Z",
                     timings: .init(mtMs: 3))
             ])
     }

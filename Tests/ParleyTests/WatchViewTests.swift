@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import Testing
 import ParleyProtocol
 @testable import parley
@@ -9,8 +10,8 @@ import ParleyProtocol
 @Suite struct WatchViewTests {
     static func turn(id: Int64, source: String = "go forward ten meters", translated: String? = "avanzar diez metros") -> TurnInfo {
         TurnInfo(
-            id: id, sessionID: 1, speaker: "a", sourceLang: "en", targetLang: "es", sourceText: source, translatedText: translated,
-            confidence: 0.9, favorite: false, status: "translated", error: nil, createdAt: "2026-11-26T08:00:00.000Z", timings: .init())
+            id: id, sessionID: 1, speaker: .a, sourceLang: "en", targetLang: "es", sourceText: source, translatedText: translated,
+            confidence: 0.9, favorite: false, status: .translated, error: nil, createdAt: "2026-11-26T08:00:00.000Z", timings: .init())
     }
 
     static func view(state: String = "listening", speaker: String? = "b") -> LiveView {
