@@ -173,6 +173,11 @@ public struct Endpointer: Sendable {
     public static let voiceLevelHoldMs = 30_000
     /// How fast it falls after that.
     public static let voiceLevelFallDBPerSecond: Float = 0.5
+    /// How many times `silenceMs` a voice under the gate holds a turn open after the people's
+    /// last voice: a person whose voice dropped 12 dB (the second of two FLEURS readers joined
+    /// with a pause, trailing off) spoke 1.5 s under the gate and lost it at 1 x.
+    public static let backgroundHoldFactor = 2
+
     /// How many 20 ms periods a level is judged over against `voiceLevelDB`: 300 ms, a few
     /// syllables. A TV 15 dB under the sentences reaches the gate in 2.0 % of its 300 ms
     /// stretches and leaves 84 % of 1.5 s windows free of it, against 4.4 % and 47 % judged
@@ -306,14 +311,18 @@ public struct Endpointer: Sendable {
                 if speech == nil { noiseFloorDB = max(noiseFloorDB ?? settings.floorMinDB, quietestInSpeechDB) }
                 return finish(at: end, reason: .maxLength, judgedAgain: speech != nil)
             }
-            // The silence limit counts from the people's last voice: a TV talking on does not
-            // keep the turn open. (The short pause below still needs quiet, as a person's own
-            // soft words under the gate must not end a sentence after 300 ms.)
-            if end - lastNearEnd >= count(ms: settings.silenceMs) {
+            // A voice under the gate (a TV talking on) keeps the turn open at most twice the
+            // silence limit after the people's last voice: not for ever, and not at once, as a
+            // person whose voice dropped (turned away, trailing off) is still speaking. (The short
+            // pause below needs quiet: their soft words must not end a sentence after 300 ms.)
+            if end - lastNearEnd >= count(ms: Self.backgroundHoldFactor * settings.silenceMs) {
                 return finish(at: end, reason: .silence, judgedAgain: speech != nil)
             }
             guard !voiced else { return nil }
             let pause = end - lastVoicedEnd
+            if pause >= count(ms: settings.silenceMs) {
+                return finish(at: end, reason: .silence, judgedAgain: speech != nil)
+            }
             // The short pause needs the detector's word too, when one runs: a dip in the level
             // that it still hears as a voice, or stopped hearing only just now, is a breath
             // inside the sentence, not its end.
@@ -350,7 +359,7 @@ public struct Endpointer: Sendable {
     /// until the floor learned it, and is no louder than the floor now.
     private mutating func finish(at end: SampleTime, reason: EndpointEvent.EndReason, judgedAgain: Bool = false) -> EndpointEvent {
         let voiced = voicedSamples
-        let pause = max(0, end - (reason == .silence ? lastNearEnd : lastVoicedEnd))
+        let pause = max(0, end - lastVoicedEnd)
         let threshold = thresholdDB
         let aboveFloor =
             judgedAgain ? utteranceLevels.reduce(SampleTime(0)) { $0 + ($1.rmsDB > threshold ? SampleTime($1.samples) : 0) } : voiced
