@@ -277,18 +277,9 @@ public final class FestivalSynthesizer: SpeechSynthesizer {
         }
         var produced = 0
         var festivalWorks = true
-        for sentence in Self.sentences(text) {
+        for sentence in SentenceSpeech.sentences(text) {
             if festivalWorks, let samples = festival(sentence, voice: voice) {
-                do {
-                    var start = 0
-                    while start < samples.count {
-                        let end = min(samples.count, start + chunkSamples)
-                        try chunk(Array(samples[start..<end]))
-                        start = end
-                    }
-                } catch {
-                    throw SynthesisError("speech output failed: \(error)")
-                }
+                try SentenceSpeech.handOn(samples, size: chunkSamples, to: chunk)
                 produced += samples.count
             } else {
                 // The rest of this text is espeak-ng's; the next text tries Festival again.
@@ -327,27 +318,5 @@ public final class FestivalSynthesizer: SpeechSynthesizer {
             prepare()
             return nil
         }
-    }
-
-    /// `text` cut after each sentence's end (., ?, ! or … before a space): Festival answers a
-    /// sentence at a time, so the first is heard while the next is made.
-    static func sentences(_ text: String) -> [String] {
-        var sentences: [String] = []
-        var current = ""
-        var ended = false
-        for character in text {
-            if ended, character.isWhitespace {
-                let sentence = current.trimmingCharacters(in: .whitespaces)
-                if !sentence.isEmpty { sentences.append(sentence) }
-                current = ""
-                ended = false
-                continue
-            }
-            current.append(character)
-            ended = ".?!…".contains(character)
-        }
-        let last = current.trimmingCharacters(in: .whitespacesAndNewlines)
-        if !last.isEmpty { sentences.append(last) }
-        return sentences.isEmpty ? [text] : sentences
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A synthesis failure, with what to do about it.
 public struct SynthesisError: Error, CustomStringConvertible, Sendable {
     public let description: String
@@ -42,4 +44,44 @@ public protocol SpeechSynthesizer: AnyObject {
     func synthesize(_ text: String, language: String, chunk: ([Int16]) throws -> Void) throws(SynthesisError) -> Int
     /// The pronunciation of `text` in IPA, when the engine can tell.
     func ipa(_ text: String, language: String) -> String?
+}
+
+/// What the voices asked a sentence at a time (Festival, Piper) share.
+public enum SentenceSpeech {
+    /// `text` cut after each sentence's end (., ?, ! or … before a space): Festival and Piper are
+    /// asked a sentence at a time, so the first is heard while the next is made.
+    public static func sentences(_ text: String) -> [String] {
+        var sentences: [String] = []
+        var current = ""
+        var ended = false
+        for character in text {
+            if ended, character.isWhitespace {
+                let sentence = current.trimmingCharacters(in: .whitespaces)
+                if !sentence.isEmpty { sentences.append(sentence) }
+                current = ""
+                ended = false
+                continue
+            }
+            current.append(character)
+            ended = ".?!…".contains(character)
+        }
+        let last = current.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !last.isEmpty { sentences.append(last) }
+        return sentences.isEmpty ? [text] : sentences
+    }
+
+    /// Hands `samples` on to `chunk` in pieces of `size` samples (50 ms), so a stop cuts it
+    /// between two.
+    static func handOn(_ samples: [Int16], size: Int, to chunk: ([Int16]) throws -> Void) throws(SynthesisError) {
+        do {
+            var start = 0
+            while start < samples.count {
+                let end = min(samples.count, start + size)
+                try chunk(Array(samples[start..<end]))
+                start = end
+            }
+        } catch {
+            throw SynthesisError("speech output failed: \(error)")
+        }
+    }
 }

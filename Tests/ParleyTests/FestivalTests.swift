@@ -276,9 +276,9 @@ struct FestivalTests {
     }
 
     @Test func textIsCutIntoSentences() {
-        #expect(FestivalSynthesizer.sentences("Hello. How are you? Fine!") == ["Hello.", "How are you?", "Fine!"])
-        #expect(FestivalSynthesizer.sentences("It costs 3.50 euros.") == ["It costs 3.50 euros."])
-        #expect(FestivalSynthesizer.sentences("no end") == ["no end"])
+        #expect(SentenceSpeech.sentences("Hello. How are you? Fine!") == ["Hello.", "How are you?", "Fine!"])
+        #expect(SentenceSpeech.sentences("It costs 3.50 euros.") == ["It costs 3.50 euros."])
+        #expect(SentenceSpeech.sentences("no end") == ["no end"])
     }
 
     private func parse(_ text: String) throws -> ParleyConfig {
