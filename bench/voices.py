@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which voice a listener understands, per language (issue 37): espeak-ng against Festival.
+"""Which voice a listener understands, per language (issue 37): espeak-ng, Festival and Piper.
 
 Each language's voices say the same everyday sentences; the listener is Whisper base as Parley
 runs it (the parley-whisper worker, beam 5, the language given; a decoding Whisper itself calls
@@ -18,6 +18,13 @@ espeak-ng runs as its command line (`--stdout`, the rate given); Festival as par
 warm `festival --pipe --heap 1000000` process with every voice loaded once, asked sentence by
 sentence with the Scheme Parley sends (Sources/Synthesis/FestivalSynthesizer.swift), audio
 resampled to espeak-ng's 22,050 Hz in Festival. A sentence Festival refuses counts as silence. RSS of that process is reported at the end.
+
+Piper (for the languages it has a voice for in PIPER_VOICES) runs as parleyd runs it too: one warm
+libexec/parley-piper worker (its JSON-lines protocol, one sentence a request, its threads as parleyd
+starts it, or VOICES_PIPER_THREADS), from the engines folder's piper/ (VOICES_PIPER: another
+folder laid out the same way); its first sound is the first piece it answers (a long sentence is
+said in pieces, cut after its commas). Its RSS and PSS after loading and after the first 10
+sentences, and its peak, are reported at the end.
 
 Usage: bench/voices.py [ENGINES]   (ENGINES: default .build/engines of this checkout)
        VOICES_SENTENCES=40 VOICES_LANGUAGES=en bench/voices.py   (more sentences, fewer languages)
@@ -46,6 +53,9 @@ HTS = ["cmu_us_slt_arctic_hts", "upc_ca_ona_hts"]
 # VOICES_SLOWER=0.85: the HTS voices also at this speed rate (1: their own), as a variant.
 SLOWER = float(os.environ.get("VOICES_SLOWER", "1"))
 RATE = 22050
+# Piper's voices, per language: the model file in the piper folder's voices/ (engines/fetch.sh).
+PIPER_VOICES = {"en": "en_US-joe-medium.onnx"}
+PIPER_THREADS = os.environ.get("VOICES_PIPER_THREADS")
 
 
 def sentences(lang):
@@ -141,6 +151,64 @@ class Festival:
         return rss
 
 
+def memory(pid):
+    """RSS and PSS of a process, in MiB."""
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("Rss", "Pss"):
+                out[key] = int(value.split()[0]) / 1024
+    return out
+
+
+class Piper:
+    """One warm parley-piper worker, spoken to as parleyd speaks to it."""
+
+    def __init__(self, folder, languages):
+        voices = [f"--voice={lang}={folder}/voices/{PIPER_VOICES[lang]}" for lang in languages]
+        self.process = subprocess.Popen(["/usr/bin/python3", f"{folder}/parley-piper", *voices, "--python-path",
+                                         f"{folder}/python", "--rate", str(RATE)] + (["--threads", PIPER_THREADS] if PIPER_THREADS else []),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.ident = 0
+        self.said = 0
+        self.process.stdin.write(b'{"type": "describe"}\n')
+        self.process.stdout.readline()  # once the voices are loaded
+        self.loaded = memory(self.process.pid)
+        self.after10 = None
+
+    def say(self, lang, text):
+        """(samples, seconds to the audio, CPU seconds)."""
+        import json
+        self.ident += 1
+        cpu = ears.cpu_seconds(self.process.pid)
+        start = time.monotonic()
+        self.process.stdin.write(json.dumps({"type": "say", "id": self.ident, "language": lang, "text": text}).encode() + b"\n")
+        data, seconds = b"", None
+        while True:  # its pieces, until the last
+            answer = json.loads(self.process.stdout.readline())
+            if answer["type"] != "audio":
+                print(f"piper refused {text!r}: {answer}", file=sys.stderr)
+                break
+            end = len(data) + 2 * answer["samples"]
+            while len(data) < end:
+                data += self.process.stdout.read(end - len(data))
+            seconds = seconds if seconds is not None else time.monotonic() - start
+            if answer["last"]:
+                break
+        seconds = seconds if seconds is not None else time.monotonic() - start
+        self.said += 1
+        if self.said == 10:
+            self.after10 = memory(self.process.pid)
+        return data, seconds, ears.cpu_seconds(self.process.pid) - cpu
+
+    def close(self):
+        peak = ears.status(self.process.pid)["VmHWM"]
+        self.process.stdin.close()
+        self.process.wait()
+        return peak
+
+
 def heard(whisper, work, data, lang):
     """What Whisper hears of 16-bit 22,050 Hz audio, with half a second of silence each side."""
     raw = f"{work}/say.raw"
@@ -155,6 +223,11 @@ def main():
     engines = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else ears.engines_folder()
     whisper = ears.Whisper(engines, threads=2)
     festival = Festival()
+    piper_folder = os.environ.get("VOICES_PIPER", f"{engines}/piper")
+    piper_languages = [lang for lang in LANGUAGES if lang in PIPER_VOICES]
+    piper = Piper(piper_folder, piper_languages) if piper_languages and os.path.exists(f"{piper_folder}/parley-piper") else None
+    if piper_languages and piper is None:
+        print(f"Piper is not installed (no {piper_folder}/parley-piper): not measured", file=sys.stderr)
     results = {}  # (lang, voice) -> [Tally, audio seconds, cpu seconds, [first-sound seconds]]
     with tempfile.TemporaryDirectory(prefix="parley-voices-") as work:
         for lang in LANGUAGES:
@@ -170,6 +243,8 @@ def main():
                 if SLOWER != 1 and FESTIVAL[lang] in HTS:
                     voices.append((f"festival {FESTIVAL[lang]} at speed {SLOWER}",
                                    lambda t, l=latin1: festival.say(FESTIVAL[lang] + "_slower", t, latin1=l)))
+            if piper is not None and lang in PIPER_VOICES:
+                voices.append((f"piper {PIPER_VOICES[lang][:-5]}", lambda t, l=lang: piper.say(l, t)))
             for text in sentences(lang):
                 for name, speak in voices:
                     data, first, cpu = speak(text)
@@ -188,6 +263,12 @@ def main():
     for (lang, name), (tally, audio, cpu, firsts) in results.items():
         print(f"| {lang} | {name} | {tally} | {audio:.0f} s | {cpu / audio:.3f} | {1000 * statistics.median(firsts):.0f} ms |")
     print(f"\nFestival, every voice loaded: RSS {rss['VmRSS']:.0f} MiB (peak {rss['VmHWM']:.0f} MiB)")
+    if piper is not None:
+        peak = piper.close()
+        after = piper.after10 or {"Rss": 0, "Pss": 0}
+        print(f"Piper ({PIPER_THREADS or 'default'} threads), {', '.join(piper_languages)} loaded: "
+              f"RSS {piper.loaded['Rss']:.0f} MiB, PSS {piper.loaded['Pss']:.0f} MiB; after 10 sentences "
+              f"RSS {after['Rss']:.0f} MiB, PSS {after['Pss']:.0f} MiB; peak {peak:.0f} MiB")
 
 
 if __name__ == "__main__":
