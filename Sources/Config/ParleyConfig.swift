@@ -13,14 +13,18 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
 
 /// Which engine speaks a language (`[voice] engine`, `[voice.xx] engine`).
 public enum VoiceEngine: String, Sendable, CaseIterable {
-    /// Festival where its voice was heard clearly better (English, Italian, Catalan), espeak-ng elsewhere
-    /// (docs/benchmarks.md, "Voices a listener understands").
+    /// The voice heard best per language when installed (docs/benchmarks.md, "Voices a listener
+    /// understands"): Piper for English, Festival for Italian and Catalan (and English without
+    /// Piper), espeak-ng elsewhere.
     case auto
     /// espeak-ng: every language, the fastest, the least understood.
     case espeak = "espeak-ng"
     /// Festival, for a language Debian has a Festival voice for (English, Italian, Catalan);
     /// espeak-ng for the others.
     case festival
+    /// Piper (`make engines`), for a language it has a voice for (English; or one installed with
+    /// `parleyd model install-voice`); Festival's or espeak-ng's choice for the others.
+    case piper
 }
 
 /// How one language is spoken: its engine, an espeak-ng voice, words per minute, pitch (0-100), volume (0-200).

@@ -154,25 +154,27 @@ extension Daemon {
     }
 
     /// The languages Festival is to speak under `config` (`[voice] engine` and each
-    /// `[voice.xx] engine`), with its voice for each, installed or not.
-    static func festivalChoice(_ config: ParleyConfig) -> [String: FestivalVoice] {
+    /// `[voice.xx] engine`), with its voice for each, installed or not; none of `piper`, the
+    /// languages Piper speaks.
+    static func festivalChoice(_ config: ParleyConfig, piper: Set<String> = []) -> [String: FestivalVoice] {
         FestivalVoice.table.filter { language, _ in
+            guard !piper.contains(language) else { return false }
             switch config.voices[language]?.engine ?? config.voiceEngine {
-            case .auto: FestivalVoice.heardBetter.contains(language)
-            case .festival: true
-            case .espeak: false
+            case .auto: return FestivalVoice.heardBetter.contains(language)
+            case .festival: return true
+            case .espeak, .piper: return false
             }
         }
     }
 
     /// The languages Festival speaks: those `config` gives it whose voice is installed, with
-    /// Festival itself. What is missing is said in one line (`report`), with what to install;
-    /// espeak-ng speaks those languages.
+    /// Festival itself, but none of `piper`. What is missing is said in one line (`report`), with
+    /// what to install; espeak-ng speaks those languages.
     static func festivalVoices(
-        _ config: ParleyConfig, report: ((String) -> Void)?, festivalInstalled: Bool = FestivalVoice.festivalInstalled,
+        _ config: ParleyConfig, piper: Set<String> = [], report: ((String) -> Void)?, festivalInstalled: Bool = FestivalVoice.festivalInstalled,
         installed: (FestivalVoice) -> Bool = { $0.isInstalled }
     ) -> [String: FestivalVoice] {
-        let chosen = festivalChoice(config)
+        let chosen = festivalChoice(config, piper: piper)
         guard !chosen.isEmpty else { return [:] }
         let sorted = chosen.values.sorted { $0.language < $1.language }
         guard festivalInstalled else {
@@ -188,14 +190,75 @@ extension Daemon {
     }
 
     /// espeak-ng, with Festival in front of it for the languages it speaks (a warm process,
-    /// started now); espeak-ng alone when Festival speaks none.
-    static func withFestival(_ espeak: EspeakSynthesizer, _ config: ParleyConfig, logger: Logger) -> any SpeechSynthesizer {
-        let voices = festivalVoices(config, report: { logger.warning("\($0)") })
-        guard !voices.isEmpty else { return espeak }
-        let synthesizer = FestivalSynthesizer(espeak: espeak, festivalVoices: voices, report: { logger.warning("\($0)") })
-        synthesizer.prepare()
-        logger.info("Festival speaks \(voices.keys.sorted().map { "\($0) (\(voices[$0]?.name ?? ""))" }.joined(separator: ", ")), espeak-ng the other languages")
+    /// started now), and Piper in front of both for its languages (a warm worker, started now);
+    /// espeak-ng alone when neither speaks any.
+    static func withVoices(_ espeak: EspeakSynthesizer, _ config: ParleyConfig, logger: Logger) -> any SpeechSynthesizer {
+        let piper = piperVoices(config, report: { logger.warning("\($0)") })
+        let voices = festivalVoices(config, piper: Set(piper.keys), report: { logger.warning("\($0)") })
+        var synthesizer: any SpeechSynthesizer = espeak
+        if !voices.isEmpty {
+            let festival = FestivalSynthesizer(espeak: espeak, festivalVoices: voices, report: { logger.warning("\($0)") })
+            festival.prepare()
+            logger.info("Festival speaks \(voices.keys.sorted().map { "\($0) (\(voices[$0]?.name ?? ""))" }.joined(separator: ", "))")
+            synthesizer = festival
+        }
+        if let folder = piperFolder(config), !piper.isEmpty {
+            let voice = PiperSynthesizer(
+                fallback: synthesizer, piperVoices: piper, folder: folder, python: config.transcriber.python, report: { logger.warning("\($0)") })
+            voice.prepare()
+            logger.info("Piper speaks \(piper.keys.sorted().map { "\($0) (\(piper[$0]?.name ?? ""))" }.joined(separator: ", "))")
+            synthesizer = voice
+        }
         return synthesizer
+    }
+
+    /// Piper's folder in the engines folder (its worker, piper-tts and ONNX Runtime, its
+    /// voices), when it is installed.
+    static func piperFolder(_ config: ParleyConfig) -> String? {
+        guard let folder = config.transcriber.enginesFolder.map({ $0 + "/piper" }) else { return nil }
+        let files = [folder + "/parley-piper", folder + "/python/piper", folder + "/python/onnxruntime", config.transcriber.python]
+        return files.allSatisfy { FileManager.default.fileExists(atPath: $0) } ? folder : nil
+    }
+
+    /// The Piper voices installed, per language: those in Piper's folder (`make engines`).
+    static func installedPiperVoices(_ config: ParleyConfig) -> [String: PiperVoice] {
+        guard let folder = piperFolder(config) else { return [:] }
+        var voices: [String: PiperVoice] = [:]
+        for (language, file) in PiperVoice.shipped {
+            let voice = PiperVoice(language: language, model: folder + "/voices/" + file)
+            if voice.isInstalled { voices[language] = voice }
+        }
+        return voices
+    }
+
+    /// The languages Piper speaks under `config`, with its voice for each: those whose engine is
+    /// "piper", and under "auto" those it was heard best in, when its voice is installed. A
+    /// language set to "piper" without one is said in one line (`report`); Festival's or
+    /// espeak-ng's choice speaks it.
+    static func piperVoices(
+        _ config: ParleyConfig, report: ((String) -> Void)?, installed: [String: PiperVoice]? = nil
+    ) -> [String: PiperVoice] {
+        let installed = installed ?? installedPiperVoices(config)
+        var chosen: [String: PiperVoice] = [:]
+        var missing: [String] = []
+        for language in Set(config.voices.keys).union(PiperVoice.shipped.keys).union(installed.keys).sorted() {
+            switch config.voices[language]?.engine ?? config.voiceEngine {
+            case .auto:
+                if PiperVoice.heardBetter.contains(language), let voice = installed[language] { chosen[language] = voice }
+            case .piper:
+                if let voice = installed[language] {
+                    chosen[language] = voice
+                } else if config.voices[language]?.engine == .piper || PiperVoice.shipped[language] != nil {
+                    missing.append(language)
+                }
+            case .espeak, .festival:
+                break
+            }
+        }
+        if !missing.isEmpty {
+            report?("Piper has no voice installed for \(missing.joined(separator: ", ")): run `make engines` (or install the parley package), or set [voice] engine = \"auto\"; Festival or espeak-ng speaks it")
+        }
+        return chosen
     }
 
     /// Whether `language` can be spoken: espeak-ng has a voice for it, or one is set for it

@@ -154,7 +154,7 @@ public enum Daemon {
                 canHear: { recognizers.canHear($0) || accurate?.name(for: $0) != nil },
                 canSpeak: { voices.contains($0) || setVoices.contains($0) }, translator: translator, accurate: accurate,
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
-            synthesizer: withFestival(synthesizer, config, logger: logger), playback: playback, capture: source, history: writer,
+            synthesizer: withVoices(synthesizer, config, logger: logger), playback: playback, capture: source, history: writer,
             events: events, logger: logger, logsTranscripts: { ParleyLogLevel.transcripts },
             observer: Interpreter.Observer(
                 heartbeat: { notifier.watchdog() },

@@ -78,13 +78,16 @@ extension DaemonControl {
             codes.insert(pair.target)
         }
         let translator = interpreter.translator
-        let festival = Daemon.festivalVoices(config, report: nil)
+        let piper = Daemon.piperVoices(config, report: nil)
+        let festival = Daemon.festivalVoices(config, piper: Set(piper.keys), report: nil)
         let languages = codes.sorted().map { code in
             let hearable = interpreter.canHear(code)
             let speakable = interpreter.canSpeak(code)
             let info = LanguageTable.info(code)
+            let spokenByPiper = speakable ? piper[code] : nil
             let spokenByFestival = speakable ? festival[code] : nil
-            let voice = speakable ? (spokenByFestival?.name ?? config.voices[code]?.voice ?? info?.voice ?? code) : nil
+            let voice = speakable ? (spokenByPiper?.name ?? spokenByFestival?.name ?? config.voices[code]?.voice ?? info?.voice ?? code) : nil
+            let engine = spokenByPiper != nil ? "piper" : spokenByFestival != nil ? "festival" : "espeak-ng"
             var missing: [String] = []
             if !hearable {
                 missing.append(
@@ -102,7 +105,7 @@ extension DaemonControl {
                 from: routes.filter { $0.key.target == code }.map { .init(language: $0.key.source, backends: $0.value) }
                     .sorted { $0.language < $1.language },
                 model: config.recognizerModel(for: code).flatMap { $0.firstMissingFile() == nil ? $0.info() : nil }, engine: interpreter.engine(for: code),
-                name: LanguageTable.names[code], voice: voice, voiceEngine: speakable ? (spokenByFestival == nil ? "espeak-ng" : "festival") : nil, inUse: inUse.contains(code), missing: missing.isEmpty ? nil : missing)
+                name: LanguageTable.names[code], voice: voice, voiceEngine: speakable ? engine : nil, inUse: inUse.contains(code), missing: missing.isEmpty ? nil : missing)
         }
         var directions: [LanguagesInfo.Direction] = []
         for source in matrix {

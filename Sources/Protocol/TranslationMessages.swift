@@ -20,10 +20,11 @@ public struct LanguagesInfo: Sendable, Codable, Equatable {
         public var engine: String?
         /// Its name in English ("French").
         public var name: String?
-        /// The voice that speaks it: espeak-ng's ("fr"; "pt" standing in for Galician) or
-        /// Festival's ("cmu_us_slt_arctic_hts"); nil when it cannot be spoken.
+        /// The voice that speaks it: espeak-ng's ("fr"; "pt" standing in for Galician),
+        /// Festival's ("cmu_us_slt_arctic_hts") or Piper's ("en_US-joe-medium"); nil when it
+        /// cannot be spoken.
         public var voice: String?
-        /// The engine of `voice`: "festival", or "espeak-ng" (also when nil: an older parleyd).
+        /// The engine of `voice`: "piper", "festival", or "espeak-ng" (also when nil: an older parleyd).
         public var voiceEngine: String?
         /// Whether a speaker uses it now.
         public var inUse: Bool?
