@@ -12,10 +12,25 @@ import Glibc
 let festivalInstalled = FestivalVoice.festivalInstalled && FestivalVoice.table["en"]?.isInstalled == true
 
 /// The lines a synthesizer reports.
-private final class Lines: Sendable {
+final class Lines: Sendable {
     private let lines = Mutex<[String]>([])
     var all: [String] { lines.withLock { $0 } }
     func add(_ line: String) { lines.withLock { $0.append(line) } }
+}
+
+/// Speech: 10 words said in 2-8 s, loud enough, with pauses (a tone or noise has none).
+func expectSpeech(_ samples: [Int16], rate: Int, _ comment: Comment) {
+    let seconds = Double(samples.count) / Double(rate)
+    #expect(seconds > 2 && seconds < 8, "\(seconds) s of audio; \(comment)")
+    // 20 ms frames: speech has loud ones and near-silent ones between words.
+    let frame = rate / 50
+    let levels = stride(from: 0, to: samples.count - frame, by: frame).map { start in
+        (samples[start..<start + frame].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(frame)).squareRoot()
+    }
+    let loud = levels.filter { $0 > 1_000 }.count
+    let quiet = levels.filter { $0 < 100 }.count
+    #expect(loud * 4 > levels.count, "\(loud) of \(levels.count) frames loud; \(comment)")
+    #expect(quiet > 3, "\(quiet) near-silent frames; \(comment)")
 }
 
 /// Real Festival, behind the same synthesizer parleyd uses: a warm `festival --pipe` process.
@@ -39,21 +54,6 @@ struct FestivalEndToEndTests {
             chunks += 1
         }
         return (samples, chunks)
-    }
-
-    /// Speech: 10 words said in 2-8 s, loud enough, with pauses (a tone or noise has none).
-    private func expectSpeech(_ samples: [Int16], rate: Int, _ comment: Comment) {
-        let seconds = Double(samples.count) / Double(rate)
-        #expect(seconds > 2 && seconds < 8, "\(seconds) s of audio; \(comment)")
-        // 20 ms frames: speech has loud ones and near-silent ones between words.
-        let frame = rate / 50
-        let levels = stride(from: 0, to: samples.count - frame, by: frame).map { start in
-            (samples[start..<start + frame].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(frame)).squareRoot()
-        }
-        let loud = levels.filter { $0 > 1_000 }.count
-        let quiet = levels.filter { $0 < 100 }.count
-        #expect(loud * 4 > levels.count, "\(loud) of \(levels.count) frames loud; \(comment)")
-        #expect(quiet > 3, "\(quiet) near-silent frames; \(comment)")
     }
 
     @Test func anEnglishSentenceIsSpokenByFestival() throws {

@@ -1,0 +1,112 @@
+import Foundation
+import ParleySynthesis
+import ParleyTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Piper as `make engines` installs it: the worker, piper-tts, ONNX Runtime, the English voice.
+enum PiperEngine {
+    static let folder = EndToEnd.repository + "/.build/engines/piper"
+    static let english = PiperVoice(language: "en", model: folder + "/voices/en_US-joe-medium.onnx")
+    static let python = "/usr/bin/python3"
+    static var installed: Bool {
+        english.isInstalled
+            && [folder + "/parley-piper", folder + "/python/piper", folder + "/python/onnxruntime", python].allSatisfy {
+                FileManager.default.fileExists(atPath: $0)
+            }
+    }
+}
+
+/// Real Piper, behind the same synthesizer parleyd uses: a warm `parley-piper` worker.
+@Suite(
+    "Piper, for real", .serialized, .startsProcesses,
+    .enabled(if: PiperEngine.installed, "run `make engines` first (Piper's English voice)"))
+struct PiperEndToEndTests {
+    static let sentence = "Go forward ten meters, then turn left at the station."
+
+    private func englishSynthesizer(_ lines: Lines) throws -> PiperSynthesizer {
+        PiperSynthesizer(
+            fallback: try EspeakSynthesizer(), piperVoices: ["en": PiperEngine.english], folder: PiperEngine.folder, python: PiperEngine.python,
+            report: { lines.add($0) })
+    }
+
+    private func say(_ synthesizer: PiperSynthesizer, _ text: String) throws -> (samples: [Int16], chunks: Int) {
+        var samples: [Int16] = []
+        var chunks = 0
+        try synthesizer.synthesize(text, language: "en") {
+            samples += $0
+            chunks += 1
+        }
+        return (samples, chunks)
+    }
+
+    @Test func anEnglishSentenceIsSpokenByPiper() throws {
+        let lines = Lines()
+        let synthesizer = try englishSynthesizer(lines)
+        synthesizer.prepare()
+        let pid = try #require(synthesizer.piperProcess)
+        let (samples, chunks) = try say(synthesizer, Self.sentence)
+        expectSpeech(samples, rate: synthesizer.sampleRate, "Piper's English")
+        #expect(chunks > 10, "handed on in 50 ms chunks, so a stop cuts it")
+        #expect(lines.all.isEmpty, "nothing went wrong: \(lines.all)")
+        // Two sentences: the second is asked for while the first is handed on.
+        let two = try say(synthesizer, "Good morning. " + Self.sentence)
+        #expect(two.samples.count > samples.count + synthesizer.sampleRate / 4)
+        #expect(lines.all.isEmpty, "nothing went wrong: \(lines.all)")
+        #expect(synthesizer.piperProcess == pid, "the same warm worker speaks every sentence")
+        // Piper's voice, not espeak-ng's: espeak-ng says the sentence in another length.
+        var espeak: [Int16] = []
+        try EspeakSynthesizer().synthesize(Self.sentence, language: "en") { espeak += $0 }
+        #expect(abs(espeak.count - samples.count) > synthesizer.sampleRate / 20)
+    }
+
+    @Test func aKilledWorkerFallsBackToEspeakThenRecovers() throws {
+        let lines = Lines()
+        let synthesizer = try englishSynthesizer(lines)
+        synthesizer.prepare()
+        _ = try say(synthesizer, "Hello.")
+        let first = try #require(synthesizer.piperProcess)
+        #expect(kill(first, SIGKILL) == 0)
+        let fallback = try say(synthesizer, Self.sentence)
+        expectSpeech(fallback.samples, rate: synthesizer.sampleRate, "espeak-ng's fallback")
+        #expect(lines.all.count == 1, "one line: \(lines.all)")
+        #expect(lines.all.first?.contains("Piper failed") == true)
+        let second = try #require(synthesizer.piperProcess, "a fresh worker started")
+        #expect(second != first)
+        let recovered = try say(synthesizer, Self.sentence)
+        expectSpeech(recovered.samples, rate: synthesizer.sampleRate, "Piper again")
+        #expect(lines.all.count == 1, "Piper spoke again: \(lines.all)")
+        #expect(abs(recovered.samples.count - fallback.samples.count) > synthesizer.sampleRate / 20, "not espeak-ng's length")
+    }
+
+    @Test func aMissingVoiceFileIsSaidAndEspeakSpeaks() throws {
+        let lines = Lines()
+        let missing = PiperVoice(language: "en", model: "/nonexistent/en_US-nobody-medium.onnx")
+        let synthesizer = PiperSynthesizer(
+            fallback: try EspeakSynthesizer(), piperVoices: ["en": missing], folder: PiperEngine.folder, python: PiperEngine.python,
+            report: { lines.add($0) })
+        let (samples, _) = try say(synthesizer, Self.sentence)
+        expectSpeech(samples, rate: synthesizer.sampleRate, "espeak-ng, the voice being missing")
+        #expect(lines.all.count == 1, "one line: \(lines.all)")
+        #expect(lines.all.first?.contains("Piper failed (it exited (exit status 1))") == true, "\(lines.all)")
+    }
+
+    @Test func piperStaysWithinItsMemory() throws {
+        // Not a speed: its memory, which cutting long sentences after their commas bounds
+        // (ONNX Runtime keeps what its longest audio needed: 320 MB after a 135-character one).
+        let lines = Lines()
+        let synthesizer = try englishSynthesizer(lines)
+        let long = "A number of airlines, including Air France, Lufthansa and Singapore Airlines, "
+            + "have said they would not fly through Belarusian airspace, nor over its neighbours, until further notice."
+        _ = try say(synthesizer, long)
+        let pid = try #require(synthesizer.piperProcess)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        let kilobytes = try #require(peak)
+        #expect(kilobytes < 300_000, "Piper's worker peaked at \(kilobytes) kB")
+        #expect(lines.all.isEmpty, "nothing went wrong: \(lines.all)")
+    }
+}
