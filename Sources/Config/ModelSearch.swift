@@ -29,6 +29,14 @@ extension ParleyConfig {
         modelDirectories(environment: environment).map { String($0.dropLast("/models".count)) + "/translation" }
     }
 
+    /// The folders that hold Piper voices a user installed (`parleyd model install-voice`), one
+    /// subfolder per language ("en"), searched in this order: `parley/voices` beside each folder
+    /// of `modelDirectories` (by default `~/.local/share/parley/voices`, then under
+    /// `/usr/local/share` and `/usr/share`).
+    public static func voiceDirectories(environment: [String: String]) -> [String] {
+        modelDirectories(environment: environment).map { String($0.dropLast("/models".count)) + "/voices" }
+    }
+
     /// The first model for `language` installed in the standard layout under `modelSearchPath`.
     public func installedModel(for language: String) -> RecognizerModel? {
         for folder in modelSearchPath {

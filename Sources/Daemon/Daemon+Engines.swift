@@ -223,11 +223,15 @@ extension Daemon {
         return files.allSatisfy { FileManager.default.fileExists(atPath: $0) } ? folder : nil
     }
 
-    /// The Piper voices installed, per language: those in Piper's folder (`make engines`).
-    static func installedPiperVoices(_ config: ParleyConfig) -> [String: PiperVoice] {
+    /// The Piper voices installed, per language: those a user installed (`parleyd model
+    /// install-voice`, in `ParleyConfig.voiceDirectories`) first, then those in Piper's folder
+    /// (`make engines`). None without Piper's worker.
+    static func installedPiperVoices(
+        _ config: ParleyConfig, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> [String: PiperVoice] {
         guard let folder = piperFolder(config) else { return [:] }
-        var voices: [String: PiperVoice] = [:]
-        for (language, file) in PiperVoice.shipped {
+        var voices = PiperVoiceInstall.installed(in: ParleyConfig.voiceDirectories(environment: environment))
+        for (language, file) in PiperVoice.shipped where voices[language] == nil {
             let voice = PiperVoice(language: language, model: folder + "/voices/" + file)
             if voice.isInstalled { voices[language] = voice }
         }
@@ -235,7 +239,8 @@ extension Daemon {
     }
 
     /// The languages Piper speaks under `config`, with its voice for each: those whose engine is
-    /// "piper", and under "auto" those it was heard best in, when its voice is installed. A
+    /// "piper", and under "auto" those it was heard best in and those a user installed a voice
+    /// for, when its voice is installed. A
     /// language set to "piper" without one is said in one line (`report`); Festival's or
     /// espeak-ng's choice speaks it.
     static func piperVoices(
@@ -247,7 +252,7 @@ extension Daemon {
         for language in Set(config.voices.keys).union(PiperVoice.shipped.keys).union(installed.keys).sorted() {
             switch config.voices[language]?.engine ?? config.voiceEngine {
             case .auto:
-                if PiperVoice.heardBetter.contains(language), let voice = installed[language] { chosen[language] = voice }
+                if let voice = installed[language], voice.userInstalled || PiperVoice.heardBetter.contains(language) { chosen[language] = voice }
             case .piper:
                 if let voice = installed[language] {
                     chosen[language] = voice

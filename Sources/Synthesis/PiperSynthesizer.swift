@@ -10,10 +10,14 @@ public struct PiperVoice: Sendable, Equatable {
     public let language: String
     /// The model file (`en_US-joe-medium.onnx`).
     public let model: String
+    /// Installed by a user (`parleyd model install-voice`), not by `make engines`: used for its
+    /// language under `[voice] engine = "auto"`, whatever was measured for the shipped voices.
+    public let userInstalled: Bool
 
-    public init(language: String, model: String) {
+    public init(language: String, model: String, userInstalled: Bool = false) {
         self.language = language
         self.model = model
+        self.userInstalled = userInstalled
     }
 
     /// The model's name: its file name without `.onnx`.

@@ -3,21 +3,23 @@ import Foundation
 import ParleyConfig
 import ParleyCore
 import ParleyRecognition
+import ParleySynthesis
 import ParleyTranslation
 
 /// `parleyd model`: adding a language. The checks and the copying live in ParleyRecognition.
 struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
-        abstract: "Check a CMU Sphinx speech model, or install it or a translation model where Parley finds it.",
+        abstract: "Check a CMU Sphinx speech model, or install it, a translation model or a voice where Parley finds it.",
         discussion: """
             A model is a folder holding an acoustic model (a folder with feat.params, mdef, means, variances, \
             transition_matrices and mixture_weights or sendump: DIR/acoustic, DIR itself or the one folder \
             below it with an mdef), a language model (.lm.bin, .lm, .arpa, gzipped or not, or .lm.DMP) and a \
             dictionary (.dict or .dic), in DIR, DIR/etc or beside the acoustic model. \
-            install-translation adds a Firefox Translations (Bergamot) model for one direction.
+            install-translation adds a Firefox Translations (Bergamot) model for one direction, \
+            install-voice a Piper voice for one language.
             """,
-        subcommands: [Check.self, Install.self, InstallTranslation.self])
+        subcommands: [Check.self, Install.self, InstallTranslation.self, InstallVoice.self])
 
     /// A two-letter ISO 639-1 code.
     static func validate(language: String?) throws {
@@ -168,6 +170,84 @@ struct ModelCommand: ParsableCommand {
                 searched
                     ? "parleyd takes it for \(pair.source)->\(pair.target) from its next start (parley languages shows the route)"
                     : "parleyd does not look in \(folder); install into one of \(ParleyConfig.translationModelDirectories(environment: environment).joined(separator: ", "))")
+        }
+
+        private func fail(_ line: String) -> Never {
+            FileHandle.standardError.write(Data("parleyd: \(line)\n".utf8))
+            Foundation.exit(1)
+        }
+    }
+
+    struct InstallVoice: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "install-voice",
+            abstract: "Check a Piper voice, copy it where parleyd finds it, and measure it.",
+            discussion: """
+                MODEL.onnx is a Piper voice (https://huggingface.co/rhasspy/piper-voices), with its MODEL.onnx.json \
+                beside it. It goes to $XDG_DATA_HOME/parley/voices/xx (~/.local/share/parley/voices/xx; xx: the \
+                language its configuration names, or --language); parleyd also looks in /usr/local/share/parley/voices \
+                and /usr/share/parley/voices (for the systemd service: sudo, and --into /usr/local/share/parley/voices). \
+                Piper's worker (make engines) then loads it and says a sentence, to check it and say what it costs. \
+                From parleyd's next start Piper speaks that language with it, unless [voice.xx] engine names \
+                another engine.
+                """)
+
+        @Argument(help: "The voice's model (MODEL.onnx, with MODEL.onnx.json beside it).")
+        var model: String
+
+        @Option(name: .long, help: "Its language (ISO 639-1), when its configuration names none or another.")
+        var language: String?
+
+        @Option(name: .long, help: "Where to install it (default: $XDG_DATA_HOME/parley/voices).")
+        var into: String?
+
+        @Option(name: .long, help: "The engines folder holding piper/ (default: \(TranscriberConfig.searchPath.joined(separator: " or "))).")
+        var engines: String?
+
+        @Flag(name: .long, help: "Replace a voice already installed for that language.")
+        var force = false
+
+        func validate() throws { try ModelCommand.validate(language: language) }
+
+        func run() throws {
+            let environment = ProcessInfo.processInfo.environment
+            let found: PiperVoiceInstall.Found
+            do {
+                found = try PiperVoiceInstall.find(model: model, language: language)
+            } catch {
+                fail("\(error)\nnothing was installed")
+            }
+            let folder = into ?? ParleyConfig.voiceDirectories(environment: environment)[0]
+            let engine = (engines ?? TranscriberConfig.searchPath.first { FileManager.default.fileExists(atPath: $0 + "/piper") }).map { $0 + "/piper" }
+            guard let engine, FileManager.default.fileExists(atPath: engine + "/parley-piper") else {
+                fail("Piper's worker is not installed (no \(engines ?? TranscriberConfig.searchPath.joined(separator: " or "))/piper): run `make engines`, or give --engines; nothing was installed")
+            }
+            let installed: String
+            do {
+                installed = try PiperVoiceInstall.install(found, into: folder, replace: force)
+            } catch {
+                fail("\(error)")
+            }
+            let voice = PiperVoice(language: found.language, model: installed, userInstalled: true)
+            let sentence = BergamotModelInstall.sentences[found.language] ?? BergamotModelInstall.sentences["en", default: "Hello."]
+            let measure: PiperVoiceInstall.Measure
+            do {
+                measure = try PiperVoiceInstall.measure(voice, sentence: sentence, engine: engine)
+            } catch {
+                try? FileManager.default.removeItem(atPath: (installed as NSString).deletingLastPathComponent)
+                fail("the voice \(voice.name) does not work: \(error); it was removed again from \(folder)")
+            }
+            print("installed \(voice.name) for \(found.language) in \((installed as NSString).deletingLastPathComponent)")
+            let memory = measure.rssMiB.map { ", the worker holds \($0) MiB (PSS \(measure.pssMiB ?? 0) MiB)" } ?? ""
+            print(
+                String(
+                    format: "loaded and warm in %d ms; \"%@\" (%.1f s of speech): first sound in %d ms, %.3f s of CPU per second of speech here%@",
+                    measure.loadMs, sentence, measure.speechSeconds, measure.firstSoundMs, measure.realTimeFactor, memory))
+            let searched = ParleyConfig.voiceDirectories(environment: environment).contains(URL(fileURLWithPath: folder).standardizedFileURL.path)
+            print(
+                searched
+                    ? "parleyd speaks \(found.language) with it from its next start, unless [voice.\(found.language)] engine names another engine (parley languages shows the voice)"
+                    : "parleyd does not look in \(folder); install into one of \(ParleyConfig.voiceDirectories(environment: environment).joined(separator: ", "))")
         }
 
         private func fail(_ line: String) -> Never {

@@ -109,4 +109,38 @@ struct PiperEndToEndTests {
         #expect(kilobytes < 300_000, "Piper's worker peaked at \(kilobytes) kB")
         #expect(lines.all.isEmpty, "nothing went wrong: \(lines.all)")
     }
+
+    /// `parleyd model install-voice`: the shipped voice, given as a user's (through links, as
+    /// an unpacked download might be), is copied under XDG_DATA_HOME and measured; a model that
+    /// does not load is refused and removed again.
+    @Test func aVoiceAUserInstallsIsCopiedAndMeasured() throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let download = dir.appendingPathComponent("download")
+        try FileManager.default.createDirectory(at: download, withIntermediateDirectories: true)
+        for suffix in ["", ".json"] {
+            try FileManager.default.createSymbolicLink(
+                atPath: download.appendingPathComponent("en_US-joe-medium.onnx" + suffix).path, withDestinationPath: PiperEngine.english.model + suffix)
+        }
+        let engines = (PiperEngine.folder as NSString).deletingLastPathComponent
+        let data = ["XDG_DATA_HOME": dir.appendingPathComponent("data").path]
+        let install = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"), ["model", "install-voice", download.appendingPathComponent("en_US-joe-medium.onnx").path, "--engines", engines],
+            in: dir, environment: data, timeout: 120)
+        #expect(install.status == 0, "\(install.stderr)")
+        let folder = dir.path + "/data/parley/voices/en"
+        #expect(install.stdout.contains("installed en_US-joe-medium for en in \(folder)"), "\(install.stdout)")
+        #expect(install.stdout.contains("s of CPU per second of speech here, the worker holds"), "\(install.stdout)")
+        #expect(install.stdout.contains("parleyd speaks en with it from its next start"), "\(install.stdout)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/en_US-joe-medium.onnx")) == nil, "the bytes were copied")
+
+        let broken = dir.appendingPathComponent("broken/es_ES-broken-medium.onnx").path
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("broken"), withIntermediateDirectories: true)
+        try Data("not a model".utf8).write(to: URL(fileURLWithPath: broken))
+        try FileManager.default.copyItem(atPath: PiperEngine.english.configFile, toPath: broken + ".json")
+        let refused = try EndToEnd.run(
+            try EndToEnd.binary("parleyd"), ["model", "install-voice", broken, "--language", "es", "--engines", engines], in: dir, environment: data, timeout: 120)
+        #expect(refused.status == 1 && refused.stderr.contains("does not work"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/data/parley/voices/es"))
+    }
 }

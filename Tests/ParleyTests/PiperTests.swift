@@ -269,6 +269,71 @@ struct PiperTests {
         #expect(throws: ChildFailure.self) { try PiperWire.takeAnswer(for: 1, from: &huge) }
     }
 
+    // MARK: - A voice a user installs
+
+    /// A voice's two files in `folder` (the model's bytes do not matter here).
+    func writeVoice(_ name: String, in folder: URL, config: String) throws -> String {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let model = folder.appendingPathComponent(name + ".onnx").path
+        #expect(FileManager.default.createFile(atPath: model, contents: Data([1, 2, 3])))
+        #expect(FileManager.default.createFile(atPath: model + ".json", contents: Data(config.utf8)))
+        return model
+    }
+
+    static let spanishConfig = #"{"audio": {"sample_rate": 22050}, "espeak": {"voice": "es"}, "language": {"code": "es_ES"}, "num_symbols": 256, "phoneme_id_map": {"a": [1]}}"#
+
+    @Test func aVoiceIsCheckedAndItsLanguageRead() throws {
+        let folder = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try writeVoice("es_ES-davefx-medium", in: folder, config: Self.spanishConfig)
+        let found = try PiperVoiceInstall.find(model: model, language: nil)
+        #expect(found.language == "es" && found.sampleRate == 22_050 && found.config == model + ".json")
+        #expect(try PiperVoiceInstall.find(model: model, language: "gl").language == "gl", "--language wins")
+
+        func problem(_ model: String, _ language: String? = nil) -> String {
+            do {
+                _ = try PiperVoiceInstall.find(model: model, language: language)
+                return ""
+            } catch {
+                return error.description
+            }
+        }
+        #expect(problem(folder.appendingPathComponent("nothing.onnx").path).contains("does not exist"))
+        #expect(problem(model + ".json").contains("not a .onnx file"))
+        let lonely = folder.appendingPathComponent("lonely.onnx").path
+        #expect(FileManager.default.createFile(atPath: lonely, contents: Data([1])))
+        #expect(problem(lonely).contains("lonely.onnx.json is missing"))
+        let chinese = try writeVoice("zh_CN-x", in: folder, config: Self.spanishConfig.replacingOccurrences(of: #""num_symbols""#, with: #""phoneme_type": "pinyin", "num_symbols""#))
+        #expect(problem(chinese).contains("\"pinyin\", which needs packages"))
+        let broken = try writeVoice("broken", in: folder, config: "{}")
+        #expect(problem(broken).contains("lacks audio.sample_rate"))
+        let nameless = try writeVoice("nameless", in: folder, config: #"{"audio": {"sample_rate": 16000}, "num_symbols": 1, "phoneme_id_map": {}}"#)
+        #expect(problem(nameless).contains("give it with --language"))
+        #expect(try PiperVoiceInstall.find(model: nameless, language: "ca").language == "ca")
+    }
+
+    @Test func anInstalledVoiceIsFoundAndSpeaksItsLanguageUnderAuto() throws {
+        let source = try TestFiles.temporaryDirectory()
+        let voices = try TestFiles.temporaryDirectory()
+        defer { for folder in [source, voices] { try? FileManager.default.removeItem(at: folder) } }
+        let model = try writeVoice("es_ES-davefx-medium", in: source, config: Self.spanishConfig)
+        let found = try PiperVoiceInstall.find(model: model, language: nil)
+        let installed = try PiperVoiceInstall.install(found, into: voices.path)
+        #expect(installed == voices.path + "/es/es_ES-davefx-medium.onnx")
+        #expect(FileManager.default.fileExists(atPath: installed + ".json"))
+        #expect(throws: PiperVoiceInstall.Problem.self) { try PiperVoiceInstall.install(found, into: voices.path) }
+        #expect(try PiperVoiceInstall.install(found, into: voices.path, replace: true) == installed, "--force replaces it")
+
+        let found2 = PiperVoiceInstall.installed(in: [voices.path, source.path])
+        let spanish = try #require(found2["es"])
+        #expect(spanish.userInstalled && spanish.model == installed && spanish.name == "es_ES-davefx-medium")
+        // Under "auto" a voice a user installed speaks its language; its own engine still wins.
+        let all = found2.merging(["en": Self.english]) { user, _ in user }
+        #expect(Set(Daemon.piperVoices(ParleyConfig(), report: nil, installed: all).keys) == ["en", "es"])
+        #expect(Set(Daemon.piperVoices(try parse("[voice.es]\nengine = \"espeak-ng\""), report: nil, installed: all).keys) == ["en"])
+        #expect(ParleyConfig.voiceDirectories(environment: ["HOME": "/home/someone"]).first == "/home/someone/.local/share/parley/voices")
+    }
+
     private func parse(_ text: String) throws -> ParleyConfig {
         try parseConfig(text, environment: ["HOME": "/home/someone", "XDG_RUNTIME_DIR": "/run/user/1000"])
     }

@@ -18,7 +18,7 @@ options() { "$@" --help | sed -n 's/^  *\(-[a-z-]*, \)\{0,1\}\(--[a-z][a-z-]*\).
 subcommands() { "$@" --help | sed -n '/^SUBCOMMANDS:/,/^$/s/^  \([a-z][a-z-]*\).*/\1/p'; }
 mentions() { grep -qF -- "$(printf '%s' "$2" | sed 's/-/\\-/g')" "$1"; }
 
-for option in $(options "$bindir/parleyd") $(options "$bindir/parleyd" model check) $(options "$bindir/parleyd" model install) $(options "$bindir/parleyd" model install-translation); do
+for option in $(options "$bindir/parleyd") $(options "$bindir/parleyd" model check) $(options "$bindir/parleyd" model install) $(options "$bindir/parleyd" model install-translation) $(options "$bindir/parleyd" model install-voice); do
   mentions man/parleyd.8 "$option" || fail "parleyd's $option is not in man/parleyd.8"
 done
 for command in $(subcommands "$bindir/parleyd"); do
