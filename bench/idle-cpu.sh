@@ -33,9 +33,9 @@ after=$(cpu); end=$(date +%s.%N)
 pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 rss=$(for pid in $(family); do pss "$pid"; done | awk '{s += $1} END {print s}')
 # PSS by process: parleyd, the Whisper worker (a python3 child), Moonshine's worker (`parleyd
-# worker moonshine`), Bergamot's worker, Festival, the Apertium stages (the rest).
+# worker moonshine`), Bergamot's worker, Festival, Piper's worker, the Apertium stages (the rest).
 memory() {
-  local d w=0 m=0 b=0 f=0 a=0 n=0 hwm mhwm
+  local d w=0 m=0 b=0 f=0 p=0 a=0 n=0 hwm mhwm phwm
   d=$(pss "$daemon")
   for pid in $(family); do
     [[ $pid = "$daemon" ]] && continue
@@ -43,10 +43,11 @@ memory() {
     elif tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q 'worker moonshine'; then m=$((m + $(pss "$pid"))); mhwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
     elif grep -q parley-bergamot "/proc/$pid/cmdline" 2>/dev/null; then b=$((b + $(pss "$pid")))
     elif grep -q festival "/proc/$pid/cmdline" 2>/dev/null; then f=$((f + $(pss "$pid")))
+    elif grep -q parley-piper "/proc/$pid/cmdline" 2>/dev/null; then p=$((p + $(pss "$pid"))); phwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
     else a=$((a + $(pss "$pid"))); n=$((n + 1)); fi
   done
-  awk -v l="$1" -v d="$d" -v w="$w" -v m="$m" -v b="$b" -v f="$f" -v a="$a" -v n="$n" -v h="${hwm:-0}" -v mh="${mhwm:-0}" -v dh="$(awk '/^VmHWM/ {print $2}' "/proc/$daemon/status")" 'BEGIN {
-    printf "memory %s: %.1f MiB in all (PSS): parleyd %.1f (VmHWM %.0f), Whisper worker %.1f (VmHWM %.0f), Moonshine worker %.1f (VmHWM %.0f), Bergamot worker %.1f, Festival %.1f, %d Apertium stages %.1f\n", l, (d + w + m + b + f + a) / 1024, d / 1024, dh / 1024, w / 1024, h / 1024, m / 1024, mh / 1024, b / 1024, f / 1024, n, a / 1024
+  awk -v l="$1" -v d="$d" -v w="$w" -v m="$m" -v b="$b" -v f="$f" -v p="$p" -v a="$a" -v n="$n" -v h="${hwm:-0}" -v mh="${mhwm:-0}" -v ph="${phwm:-0}" -v dh="$(awk '/^VmHWM/ {print $2}' "/proc/$daemon/status")" 'BEGIN {
+    printf "memory %s: %.1f MiB in all (PSS): parleyd %.1f (VmHWM %.0f), Whisper worker %.1f (VmHWM %.0f), Moonshine worker %.1f (VmHWM %.0f), Bergamot worker %.1f, Festival %.1f, Piper worker %.1f (VmHWM %.0f), %d Apertium stages %.1f\n", l, (d + w + m + b + f + p + a) / 1024, d / 1024, dh / 1024, w / 1024, h / 1024, m / 1024, mh / 1024, b / 1024, f / 1024, p / 1024, ph / 1024, n, a / 1024
   }'
 }
 state=$("$bin/parley" status --json --socket "$work/control.sock" | awk -F'"' '/"state"/ {print $4}')
