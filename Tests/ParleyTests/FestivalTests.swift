@@ -7,21 +7,22 @@ import Testing
 @testable import ParleyDaemon
 @testable import ParleySynthesis
 
-/// What the in-memory Festival does with each sentence, in order; once the list is used up, it
-/// speaks.
+/// What an in-memory child (Festival, Piper's worker) does with each request, in order; once
+/// the list is used up, it speaks.
 enum FestivalStep: Sendable {
     case speak
     /// Dies: its output closes.
     case crash
     /// Never answers: the wait runs out (at once here; the real one waits `timeoutMs`).
     case hang
-    /// A Scheme error: its voice is not installed.
+    /// It refuses: Festival's voice is not installed, Piper's worker has no voice for it.
     case refuse
 }
 
-/// The Festival processes a `FestivalSynthesizer` starts, in memory: each speaks a sentence as
-/// 10 samples of 7 per character, as `steps` say.
-final class FestivalScript: Sendable {
+/// The children a synthesizer starts, in memory (`start()` for Festival, `startPiper()` for
+/// Piper's worker): what each does with each request, as `steps` say, and how many were started
+/// and stopped.
+final class ChildScript: Sendable {
     private struct State {
         var steps: [FestivalStep] = []
         var started = 0
@@ -36,34 +37,40 @@ final class FestivalScript: Sendable {
     func failToStart(_ fails: Bool) { state.withLock { $0.failsToStart = fails } }
     var started: Int { state.withLock { $0.started } }
     var stopped: Int { state.withLock { $0.stopped } }
+    /// What each child was asked, in order.
     var requests: [String] { state.withLock { $0.requests } }
 
-    func start() throws(FestivalFailure) -> any FestivalLink {
+    /// Counts a child started, or fails as a missing program does.
+    func starting() throws(ChildFailure) {
         let fails = state.withLock { state -> Bool in
             if !state.failsToStart { state.started += 1 }
             return state.failsToStart
         }
-        if fails { throw .broken("cannot start festival: No such file or directory") }
+        if fails { throw .broken("cannot start it: No such file or directory") }
+    }
+
+    func start() throws(FestivalFailure) -> any FestivalLink {
+        try starting()
         return InMemoryFestival(script: self)
     }
 
-    fileprivate func next(_ request: String) -> FestivalStep {
+    func next(_ request: String) -> FestivalStep {
         state.withLock { state in
             state.requests.append(request)
             return state.steps.isEmpty ? .speak : state.steps.removeFirst()
         }
     }
 
-    fileprivate func stoppedOne() { state.withLock { $0.stopped += 1 } }
+    func stoppedOne() { state.withLock { $0.stopped += 1 } }
 }
 
 private final class InMemoryFestival: FestivalLink {
-    let script: FestivalScript
+    let script: ChildScript
     var dead = false
     var stopped = false
     var process: pid_t? { nil }
 
-    init(script: FestivalScript) { self.script = script }
+    init(script: ChildScript) { self.script = script }
 
     func exchange(_ request: [UInt8], timeoutMs: Int) throws(FestivalFailure) -> FestivalAnswer {
         guard !dead, !stopped else { throw .exited(how: nil) }
@@ -98,7 +105,7 @@ final class Reports: Sendable {
 
 @Suite("Festival in front of espeak-ng, in memory")
 struct FestivalTests {
-    let script = FestivalScript()
+    let script = ChildScript()
     let espeak = SilentSynthesizer(languages: ["en", "es", "it", "ca"], samplesPerCharacter: 1, chunk: 100)
     let reports = Reports()
 

@@ -7,56 +7,26 @@ import Testing
 @testable import ParleyDaemon
 @testable import ParleySynthesis
 
-/// The Piper workers a `PiperSynthesizer` starts, in memory: each says a sentence in pieces cut
-/// after its commas, 10 samples of 5 per character, as `steps` say (one step a request; once
-/// they are used up, it speaks).
-final class PiperScript: Sendable {
-    private struct State {
-        var steps: [FestivalStep] = []
-        var started = 0
-        var stopped = 0
-        var sentences: [String] = []
-        var failsToStart = false
-    }
-
-    private let state = Mutex(State())
-
-    func then(_ steps: FestivalStep...) { state.withLock { $0.steps += steps } }
-    func failToStart(_ fails: Bool) { state.withLock { $0.failsToStart = fails } }
-    var started: Int { state.withLock { $0.started } }
-    var stopped: Int { state.withLock { $0.stopped } }
-    var sentences: [String] { state.withLock { $0.sentences } }
-
-    func start() throws(ChildFailure) -> any PiperLink {
-        let fails = state.withLock { state -> Bool in
-            if !state.failsToStart { state.started += 1 }
-            return state.failsToStart
-        }
-        if fails { throw .broken("cannot start /usr/bin/python3: No such file or directory") }
+extension ChildScript {
+    /// A Piper worker in memory: it says a sentence in pieces cut after its commas, 10 samples
+    /// of 5 per character; `requests` are the sentences it was asked.
+    func startPiper() throws(ChildFailure) -> any PiperLink {
+        try starting()
         return InMemoryPiper(script: self)
     }
-
-    fileprivate func next(_ sentence: String) -> FestivalStep {
-        state.withLock { state in
-            state.sentences.append(sentence)
-            return state.steps.isEmpty ? .speak : state.steps.removeFirst()
-        }
-    }
-
-    fileprivate func stoppedOne() { state.withLock { $0.stopped += 1 } }
 }
 
 /// A worker in memory that answers over the real wire: its answers are the bytes
 /// `parley-piper` writes, read back by `PiperWire.takeAnswer`.
 private final class InMemoryPiper: PiperLink {
-    let script: PiperScript
+    let script: ChildScript
     var said: [UInt8] = []
     var hung = false
     var dead = false
     var stopped = false
     var process: pid_t? { nil }
 
-    init(script: PiperScript) { self.script = script }
+    init(script: ChildScript) { self.script = script }
 
     static func audio(id: Int, samples: Int, last: Bool) -> [UInt8] {
         Array(#"{"type": "audio", "id": \#(id), "samples": \#(samples), "last": \#(last)}"#.utf8) + [10]
@@ -104,7 +74,7 @@ private final class InMemoryPiper: PiperLink {
 
 @Suite("Piper in front of Festival and espeak-ng, in memory")
 struct PiperTests {
-    let script = PiperScript()
+    let script = ChildScript()
     let espeak = SilentSynthesizer(languages: ["en", "es"], samplesPerCharacter: 1, chunk: 100)
     let reports = Reports()
     static let english = PiperVoice(language: "en", model: "/engines/piper/voices/en_US-joe-medium.onnx")
@@ -112,7 +82,7 @@ struct PiperTests {
     func synthesizer() -> PiperSynthesizer {
         let reports = reports
         return PiperSynthesizer(
-            fallback: espeak, piperVoices: ["en": Self.english], start: { () throws(ChildFailure) -> any PiperLink in try script.start() },
+            fallback: espeak, piperVoices: ["en": Self.english], start: { () throws(ChildFailure) -> any PiperLink in try script.startPiper() },
             report: { reports.add($0) })
     }
 
@@ -168,7 +138,7 @@ struct PiperTests {
         let english = try say(synthesizer, "Go forward, then left. Thanks.")
         #expect(english.count == 10 * ("Go forward".count + "then left.".count + "Thanks.".count))
         #expect(english.allSatisfy { $0 == 5 })
-        #expect(script.sentences == ["Go forward, then left.", "Thanks."])
+        #expect(script.requests == ["Go forward, then left.", "Thanks."])
         let spanish = try say(synthesizer, "Hola.", "es")
         #expect(spanish.count == 5 && espeak.texts == ["Hola."])
         #expect(script.started == 1 && reports.all.isEmpty)
@@ -229,7 +199,7 @@ struct PiperTests {
         let samples = try say(synthesizer, "Good morning. Where is the station? Thanks.")
         #expect(Array(samples.prefix(10 * "Good morning.".count)).allSatisfy { $0 == 5 })
         #expect(espeak.texts == ["Where is the station?", "Thanks."], "no turn lost: every sentence is said")
-        #expect(script.sentences.count == 2)
+        #expect(script.requests.count == 2)
     }
 
     @Test func aStopWhileSpeakingIsNoPiperFailureAndItsLeftoversAreSkipped() throws {
