@@ -18,6 +18,17 @@ final class Lines: Sendable {
     func add(_ line: String) { lines.withLock { $0.append(line) } }
 }
 
+/// The samples `synthesizer` makes of English `text`, and how many chunks they came in.
+func synthesized(_ synthesizer: any SpeechSynthesizer, _ text: String) throws -> (samples: [Int16], chunks: Int) {
+    var samples: [Int16] = []
+    var chunks = 0
+    try synthesizer.synthesize(text, language: "en") {
+        samples += $0
+        chunks += 1
+    }
+    return (samples, chunks)
+}
+
 /// Speech: 10 words said in 2-8 s, loud enough, with pauses (a tone or noise has none).
 func expectSpeech(_ samples: [Int16], rate: Int, _ comment: Comment) {
     let seconds = Double(samples.count) / Double(rate)
@@ -45,23 +56,12 @@ struct FestivalEndToEndTests {
         return FestivalSynthesizer(espeak: try EspeakSynthesizer(), festivalVoices: ["en": english], report: { lines.add($0) })
     }
 
-    /// The samples of `text`, with how many came in each chunk.
-    private func say(_ synthesizer: FestivalSynthesizer, _ text: String) throws -> (samples: [Int16], chunks: Int) {
-        var samples: [Int16] = []
-        var chunks = 0
-        try synthesizer.synthesize(text, language: "en") {
-            samples += $0
-            chunks += 1
-        }
-        return (samples, chunks)
-    }
-
     @Test func anEnglishSentenceIsSpokenByFestival() throws {
         let lines = Lines()
         let synthesizer = try englishSynthesizer(lines)
         synthesizer.prepare()
         let pid = try #require(synthesizer.festivalProcess)
-        let (samples, chunks) = try say(synthesizer, Self.sentence)
+        let (samples, chunks) = try synthesized(synthesizer, Self.sentence)
         expectSpeech(samples, rate: synthesizer.sampleRate, "Festival's English")
         #expect(chunks > 10, "handed on in 50 ms chunks, so a stop cuts it")
         #expect(lines.all.isEmpty, "nothing went wrong: \(lines.all)")
@@ -78,13 +78,13 @@ struct FestivalEndToEndTests {
         synthesizer.prepare()
         let first = try #require(synthesizer.festivalProcess)
         #expect(kill(first, SIGKILL) == 0)
-        let fallback = try say(synthesizer, Self.sentence)
+        let fallback = try synthesized(synthesizer, Self.sentence)
         expectSpeech(fallback.samples, rate: synthesizer.sampleRate, "espeak-ng's fallback")
         #expect(lines.all.count == 1, "one line: \(lines.all)")
         #expect(lines.all.first?.contains("Festival failed") == true)
         let second = try #require(synthesizer.festivalProcess, "a fresh process started")
         #expect(second != first)
-        let recovered = try say(synthesizer, Self.sentence)
+        let recovered = try synthesized(synthesizer, Self.sentence)
         expectSpeech(recovered.samples, rate: synthesizer.sampleRate, "Festival again")
         #expect(lines.all.count == 1, "Festival spoke again: \(lines.all)")
         #expect(abs(recovered.samples.count - fallback.samples.count) > synthesizer.sampleRate / 20, "not espeak-ng's length")
@@ -95,7 +95,7 @@ struct FestivalEndToEndTests {
         let lines = Lines()
         let synthesizer = try englishSynthesizer(lines)
         synthesizer.prepare()
-        _ = try say(synthesizer, Self.sentence)
+        _ = try synthesized(synthesizer, Self.sentence)
         let pid = try #require(synthesizer.festivalProcess)
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?.split(separator: " ").dropFirst().first.flatMap { Int($0) }

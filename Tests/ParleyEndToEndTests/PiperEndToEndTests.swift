@@ -33,27 +33,17 @@ struct PiperEndToEndTests {
             report: { lines.add($0) })
     }
 
-    private func say(_ synthesizer: PiperSynthesizer, _ text: String) throws -> (samples: [Int16], chunks: Int) {
-        var samples: [Int16] = []
-        var chunks = 0
-        try synthesizer.synthesize(text, language: "en") {
-            samples += $0
-            chunks += 1
-        }
-        return (samples, chunks)
-    }
-
     @Test func anEnglishSentenceIsSpokenByPiper() throws {
         let lines = Lines()
         let synthesizer = try englishSynthesizer(lines)
         synthesizer.prepare()
         let pid = try #require(synthesizer.piperProcess)
-        let (samples, chunks) = try say(synthesizer, Self.sentence)
+        let (samples, chunks) = try synthesized(synthesizer, Self.sentence)
         expectSpeech(samples, rate: synthesizer.sampleRate, "Piper's English")
         #expect(chunks > 10, "handed on in 50 ms chunks, so a stop cuts it")
         #expect(lines.all.isEmpty, "nothing went wrong: \(lines.all)")
         // Two sentences: the second is asked for while the first is handed on.
-        let two = try say(synthesizer, "Good morning. " + Self.sentence)
+        let two = try synthesized(synthesizer, "Good morning. " + Self.sentence)
         #expect(two.samples.count > samples.count + synthesizer.sampleRate / 4)
         #expect(lines.all.isEmpty, "nothing went wrong: \(lines.all)")
         #expect(synthesizer.piperProcess == pid, "the same warm worker speaks every sentence")
@@ -67,16 +57,16 @@ struct PiperEndToEndTests {
         let lines = Lines()
         let synthesizer = try englishSynthesizer(lines)
         synthesizer.prepare()
-        _ = try say(synthesizer, "Hello.")
+        _ = try synthesized(synthesizer, "Hello.")
         let first = try #require(synthesizer.piperProcess)
         #expect(kill(first, SIGKILL) == 0)
-        let fallback = try say(synthesizer, Self.sentence)
+        let fallback = try synthesized(synthesizer, Self.sentence)
         expectSpeech(fallback.samples, rate: synthesizer.sampleRate, "espeak-ng's fallback")
         #expect(lines.all.count == 1, "one line: \(lines.all)")
         #expect(lines.all.first?.contains("Piper failed") == true)
         let second = try #require(synthesizer.piperProcess, "a fresh worker started")
         #expect(second != first)
-        let recovered = try say(synthesizer, Self.sentence)
+        let recovered = try synthesized(synthesizer, Self.sentence)
         expectSpeech(recovered.samples, rate: synthesizer.sampleRate, "Piper again")
         #expect(lines.all.count == 1, "Piper spoke again: \(lines.all)")
         #expect(abs(recovered.samples.count - fallback.samples.count) > synthesizer.sampleRate / 20, "not espeak-ng's length")
@@ -88,7 +78,7 @@ struct PiperEndToEndTests {
         let synthesizer = PiperSynthesizer(
             fallback: try EspeakSynthesizer(), piperVoices: ["en": missing], folder: PiperEngine.folder, python: PiperEngine.python,
             report: { lines.add($0) })
-        let (samples, _) = try say(synthesizer, Self.sentence)
+        let (samples, _) = try synthesized(synthesizer, Self.sentence)
         expectSpeech(samples, rate: synthesizer.sampleRate, "espeak-ng, the voice being missing")
         #expect(lines.all.count == 1, "one line: \(lines.all)")
         #expect(lines.all.first?.contains("Piper failed (it exited (exit status 1))") == true, "\(lines.all)")
@@ -101,7 +91,7 @@ struct PiperEndToEndTests {
         let synthesizer = try englishSynthesizer(lines)
         let long = "A number of airlines, including Air France, Lufthansa and Singapore Airlines, "
             + "have said they would not fly through Belarusian airspace, nor over its neighbours, until further notice."
-        _ = try say(synthesizer, long)
+        _ = try synthesized(synthesizer, long)
         let pid = try #require(synthesizer.piperProcess)
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
