@@ -21,6 +21,23 @@ struct ModelCommand: ParsableCommand {
             """,
         subcommands: [Check.self, Install.self, InstallTranslation.self, InstallVoice.self])
 
+    /// Says `line` on standard error and exits with 1.
+    static func fail(_ line: String) -> Never {
+        FileHandle.standardError.write(Data("parleyd: \(line)\n".utf8))
+        Foundation.exit(1)
+    }
+
+    /// The folder of engine `name` (its worker `worker` in it): in `engines` when given, else in
+    /// the first of the installed engine folders that has it; when there is none, says so
+    /// (`what`, as in "Bergamot's worker") and exits.
+    static func engineFolder(_ name: String, worker: String, given engines: String?, what: String) -> String {
+        let folder = (engines ?? TranscriberConfig.searchPath.first { FileManager.default.fileExists(atPath: $0 + "/" + name) }).map { $0 + "/" + name }
+        guard let folder, FileManager.default.fileExists(atPath: folder + "/" + worker) else {
+            fail("\(what) is not installed (no \(engines ?? TranscriberConfig.searchPath.joined(separator: " or "))/\(name)): run `make engines`, or give --engines; nothing was installed")
+        }
+        return folder
+    }
+
     /// A two-letter ISO 639-1 code.
     static func validate(language: String?) throws {
         guard let language else { return }
@@ -140,18 +157,15 @@ struct ModelCommand: ParsableCommand {
             do {
                 files = try BergamotModelInstall.find(in: directory)
             } catch {
-                fail("\(error)\nnothing was installed")
+                ModelCommand.fail("\(error)\nnothing was installed")
             }
             let folder = into ?? ParleyConfig.translationModelDirectories(environment: environment)[0]
-            let engine = (engines ?? TranscriberConfig.searchPath.first { FileManager.default.fileExists(atPath: $0 + "/bergamot") }).map { $0 + "/bergamot" }
-            guard let engine, FileManager.default.fileExists(atPath: engine + "/parley-bergamot") else {
-                fail("Bergamot's worker is not installed (no \(engines ?? TranscriberConfig.searchPath.joined(separator: " or "))/bergamot): run `make engines`, or give --engines; nothing was installed")
-            }
+            let engine = ModelCommand.engineFolder("bergamot", worker: "parley-bergamot", given: engines, what: "Bergamot's worker")
             let installed: String
             do {
                 installed = try BergamotModelInstall.install(files, into: folder, replace: force)
             } catch {
-                fail("\(error)")
+                ModelCommand.fail("\(error)")
             }
             let pair = files.pair
             let measure: BergamotModelInstall.Measure
@@ -159,7 +173,7 @@ struct ModelCommand: ParsableCommand {
                 measure = try await BergamotModelInstall.measure(pair, modelsFolder: folder, engine: engine)
             } catch {
                 try? FileManager.default.removeItem(atPath: installed)
-                fail("the \(pair) model does not work: \(error); it was removed again from \(installed)")
+                ModelCommand.fail("the \(pair) model does not work: \(error); it was removed again from \(installed)")
             }
             print("installed \(pair) in \(installed)")
             print("\"\(measure.sentence)\" -> \"\(measure.translation)\"")
@@ -170,11 +184,6 @@ struct ModelCommand: ParsableCommand {
                 searched
                     ? "parleyd takes it for \(pair.source)->\(pair.target) from its next start (parley languages shows the route)"
                     : "parleyd does not look in \(folder); install into one of \(ParleyConfig.translationModelDirectories(environment: environment).joined(separator: ", "))")
-        }
-
-        private func fail(_ line: String) -> Never {
-            FileHandle.standardError.write(Data("parleyd: \(line)\n".utf8))
-            Foundation.exit(1)
         }
     }
 
@@ -215,18 +224,15 @@ struct ModelCommand: ParsableCommand {
             do {
                 found = try PiperVoiceInstall.find(model: model, language: language)
             } catch {
-                fail("\(error)\nnothing was installed")
+                ModelCommand.fail("\(error)\nnothing was installed")
             }
             let folder = into ?? ParleyConfig.voiceDirectories(environment: environment)[0]
-            let engine = (engines ?? TranscriberConfig.searchPath.first { FileManager.default.fileExists(atPath: $0 + "/piper") }).map { $0 + "/piper" }
-            guard let engine, FileManager.default.fileExists(atPath: engine + "/parley-piper") else {
-                fail("Piper's worker is not installed (no \(engines ?? TranscriberConfig.searchPath.joined(separator: " or "))/piper): run `make engines`, or give --engines; nothing was installed")
-            }
+            let engine = ModelCommand.engineFolder("piper", worker: "parley-piper", given: engines, what: "Piper's worker")
             let installed: String
             do {
                 installed = try PiperVoiceInstall.install(found, into: folder, replace: force)
             } catch {
-                fail("\(error)")
+                ModelCommand.fail("\(error)")
             }
             let voice = PiperVoice(language: found.language, model: installed, userInstalled: true)
             let sentence = BergamotModelInstall.sentences[found.language] ?? BergamotModelInstall.sentences["en", default: "Hello."]
@@ -235,7 +241,7 @@ struct ModelCommand: ParsableCommand {
                 measure = try PiperVoiceInstall.measure(voice, sentence: sentence, engine: engine)
             } catch {
                 try? FileManager.default.removeItem(atPath: (installed as NSString).deletingLastPathComponent)
-                fail("the voice \(voice.name) does not work: \(error); it was removed again from \(folder)")
+                ModelCommand.fail("the voice \(voice.name) does not work: \(error); it was removed again from \(folder)")
             }
             print("installed \(voice.name) for \(found.language) in \((installed as NSString).deletingLastPathComponent)")
             let memory = measure.rssMiB.map { ", the worker holds \($0) MiB (PSS \(measure.pssMiB ?? 0) MiB)" } ?? ""
@@ -248,11 +254,6 @@ struct ModelCommand: ParsableCommand {
                 searched
                     ? "parleyd speaks \(found.language) with it from its next start, unless [voice.\(found.language)] engine names another engine (parley languages shows the voice)"
                     : "parleyd does not look in \(folder); install into one of \(ParleyConfig.voiceDirectories(environment: environment).joined(separator: ", "))")
-        }
-
-        private func fail(_ line: String) -> Never {
-            FileHandle.standardError.write(Data("parleyd: \(line)\n".utf8))
-            Foundation.exit(1)
         }
     }
 }
