@@ -9,10 +9,10 @@ per second of speech) and the first-sound latency of a typical sentence (the med
 sentences: from the request to the first audio; Festival gives a sentence's audio at once, so
 for it that is the whole sentence).
 
-The sentences: 16 per language, Tatoeba (lines N*25 of ../shared/text/tatoeba/eng-XXX.XXX,
-English from eng-spa.eng, as bench/voice-rate.py); Catalan has no Tatoeba file here, so its 16
-are the first FLORES devtest lines of 40-90 characters (longer, news-like: not comparable with
-the other languages, only between Catalan's voices).
+The sentences: 16 per language, Tatoeba (lines N*25 of ../shared/text/tatoeba/eng-XXX.XXX; N*8
+for 120; English from eng-spa.eng, as bench/voice-rate.py); Catalan has no Tatoeba file here, so
+its 16 are the first FLORES devtest lines of 40-90 characters (longer, news-like: not comparable
+with the other languages, only between Catalan's voices).
 
 espeak-ng runs as its command line (`--stdout`, the rate given); Festival as parleyd runs it: one
 warm `festival --pipe --heap 1000000` process with every voice loaded once, asked sentence by
@@ -62,7 +62,8 @@ def sentences(lang):
     if lang in TATOEBA:
         with open(f"{TEXT}/tatoeba/{TATOEBA[lang]}", encoding="utf-8") as f:
             lines = [line.strip() for line in f]
-        return [lines[i * 25] for i in range(COUNT)]
+        step = len(lines) // COUNT  # 25 for 40 of eng-spa's 1,000 lines, 8 for 120
+        return [lines[i * step] for i in range(COUNT)]
     with open(f"{TEXT}/flores-devtest/cat.txt", encoding="utf-8") as f:
         lines = [line.strip() for line in f if 40 <= len(line.strip()) <= 90]
     return lines[:COUNT]
