@@ -14,8 +14,8 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
 /// Which engine speaks a language (`[voice] engine`, `[voice.xx] engine`).
 public enum VoiceEngine: String, Sendable, CaseIterable {
     /// The voice heard best per language when installed (docs/benchmarks.md, "Voices a listener
-    /// understands"): Piper for English, Festival for Italian and Catalan (and English without
-    /// Piper), espeak-ng elsewhere.
+    /// understands"): Festival for English, Italian and Catalan, Piper for a voice a user
+    /// installed, espeak-ng elsewhere.
     case auto
     /// espeak-ng: every language, the fastest, the least understood.
     case espeak = "espeak-ng"

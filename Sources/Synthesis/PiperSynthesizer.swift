@@ -35,10 +35,13 @@ public struct PiperVoice: Sendable, Equatable {
     /// engines folder's `piper/voices/`.
     public static let shipped: [String: String] = ["en": "en_US-joe-medium.onnx"]
 
-    /// The languages `[voice] engine = "auto"` gives to Piper when it has a voice for them: where
-    /// Whisper base heard it better than Festival and espeak-ng (docs/benchmarks.md, "Voices a
-    /// listener understands").
-    public static let heardBetter: Set<String> = ["en"]
+    /// The languages `[voice] engine = "auto"` gives to Piper's shipped voices: none. English
+    /// joe was heard about as well as Festival's (7.8 % against 7.9 % of 40 sentences' words
+    /// missed by Whisper base, 5.9 % against 6.4-6.6 % of 120 others) for twice Festival's CPU and
+    /// about 80-110 MiB more, which takes an English-Spanish conversation over the 700 MiB the
+    /// product allows (docs/benchmarks.md, "Piper's English voice"). `[voice.en] engine =
+    /// "piper"` takes it; a voice a user installed is taken under "auto" (`userInstalled`).
+    public static let heardBetter: Set<String> = []
 }
 
 /// What the Piper worker answered: a piece of a sentence, or a refusal (no more comes for it).

@@ -95,11 +95,17 @@ struct PiperTests {
 
     // MARK: - Which engine speaks which language
 
-    @Test func autoGivesPiperEnglishWhenItsVoiceIsInstalledAndFestivalTheRest() throws {
-        let installed = ["en": Self.english]
+    @Test func autoLeavesEnglishToFestivalAndGivesPiperTheVoicesAUserInstalled() throws {
+        let spanish = PiperVoice(language: "es", model: "/home/x/.local/share/parley/voices/es/es_ES-davefx-medium.onnx", userInstalled: true)
+        let installed = ["en": Self.english, "es": spanish]
         let auto = Daemon.piperVoices(ParleyConfig(), report: nil, installed: installed)
-        #expect(auto == ["en": Self.english])
-        #expect(Set(Daemon.festivalChoice(ParleyConfig(), piper: Set(auto.keys)).keys) == ["it", "ca"])
+        #expect(auto == ["es": spanish], "the shipped English voice costs more than it gives; a user's voice is theirs")
+        #expect(Set(Daemon.festivalChoice(ParleyConfig(), piper: Set(auto.keys)).keys) == ["en", "it", "ca"])
+        // Asked for, the shipped English voice speaks, and Festival keeps Italian and Catalan.
+        let english = try parse("[voice.en]\nengine = \"piper\"")
+        let chosen = Daemon.piperVoices(english, report: nil, installed: installed)
+        #expect(chosen == ["en": Self.english, "es": spanish])
+        #expect(Set(Daemon.festivalChoice(english, piper: Set(chosen.keys)).keys) == ["it", "ca"])
         // Not installed: Festival speaks English again, and "auto" says nothing is missing.
         let lines = Reports()
         #expect(Daemon.piperVoices(ParleyConfig(), report: { lines.add($0) }, installed: [:]).isEmpty)
