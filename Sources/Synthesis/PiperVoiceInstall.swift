@@ -67,14 +67,34 @@ public enum PiperVoiceInstall {
     /// `replace`; returns the installed model's path. The copy is made beside it and moved into
     /// place, so a failed install leaves nothing half-copied.
     public static func install(_ found: Found, into folder: String, replace: Bool = false) throws(Problem) -> String {
-        let name = (found.model as NSString).lastPathComponent
+        let manager = FileManager.default
+        let base = URL(fileURLWithPath: folder).standardizedFileURL.path
+        let target = base + "/" + found.language
+        if manager.fileExists(atPath: target) && !replace { throw Problem("\(target) already exists; remove it, or pass --force to replace it") }
+        let staging = base + "/.\(found.language).installing"
         do {
-            let target = try FolderInstall.place(
-                [(found.model, name), (found.config, name + ".json")], into: folder, as: found.language, replace: replace)
-            return target + "/" + name
+            try manager.createDirectory(atPath: base, withIntermediateDirectories: true)
+            try? manager.removeItem(atPath: staging)
+            try manager.createDirectory(atPath: staging, withIntermediateDirectories: true)
         } catch {
-            throw Problem(error.description)
+            throw Problem("\(folder) cannot be written (\(error.localizedDescription)); choose another folder with --into")
         }
+        defer { try? manager.removeItem(atPath: staging) }
+        let name = (found.model as NSString).lastPathComponent
+        for (path, copy) in [(found.model, name), (found.config, name + ".json")] {
+            do {
+                try manager.copyItem(atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path, toPath: staging + "/" + copy)
+            } catch {
+                throw Problem("\(path) cannot be copied (\(error.localizedDescription)); check the disk and its permissions")
+            }
+        }
+        do {
+            if manager.fileExists(atPath: target) { try manager.removeItem(atPath: target) }
+            try manager.moveItem(atPath: staging, toPath: target)
+        } catch {
+            throw Problem("\(target) cannot be replaced (\(error.localizedDescription)); check its permissions")
+        }
+        return target + "/" + name
     }
 
     /// The voice installed for each language in `folders` (searched in order: the first folder

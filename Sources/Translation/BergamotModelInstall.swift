@@ -54,13 +54,34 @@ public enum BergamotModelInstall {
     /// Copies `files` to `folder/xx-yy`, which must not exist unless `replace`; returns that
     /// folder. The copy is made beside it and moved into place, so a failed install leaves nothing half-copied.
     public static func install(_ files: Files, into folder: String, replace: Bool = false) throws(Problem) -> String {
+        let manager = FileManager.default
+        let target = URL(fileURLWithPath: folder).standardizedFileURL.path + "/\(files.pair.source)-\(files.pair.target)"
+        if manager.fileExists(atPath: target) && !replace { throw Problem("\(target) already exists; remove it, or pass --force to replace it") }
+        let staging = URL(fileURLWithPath: folder).standardizedFileURL.path + "/.\(files.pair.source)-\(files.pair.target).installing"
         do {
-            return try FolderInstall.place(
-                files.paths.map { ($0, ($0 as NSString).lastPathComponent) }, into: folder, as: "\(files.pair.source)-\(files.pair.target)",
-                replace: replace)
+            try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try? manager.removeItem(atPath: staging)
+            try manager.createDirectory(atPath: staging, withIntermediateDirectories: true)
         } catch {
-            throw Problem(error.description)
+            throw Problem("\(folder) cannot be written (\(error.localizedDescription)); choose another folder with --into")
         }
+        defer { try? manager.removeItem(atPath: staging) }
+        for path in files.paths {
+            do {
+                // The file's bytes, not a link to where it was unpacked.
+                let source = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+                try manager.copyItem(atPath: source, toPath: staging + "/" + (path as NSString).lastPathComponent)
+            } catch {
+                throw Problem("\(path) cannot be copied (\(error.localizedDescription)); check the disk and its permissions")
+            }
+        }
+        do {
+            if manager.fileExists(atPath: target) { try manager.removeItem(atPath: target) }
+            try manager.moveItem(atPath: staging, toPath: target)
+        } catch {
+            throw Problem("\(target) cannot be replaced (\(error.localizedDescription)); check its permissions")
+        }
+        return target
     }
 
     /// What the worker made of an installed model: a sentence in its source language
