@@ -161,7 +161,7 @@ extension TurnLogic {
         draft?.route = route
         draft?.mtMs = started.milliseconds(to: now)
         if speculated { draft?.speculated = true }
-        return handle(.translated(text: text))
+        return answer(.translated(text: text))
     }
 
     /// The translation, started at `started`, failed with `error` at `now`: the turn is kept

@@ -65,6 +65,23 @@ public struct TurnLogic: Sendable {
     /// How the utterance had ended before it went on (nil: it has not gone on): if what follows
     /// is too short to be words, it ends so again, instead of being discarded with them.
     public private(set) var resumedEnd: (reason: EndpointEvent.EndReason, pause: SampleTime)?
+    /// For a recording (not real time): how much of it after a decided end is heard before
+    /// that utterance is answered, whatever the engines' speed. Speech that starts within it
+    /// goes on with the utterance; speech after it waits for the answer. So the turns a
+    /// recording gives do not depend on how fast or busy the machine is. 0 for a live
+    /// microphone: there the answer goes as soon as it is ready, and the person who goes on
+    /// before it does goes on with the utterance (`recordingAnswerMs`).
+    public private(set) var answerHold: SampleTime = 0
+    /// Where on the capture timeline the end of the utterance heard last was decided, while
+    /// that end may be withdrawn (nil otherwise).
+    public private(set) var endDecidedAt: SampleTime?
+    /// The end of the last period heard (`hear`).
+    public private(set) var heardThrough: SampleTime = 0
+    /// The translation of an utterance from a recording, held until `answerHold` of the
+    /// recording after its end has been heard (or the recording ends).
+    public private(set) var heldAnswer: ConversationMachine.Event?
+    /// The input ended (`endInput`): nothing more will be heard.
+    public private(set) var inputEnded = false
     /// Whether a client paused the conversation: the microphone is released.
     public private(set) var userPaused = false
     /// Whether the capture device failed and is being opened again.
@@ -86,6 +103,11 @@ public struct TurnLogic: Sendable {
     /// nothing with the default 1.5 s limit.
     public static let lateSpeculationMs = 400
 
+    /// `answerHold` for a recording: about when a live Parley answers a sentence the language
+    /// model ends (`likely_end_ms` plus the words and the translation, on this project's build
+    /// machine; a Pi takes longer). Fixed, so a recording's turns are the same on any machine.
+    public static let recordingAnswerMs = 500
+
     public init(machine: ConversationMachine, endpointer: Endpointer, keepsAudio: Bool) {
         self.machine = machine
         self.endpointer = endpointer
@@ -94,9 +116,26 @@ public struct TurnLogic: Sendable {
 
     // MARK: - The machine
 
-    /// Feeds the machine and applies what belongs to the turn's state right here.
+    /// Feeds the machine and applies what belongs to the turn's state right here. An answer
+    /// held for a recording goes as soon as the utterance can no longer go on.
     public mutating func handle(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
-        absorb(machine.handle(event))
+        absorb(machine.handle(event)) + releaseHeldAnswer()
+    }
+
+    /// The translation of the utterance: spoken now, or, from a recording, once `answerHold` of
+    /// it after the end has been heard without the person going on (`heldAnswer`).
+    mutating func answer(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
+        guard answerHold > 0, mayGoOn else { return handle(event) }
+        heldAnswer = event
+        return []
+    }
+
+    /// The held answer, once the utterance can no longer go on (`mayGoOn`): its hold was
+    /// heard, the recording ended, a pause was asked for.
+    private mutating func releaseHeldAnswer() -> [ConversationMachine.Action] {
+        guard let held = heldAnswer, !mayGoOn else { return [] }
+        heldAnswer = nil
+        return absorb(machine.handle(held))
     }
 
     /// Applies the machine's actions that concern the turn's state (endpointer resets, the
@@ -113,6 +152,8 @@ public struct TurnLogic: Sendable {
                 endCueAllowed = true
                 heldAudio = []
                 resumedEnd = nil
+                endDecidedAt = nil
+                heldAnswer = nil
                 judgements = [:]
                 awaitedJudgement = nil
                 utteranceEnd = nil
@@ -130,6 +171,8 @@ public struct TurnLogic: Sendable {
                 utteranceEnd = nil
                 utteranceAudio = heldAudio
                 heldAudio = []
+                endDecidedAt = nil
+                heldAnswer = nil
             case .speak, .askToRepeat, .tellUntranslated, .reportNoSpeech:
                 heldAudio = []
             default: break
@@ -176,9 +219,12 @@ public struct TurnLogic: Sendable {
         return absorb(machine.reconfigure(settings))
     }
 
-    /// The capture was opened: whether it hears what Parley plays (`AudioCapture.hearsPlayback`).
-    public mutating func captureOpened(hearsPlayback: Bool) {
+    /// The capture was opened: whether it hears what Parley plays (`AudioCapture.hearsPlayback`),
+    /// and whether it is a live microphone or a recording (`AudioCapture.isRealTime`: a
+    /// recording's answers are held, `answerHold`).
+    public mutating func captureOpened(hearsPlayback: Bool, realTime: Bool = true) {
         machine.settings.hearsPlayback = hearsPlayback
+        answerHold = realTime ? 0 : SampleTime(Self.recordingAnswerMs * endpointer.sampleRate / 1000)
     }
 
     /// What clients see as the state.
@@ -229,8 +275,11 @@ public struct TurnLogic: Sendable {
         period.actions = handle(.clock(now: now))
         if mayGoOn {
             hearAfterTheEnd(frame, at: start, rmsDB: rmsDB, speech: speech, into: &period)
+            heardThrough = now
+            period.actions += releaseHeldAnswer()
             return period
         }
+        heardThrough = now
         guard machine.acceptsAudio else { return period }
         let wasInSpeech = endpointer.isInSpeech
         var audio: [Int16]?
@@ -293,10 +342,12 @@ public struct TurnLogic: Sendable {
     /// (`ConversationMachine.isResumable`), its end was a pause (not its length, not a `stop`),
     /// and it is shorter than `max_speech_ms` (a voice that never stops long, a television, does
     /// not keep one utterance open for ever).
+    /// From a recording, only until `answerHold` of it after the end has been heard.
     public var mayGoOn: Bool {
         guard keepsAudio, machine.isResumable, !heldAudio.isEmpty, let end = utteranceEnd?.reason, end == .languageModel || end == .silence else {
             return false
         }
+        if answerHold > 0, inputEnded || (endDecidedAt.map { heardThrough >= $0 + answerHold } ?? false) { return false }
         return heldAudio.count < endpointer.settings.maxSpeechMs * endpointer.sampleRate / 1000
     }
 
@@ -326,6 +377,7 @@ public struct TurnLogic: Sendable {
     private mutating func holdWhileTheEndMayBeWithdrawn() {
         let byPause = utteranceEnd?.reason == .languageModel || utteranceEnd?.reason == .silence
         heldAudio = keepsAudio && byPause && machine.isResumable ? utteranceAudio : []
+        endDecidedAt = heldAudio.isEmpty ? nil : machine.now
     }
 
     /// Whether the lanes' judgement may end the utterance just started (`endCueAllowed`).
@@ -334,7 +386,9 @@ public struct TurnLogic: Sendable {
     /// The end of the input: an utterance in progress is processed (the recording ended at
     /// `position`) or, on `stopped`, abandoned.
     public mutating func endInput(at position: SampleTime, stopped: Bool) -> [ConversationMachine.Action] {
-        guard case .hearing = machine.state else { return [] }
+        inputEnded = true
+        let held = releaseHeldAnswer()
+        guard case .hearing = machine.state else { return held }
         if stopped {
             endpointer.reset()
             return handle(.speechDiscarded)

@@ -42,7 +42,7 @@ struct CaptureLoop: Sendable {
         var capture: (any AudioCapture)? = try source.open()
         let isRealTime = capture?.isRealTime ?? true
         let hearsPlayback = capture?.hearsPlayback ?? true
-        interpreter.shared.withLock { $0.turn.captureOpened(hearsPlayback: hearsPlayback) }
+        interpreter.shared.withLock { $0.turn.captureOpened(hearsPlayback: hearsPlayback, realTime: isRealTime) }
         var position: SampleTime = 0
         var backoff = Self.reopenBackoff
         var pendingLevel: Levels?
@@ -100,7 +100,9 @@ struct CaptureLoop: Sendable {
                 waitForJudgement()
                 // While the end just decided can be withdrawn, the recording goes on at the pace
                 // of a microphone (one period per period's time), as a person goes on speaking
-                // while Parley recognizes and translates; else it waits for the turn.
+                // while Parley recognizes and translates; else it waits for the turn. It may be
+                // withdrawn for a fixed stretch of the recording (`TurnLogic.answerHold`), so
+                // the turns do not depend on how fast the engines are.
                 let period = Double(frame.count) / Double(captureSampleRate)
                 waitWhileBusy(until: .distantFuture, unlessStopping: true, orGoingOnAfter: period)
             }

@@ -35,13 +35,14 @@ public final class TestConversation: Sendable {
 
     /// `config` gives the languages, mode and endpointing (its model and device keys are not
     /// used); `hearable` are the languages with a "model"; `accurate` the accurate engines
-    /// (`ScriptedTranscriber`), if any.
+    /// (`ScriptedTranscriber`), if any. `realTime: false, hearsPlayback: false` is a recording,
+    /// as file mode reads one.
     public init(
-        config: ParleyConfig = ParleyConfig(), hearable: Set<String> = ["en", "es"], realTime: Bool = true,
+        config: ParleyConfig = ParleyConfig(), hearable: Set<String> = ["en", "es"], realTime: Bool = true, hearsPlayback: Bool = true,
         translator: EchoTranslator = EchoTranslator(), synthesizer: sending SilentSynthesizer = SilentSynthesizer(),
         accurate: AccurateHearing? = nil
     ) throws {
-        microphone = ScriptedMicrophone(isRealTime: realTime)
+        microphone = ScriptedMicrophone(isRealTime: realTime, hearsPlayback: hearsPlayback)
         speaker = RecordingSpeaker(sampleRate: synthesizer.sampleRate)
         recognizers = RecognizerScript(languages: hearable)
         self.translator = translator
@@ -52,7 +53,7 @@ public final class TestConversation: Sendable {
         writer = HistoryWriter(store: history, speakerA: config.speakerA, speakerB: config.speakerB)
         writer.startSession(speakerA: config.speakerA, speakerB: config.speakerB)
         var logger = Logger(label: "parley.test")
-        logger.logLevel = .critical
+        logger.logLevel = ProcessInfo.processInfo.environment["PARLEY_TEST_LOG"] == nil ? .critical : .debug
         let voices = synthesizer.languages
         let hearing = recognizers.languages
         interpreter = Interpreter.make(

@@ -194,11 +194,13 @@ struct WyomingTests {
 /// the pause, and the end of the turn is answered from what it heard then.
 @Suite("The accurate pass in a conversation, in memory")
 struct AccurateConversationTests {
+    /// A conversation over a recording (not real time, not hearing Parley).
     func conversation(_ accurate: ScriptedTranscriber, likelyEndMs: Int = 200) throws -> TestConversation {
         var config = ParleyConfig()
         config.mode = .alternate
         config.endpoint.likelyEndMs = likelyEndMs
-        let conversation = try TestConversation(config: config, realTime: false, accurate: AccurateHearing(engines: [accurate]))
+        let conversation = try TestConversation(
+            config: config, realTime: false, hearsPlayback: false, accurate: AccurateHearing(engines: [accurate]))
         conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.3, words: 2, text: "young man"), in: "en")
         conversation.recognizers.willHear("young man", in: "en")
         return conversation
@@ -277,6 +279,48 @@ struct AccurateConversationTests {
         let stored = try await conversation.history.recentTurns(limit: 5)
         #expect(stored.map(\.sourceText) == ["a young man and his dog"], "one turn, the whole sentence")
         #expect(!conversation.synthesizer.texts.contains("[es] a young man"), "nothing of the withdrawn end was spoken: \(conversation.synthesizer.texts)")
+    }
+
+    /// A recording: the person goes on 300 ms after the pause's end was decided. The engines
+    /// answer at once, but a recording's answer waits for `TurnLogic.recordingAnswerMs` of it,
+    /// so the end is withdrawn as it would be on a slow machine: one turn, every word.
+    @Test func aRecordingThatGoesOnWithinTheHoldIsOneTurnHoweverFastTheEngines() async throws {
+        let engine = ScriptedTranscriber(name: "accurate")
+        engine.willHear("a young man")
+        engine.willHear("a young man and his dog", from: 30_000)
+        let conversation = try conversation(engine)
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 500, 600, 2_000])
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "a young man and his dog")
+        _ = await conversation.finish()
+        let stored = try await conversation.history.recentTurns(limit: 5)
+        #expect(stored.map(\.sourceText) == ["a young man and his dog"], "one turn, the whole sentence")
+    }
+
+    /// A recording: the translation is slow (held), and the person goes on a second after the
+    /// pause's end was decided, past the hold. The recording is not read on while Parley works:
+    /// it waits for the answer, and what follows is a turn of its own, as on a fast machine.
+    @Test func aRecordingThatGoesOnAfterTheHoldWaitsForTheAnswerHoweverSlowTheEngines() async throws {
+        let engine = ScriptedTranscriber(name: "accurate")
+        engine.willHear("his dog")
+        engine.willHear("a young man", from: 17_000)
+        engine.willHear("a young man and his dog", from: 30_000)
+        let conversation = try conversation(engine)
+        conversation.translator.hold()
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 1_200])
+        var states: [String] = []
+        while states.last != "translating", let state = await conversation.next(EventType.state, as: StateEvent.self) {
+            states.append(state.state)
+        }
+        #expect(await !conversation.microphone.drained(seconds: 2), "the recording waits for the answer once its hold is heard")
+        conversation.microphone.alternate(ms: [0, 300, 2_000])
+        conversation.translator.release()
+        let first = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        let second = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect([first.sourceText, second.sourceText] == ["a young man", "his dog"])
+        _ = await conversation.finish()
     }
 
     @Test func moonshinesSpuriousOneWordLineBesideASentenceIsDropped() {
