@@ -180,6 +180,7 @@ bench: release
 	bench/bergamot-cost.py --engines $(ENGINES)
 	[ -d .build/bench-python/sacrebleu ] || python3 -m pip install -q --target .build/bench-python sacrebleu
 	PYTHONPATH=.build/bench-python bench/routes.py --swift
+	PYTHONPATH=.build/bench-python bench/speech-to-speech.py $$($(SWIFT) build -c release --show-bin-path) $(ENGINES)
 
 ## units: the systemd units with this install's paths, in out/systemd
 units:
