@@ -42,7 +42,7 @@ struct CaptureLoop: Sendable {
         var capture: (any AudioCapture)? = try source.open()
         let isRealTime = capture?.isRealTime ?? true
         let hearsPlayback = capture?.hearsPlayback ?? true
-        interpreter.shared.withLock { $0.turn.captureOpened(hearsPlayback: hearsPlayback, realTime: isRealTime) }
+        interpreter.captureOpened(hearsPlayback: hearsPlayback, realTime: isRealTime)
         var position: SampleTime = 0
         var backoff = Self.reopenBackoff
         var pendingLevel: Levels?
@@ -57,7 +57,7 @@ struct CaptureLoop: Sendable {
         }
         while !interpreter.stopping.load(ordering: .relaxed) {
             interpreter.observer?.heartbeat()
-            if interpreter.shared.withLock({ $0.turn.userPaused }) {
+            if interpreter.isPaused {
                 if let open = capture {
                     open.close()
                     capture = nil
@@ -135,7 +135,7 @@ struct CaptureLoop: Sendable {
         let actions = interpreter.locked { $0.turn.endInput(at: position, stopped: stopped) }
         interpreter.perform(actions)
         waitWhileBusy(until: stopped ? Date(timeIntervalSinceNow: Interpreter.stopTimeout) : .distantFuture, unlessStopping: false)
-        interpreter.shared.withLock { _ in interpreter.closing.store(true, ordering: .relaxed) }
+        interpreter.inputClosed()
         _ = interpreter.recorder.waitForRecords(seconds: Interpreter.stopTimeout)
     }
 
@@ -158,7 +158,7 @@ struct CaptureLoop: Sendable {
         // Only the capture loop ends an utterance, so what may go on now stays so while it waits.
         let until = period.flatMap { interpreter.mayGoOn ? Date(timeIntervalSinceNow: $0) : nil } ?? deadline
         interpreter.wakeup.wait(until: until) {
-            interpreter.shared.withLock({ $0.turn.machine.isBusy }) && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
+            interpreter.isBusy && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
         }
     }
 
@@ -166,7 +166,7 @@ struct CaptureLoop: Sendable {
     /// live microphone would give them time to (bounded, should a lane be stuck).
     private func waitForJudgement() {
         interpreter.wakeup.wait(until: Date(timeIntervalSinceNow: 5)) {
-            interpreter.shared.withLock(\.turn.isAwaitingJudgement) && !interpreter.stopping.load(ordering: .relaxed)
+            interpreter.isAwaitingJudgement && !interpreter.stopping.load(ordering: .relaxed)
         }
     }
 
@@ -174,7 +174,7 @@ struct CaptureLoop: Sendable {
     /// (the service watchdog's) goes on.
     private func waitWhilePaused() {
         interpreter.wakeup.wait(until: Date(timeIntervalSinceNow: 1)) {
-            interpreter.shared.withLock(\.turn.userPaused) && !interpreter.stopping.load(ordering: .relaxed)
+            interpreter.isPaused && !interpreter.stopping.load(ordering: .relaxed)
         }
     }
 
@@ -190,17 +190,12 @@ struct CaptureLoop: Sendable {
         }
         defer { alarm.cancel() }
         wakeup.wait(until: .distantFuture) {
-            clock.now < deadline && !interpreter.stopping.load(ordering: .relaxed) && !interpreter.shared.withLock(\.turn.userPaused)
+            clock.now < deadline && !interpreter.stopping.load(ordering: .relaxed) && !interpreter.isPaused
         }
     }
 
     private func deviceLost(_ error: AudioError) {
-        var first = false
-        let actions = interpreter.locked { state -> [ConversationMachine.Action] in
-            let lost = state.turn.microphone(.lost)
-            first = lost.deviceChanged
-            return lost.actions
-        }
+        let (actions, first) = interpreter.microphone(.lost)
         if first {
             interpreter.report("microphone lost, retrying: \(error)")
             interpreter.publishState()
@@ -209,7 +204,7 @@ struct CaptureLoop: Sendable {
     }
 
     private func deviceRestored() {
-        let (actions, wasLost) = interpreter.shared.withLock { $0.turn.microphone(.restored) }
+        let (actions, wasLost) = interpreter.microphone(.restored)
         if wasLost {
             interpreter.logger.notice("microphone is back")
             // The sound server may have restarted with it: the speaker's device is stale too.

@@ -264,9 +264,42 @@ public final class Interpreter: Sendable {
         return judgeAbove
     }
 
+    // MARK: What the capture loop asks (it reads and changes the turn only through these)
+
     /// Whether the utterance whose end was just decided may still go on (the person speaking
     /// on before Parley answers): a recording is then read on while the turn is in flight.
     var mayGoOn: Bool { shared.withLock { $0.turn.mayGoOn } }
+
+    /// Whether a client paused the conversation: the microphone is released.
+    var isPaused: Bool { shared.withLock { $0.turn.userPaused } }
+
+    /// Whether a turn is in flight (a recording waits for it).
+    var isBusy: Bool { shared.withLock { $0.turn.machine.isBusy } }
+
+    /// Whether the lanes' judgement of the pause read so far is awaited (a recording waits for it).
+    var isAwaitingJudgement: Bool { shared.withLock { $0.turn.isAwaitingJudgement } }
+
+    /// The capture was opened: whether it hears Parley, and whether it is live or a recording.
+    func captureOpened(hearsPlayback: Bool, realTime: Bool) {
+        shared.withLock { $0.turn.captureOpened(hearsPlayback: hearsPlayback, realTime: realTime) }
+    }
+
+    /// The input is over: nothing more is heard, and what comes back from now on is closing work.
+    func inputClosed() {
+        shared.withLock { _ in closing.store(true, ordering: .relaxed) }
+    }
+
+    /// The device was lost or is back (`TurnLogic.microphone`): the machine's actions, and
+    /// whether that changed anything (a loss already known changes nothing).
+    func microphone(_ event: TurnLogic.Microphone) -> (actions: [ConversationMachine.Action], deviceChanged: Bool) {
+        var changed = false
+        let actions = locked { state -> [ConversationMachine.Action] in
+            let result = state.turn.microphone(event)
+            changed = result.deviceChanged
+            return result.actions
+        }
+        return (actions, changed)
+    }
 
     /// Whether every language the utterance may be in has a streaming recognizer whose language
     /// model judges its pauses. When one has none (French, Portuguese: Whisper hears them, no
