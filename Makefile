@@ -181,6 +181,19 @@ bench: release
 	[ -d .build/bench-python/sacrebleu ] || python3 -m pip install -q --target .build/bench-python sacrebleu
 	PYTHONPATH=.build/bench-python bench/routes.py --swift
 	PYTHONPATH=.build/bench-python bench/speech-to-speech.py $$($(SWIFT) build -c release --show-bin-path) $(ENGINES)
+	$(MAKE) .build/bench-python/smartturn
+	bench/smart-turn.py .build/bench-python/smartturn $(ENGINES)
+
+## Smart Turn v3.2 (bench/smart-turn.py): the model and its feature code from the pinned pipecat-ai wheel
+SMARTTURN_WHEEL = pipecat_ai-1.14.0-py3-none-any.whl
+SMARTTURN_SHA256 = 0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974a44
+.build/bench-python/smartturn:
+	mkdir -p .build/bench-python/download
+	[ -f .build/bench-python/download/$(SMARTTURN_WHEEL) ] || python3 -m pip download -q --no-deps pipecat-ai==1.14.0 -d .build/bench-python/download
+	echo "$(SMARTTURN_SHA256)  .build/bench-python/download/$(SMARTTURN_WHEEL)" | sha256sum -c --quiet
+	rm -rf $@.tmp && mkdir -p $@.tmp
+	cd $@.tmp && unzip -q ../download/$(SMARTTURN_WHEEL) 'pipecat/audio/turn/smart_turn/_whisper_features.py' 'pipecat/audio/turn/smart_turn/data/*' 'pipecat_ai-1.14.0.dist-info/licenses/*'
+	mv $@.tmp/pipecat/audio/turn/smart_turn $@ && cp -r $@.tmp/pipecat_ai-1.14.0.dist-info/licenses $@/ && rm -rf $@.tmp
 
 ## units: the systemd units with this install's paths, in out/systemd
 units:
