@@ -80,7 +80,7 @@ public final class ScriptedMicrophone: Sendable {
     /// Waits until the capture loop has taken everything given so far and handled it (it is
     /// back in `read()`, or the device is closed). Returns false after `seconds`.
     @discardableResult
-    public func drained(seconds: TimeInterval = 10) async -> Bool {
+    public func drained(seconds: TimeInterval = TestConversation.patience) async -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while Date() < deadline {
             let idle = state.withLock { $0.steps.isEmpty && ($0.reading || $0.opens == $0.closes) }

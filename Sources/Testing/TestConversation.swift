@@ -100,8 +100,14 @@ public final class TestConversation: Sendable {
         return result
     }
 
+    /// How long a test waits for what should come: a guard against a hang, not a measurement.
+    /// Long, because on a two-core machine the in-memory suite's long synchronous tests (the
+    /// config fuzzing, the mapped-file checks) can hold Swift's cooperative pool for 10-20 s, and
+    /// a conversation's events wait for a pool thread meanwhile (10 s made tests fail that way).
+    public static let patience: TimeInterval = 60
+
     /// The next event of `type` (skipping others), decoded; nil if none came within `seconds`.
-    public func next<Payload: Decodable>(_ type: String, as payload: Payload.Type, seconds: TimeInterval = 10) async -> Payload? {
+    public func next<Payload: Decodable>(_ type: String, as payload: Payload.Type, seconds: TimeInterval = TestConversation.patience) async -> Payload? {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while Date() < deadline {
             guard let line = await nextLine(before: deadline) else { return nil }
@@ -113,7 +119,7 @@ public final class TestConversation: Sendable {
 
     /// Waits (bounded, as a guard against a hung test, not a measurement) until `condition` holds.
     public static func until(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<10_000 {
+        for _ in 0..<Int(patience * 1000) {
             if condition() { return true }
             try? await Task.sleep(for: .milliseconds(1))
         }
@@ -121,7 +127,7 @@ public final class TestConversation: Sendable {
     }
 
     /// Every event type seen until one of `type` (included); nil if it did not come.
-    public func types(until type: String, seconds: TimeInterval = 10) async -> [String]? {
+    public func types(until type: String, seconds: TimeInterval = TestConversation.patience) async -> [String]? {
         let deadline = Date(timeIntervalSinceNow: seconds)
         var seen: [String] = []
         while let line = await nextLine(before: deadline) {
@@ -135,7 +141,7 @@ public final class TestConversation: Sendable {
 
     /// Every event (its type and line) seen until one of `type` (included), levels left out;
     /// nil if it did not come.
-    public func events(until type: String, seconds: TimeInterval = 10) async -> [(type: String, line: Data)]? {
+    public func events(until type: String, seconds: TimeInterval = TestConversation.patience) async -> [(type: String, line: Data)]? {
         let deadline = Date(timeIntervalSinceNow: seconds)
         var seen: [(type: String, line: Data)] = []
         while let line = await nextLine(before: deadline) {
