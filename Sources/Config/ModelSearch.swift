@@ -1,5 +1,4 @@
 import Foundation
-import ParleyProtocol
 import ParleyRecognition
 
 // MARK: - Where installed models are found
@@ -47,14 +46,6 @@ extension ParleyConfig {
 }
 
 extension RecognizerModel {
-    /// The model as `parley languages` shows it: its files, where it came from, and sizes.
-    public func info() -> LanguagesInfo.Model {
-        LanguagesInfo.Model(
-            acousticModel: acousticModel, languageModel: languageModel, dictionary: dictionary, origin: origin(),
-            acousticModelBytes: Self.size(of: acousticModel), languageModelBytes: Self.size(of: languageModel),
-            dictionaryBytes: Self.size(of: dictionary))
-    }
-
     /// Where the model came from: the first line of a NOTICE file beside its files (the
     /// acoustic model's folder, or the folder above it), Debian's package for its English
     /// model, else "config".
@@ -77,7 +68,7 @@ extension RecognizerModel {
     }
 
     /// Bytes in a file, or in all the files of a folder; nil when it cannot be read.
-    static func size(of path: String) -> Int64? {
+    public static func size(of path: String) -> Int64? {
         let manager = FileManager.default
         var isFolder: ObjCBool = false
         guard manager.fileExists(atPath: path, isDirectory: &isFolder) else { return nil }

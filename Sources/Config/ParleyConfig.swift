@@ -1,7 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyEndpoint
-import ParleyProtocol
+import ParleyProtocol  // ControlSocketPath, the default socket the CLI shares
 import ParleyRecognition
 import TOMLKit
 

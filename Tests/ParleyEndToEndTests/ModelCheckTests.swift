@@ -2,6 +2,7 @@ import Foundation
 import ParleyTesting
 import Testing
 @testable import ParleyConfig
+import ParleyDaemon
 @testable import ParleyHistory
 import ParleyProtocol
 @testable import ParleyRecognition
