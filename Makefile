@@ -192,7 +192,7 @@ SMARTTURN_SHA256 = 0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974
 	[ -f .build/bench-python/download/$(SMARTTURN_WHEEL) ] || python3 -m pip download -q --no-deps pipecat-ai==1.14.0 -d .build/bench-python/download
 	echo "$(SMARTTURN_SHA256)  .build/bench-python/download/$(SMARTTURN_WHEEL)" | sha256sum -c --quiet
 	rm -rf $@.tmp && mkdir -p $@.tmp
-	cd $@.tmp && unzip -q ../download/$(SMARTTURN_WHEEL) 'pipecat/audio/turn/smart_turn/_whisper_features.py' 'pipecat/audio/turn/smart_turn/data/*' 'pipecat_ai-1.14.0.dist-info/licenses/*'
+	python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); [z.extract(n, sys.argv[2]) for n in z.namelist() if n.startswith(("pipecat/audio/turn/smart_turn/", "pipecat_ai-1.14.0.dist-info/licenses/"))]' .build/bench-python/download/$(SMARTTURN_WHEEL) $@.tmp
 	mv $@.tmp/pipecat/audio/turn/smart_turn $@ && cp -r $@.tmp/pipecat_ai-1.14.0.dist-info/licenses $@/ && rm -rf $@.tmp
 
 ## units: the systemd units with this install's paths, in out/systemd
