@@ -13,6 +13,9 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
 
 /// Which engine speaks a language (`[voice] engine`, `[voice.xx] engine`).
 public enum VoiceEngine: String, Sendable, CaseIterable {
+    /// The engines' names, quoted, for an error.
+    static var spelledOut: String { allCases.map { quoted($0.rawValue) }.joined(separator: ", ") }
+
     /// The voice heard best per language when installed (docs/benchmarks.md, "Voices a listener
     /// understands"): Festival for English, Italian and Catalan, Piper for a voice a user
     /// installed, espeak-ng elsewhere.
@@ -208,159 +211,11 @@ extension ParleyConfig {
         }
         var config = ParleyConfig(environment: environment)
         let file = Section(table: root, name: nil, source: source, baseDirectory: baseDirectory)
-        try file.allowOnly(["conversation", "audio", "endpoint", "recognizer", "transcriber", "voice", "translator", "history", "control", "log", "web"])
-
-        if let section = try file.section("conversation") {
-            try section.allowOnly(["speaker_a", "speaker_b", "mode", "echo_tail_ms", "min_confidence", "repeat_prompt"])
-            config.speakerA = try section.language("speaker_a") ?? config.speakerA
-            config.speakerB = try section.language("speaker_b") ?? config.speakerB
-            if let mode = try section.string("mode") {
-                guard let parsed = ConversationMode(rawValue: mode) else {
-                    throw section.error("mode", "is \(quoted(mode)); use \(ConversationMode.spelledOut)")
-                }
-                config.mode = parsed
+        try file.allowOnly(sections.map(\.name))
+        for table in sections {
+            if let section = try file.section(table.name) {
+                try table.read(section, into: &config)
             }
-            config.echoTailMs = try section.int("echo_tail_ms", in: SettingBounds.echoTailMs) ?? config.echoTailMs
-            config.minConfidence = Double(
-                try section.float("min_confidence", in: Float(SettingBounds.minConfidence.lowerBound)...Float(SettingBounds.minConfidence.upperBound))
-                    ?? Float(config.minConfidence))
-            config.repeatPrompt = try section.bool("repeat_prompt") ?? config.repeatPrompt
-        }
-        guard config.speakerA != config.speakerB else {
-            throw ConfigError("\(source): [conversation] speaker_a and speaker_b are both \"\(config.speakerA)\"; give the two speakers different languages")
-        }
-        if let section = try file.section("audio") {
-            try section.allowOnly(["capture_device", "playback_device"])
-            config.captureDevice = try section.string("capture_device") ?? config.captureDevice
-            config.playbackDevice = try section.string("playback_device") ?? config.playbackDevice
-        }
-        if let section = try file.section("endpoint") {
-            try section.allowOnly([
-                "silence_ms", "likely_end_ms", "end_probability", "preroll_ms", "min_speech_ms", "max_speech_ms", "onset_ms", "margin_db",
-                "background_below_db", "floor_min_db", "floor_rise_ms", "voice_detector", "speech_threshold", "speech_end_threshold",
-            ])
-            var endpoint = config.endpoint
-            endpoint.silenceMs = try section.int("silence_ms", in: SettingBounds.silenceMs) ?? endpoint.silenceMs
-            endpoint.likelyEndMs = try section.int("likely_end_ms", in: 0...10_000) ?? endpoint.likelyEndMs
-            endpoint.endProbability = try section.float("end_probability", in: 0...1).map(Double.init) ?? endpoint.endProbability
-            endpoint.prerollMs = try section.int("preroll_ms", in: 0...5_000) ?? endpoint.prerollMs
-            endpoint.minSpeechMs = try section.int("min_speech_ms", in: 0...10_000) ?? endpoint.minSpeechMs
-            endpoint.maxSpeechMs = try section.int("max_speech_ms", in: 500...120_000) ?? endpoint.maxSpeechMs
-            endpoint.onsetMs = try section.int("onset_ms", in: 0...2_000) ?? endpoint.onsetMs
-            endpoint.marginDB = try section.float("margin_db", in: 0...60) ?? endpoint.marginDB
-            endpoint.backgroundBelowDB = try section.float("background_below_db", in: 0...60) ?? endpoint.backgroundBelowDB
-            endpoint.floorMinDB = try section.float("floor_min_db", in: -96...0) ?? endpoint.floorMinDB
-            endpoint.floorRiseMs = try section.int("floor_rise_ms", in: 100...60_000) ?? endpoint.floorRiseMs
-            if let detector = try section.string("voice_detector") {
-                guard let choice = VoiceDetectorChoice(rawValue: detector) else {
-                    throw section.error("voice_detector", "is \(quoted(detector)); use \"silero\" (a trained detector beside the level) or \"level\" (the level alone)")
-                }
-                endpoint.voiceDetector = choice
-            }
-            endpoint.speechThreshold = try section.float("speech_threshold", in: 0...1) ?? endpoint.speechThreshold
-            endpoint.speechEndThreshold = try section.float("speech_end_threshold", in: 0...1) ?? endpoint.speechEndThreshold
-            guard endpoint.speechEndThreshold <= endpoint.speechThreshold else {
-                throw section.error("speech_end_threshold", "is above speech_threshold (\(endpoint.speechThreshold)); speech must start at least as surely as it goes on")
-            }
-            config.endpoint = endpoint
-        }
-        if let section = try file.section("recognizer") {
-            config.fwdflat = try section.bool("fwdflat") ?? config.fwdflat
-            if let limit = try section.int("maxhmmpf", in: -1...1_000_000) {
-                guard limit == -1 || limit >= 100 else {
-                    throw section.error("maxhmmpf", "must be -1 (no limit) or at least 100; 4000 is the default")
-                }
-                config.maxHMMsPerFrame = limit
-            }
-            if let limit = try section.int("maxwpf", in: -1...100_000) {
-                guard limit != 0 else { throw section.error("maxwpf", "must be -1 (no limit) or at least 1; 10 is the default") }
-                config.maxWordsPerFrame = limit
-            }
-            for language in section.table.keys.sorted() where !["fwdflat", "maxhmmpf", "maxwpf"].contains(language) {
-                guard let model = try section.section(language) else {
-                    throw section.error(language, "must be a table [recognizer.\(language)] with acoustic_model, language_model and dictionary")
-                }
-                guard Section.isLanguageCode(language) else {
-                    throw section.error(language, "is not a language code; name the table after a two-letter ISO 639-1 code, as in [recognizer.en]")
-                }
-                try model.allowOnly(["acoustic_model", "language_model", "dictionary", "vocabulary"])
-                let defaults = language == "en" ? RecognizerModel.debianEnglish : nil
-                func file(_ key: String, _ fallback: String?) throws(ConfigError) -> String {
-                    if let path = try model.path(key) { return path }
-                    if let fallback { return fallback }
-                    throw model.error(key, "is missing; give the path of the model's \(key.replacingOccurrences(of: "_", with: " "))")
-                }
-                let languageModel = try file("language_model", defaults?.languageModel)
-                // Debian's English language model keeps its likeliest words unless told; any
-                // other model, all of them.
-                let vocabulary = try model.int("vocabulary", in: 0...10_000_000)
-                    ?? (languageModel == RecognizerModel.debianEnglish.languageModel ? RecognizerModel.debianEnglish.vocabulary ?? 0 : 0)
-                guard vocabulary == 0 || vocabulary >= 100 else {
-                    throw model.error("vocabulary", "must be 0 (every word of the language model) or at least 100; 20000 is English's default")
-                }
-                let resolved = RecognizerModel(
-                    acousticModel: try file("acoustic_model", defaults?.acousticModel),
-                    languageModel: languageModel,
-                    dictionary: try file("dictionary", defaults?.dictionary),
-                    vocabulary: vocabulary == 0 ? nil : vocabulary)
-                // A missing file is not an error here: the daemon says so and runs with the
-                // languages it has (RecognizerPool).
-                config.recognizers[language] = resolved
-            }
-        }
-        if let section = try file.section("transcriber") {
-            try config.readTranscriber(section)
-        }
-        if let section = try file.section("voice") {
-            config.voiceEngine = try section.voiceEngine("engine") ?? config.voiceEngine
-            for language in section.table.keys.sorted() where language != "engine" {
-                guard Section.isLanguageCode(language), let table = try section.section(language) else {
-                    throw section.error(language, "must be engine or a table named after a language, as in [voice.es] with engine, voice, rate, pitch, volume")
-                }
-                try table.allowOnly(["engine", "voice", "rate", "pitch", "volume"])
-                var voice = VoiceConfig()
-                voice.engine = try table.voiceEngine("engine")
-                voice.voice = try table.string("voice")
-                voice.rate = try table.int("rate", in: 80...450) ?? voice.rate
-                voice.pitch = try table.int("pitch", in: 0...100) ?? voice.pitch
-                voice.volume = try table.int("volume", in: 0...200) ?? voice.volume
-                config.voices[language] = voice
-            }
-        }
-        if let section = try file.section("translator") {
-            try config.readTranslator(section)
-        }
-        if let section = try file.section("history") {
-            try section.allowOnly(["enabled", "path", "max_turns", "max_age_days", "session_gap_minutes"])
-            config.historyEnabled = try section.bool("enabled") ?? config.historyEnabled
-            config.historyPath = try section.path("path") ?? config.historyPath
-            config.historyMaxTurns = try section.int("max_turns", in: 1...10_000_000) ?? config.historyMaxTurns
-            config.historyMaxAgeDays = try section.int("max_age_days", in: 1...36_500) ?? config.historyMaxAgeDays
-            config.sessionGapMinutes = try section.int("session_gap_minutes", in: 1...10_080) ?? config.sessionGapMinutes
-        }
-        if let section = try file.section("control") {
-            try section.allowOnly(["socket", "group", "idle_timeout_seconds"])
-            config.controlSocket = try section.path("socket") ?? config.controlSocket
-            config.controlGroup = try section.string("group") ?? config.controlGroup
-            config.controlIdleTimeoutSeconds = try section.int("idle_timeout_seconds", in: 1...86_400) ?? config.controlIdleTimeoutSeconds
-            if config.controlSocket.utf8.count > maxSocketPathBytes {
-                throw section.error(
-                    "socket", "is \(config.controlSocket.utf8.count) bytes long; Unix sockets allow \(maxSocketPathBytes), so choose a shorter path")
-            }
-        }
-        if let section = try file.section("log") {
-            try section.allowOnly(["level", "transcripts"])
-            config.logTranscripts = try section.bool("transcripts") ?? config.logTranscripts
-            if let level = try section.string("level") {
-                let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
-                guard levels.contains(level) else {
-                    throw section.error("level", "is \(quoted(level)); use one of \(levels.joined(separator: ", "))")
-                }
-                config.logLevel = level
-            }
-        }
-        if let section = try file.section("web") {
-            try config.readWeb(section)
         }
         return config
     }
@@ -415,6 +270,9 @@ struct Section {
         error(key, "must be \(expected), not a \(got.type)")
     }
 
+    /// Whether the key holds a table.
+    func isTable(_ key: String) -> Bool { value(key)?.table != nil }
+
     func section(_ key: String) throws(ConfigError) -> Section? {
         guard let value = value(key) else { return nil }
         guard let inner = value.table else {
@@ -467,6 +325,11 @@ struct Section {
     }
 
     func float(_ key: String, in range: ClosedRange<Float>) throws(ConfigError) -> Float? {
+        try double(key, in: Double(range.lowerBound)...Double(range.upperBound)).map(Float.init)
+    }
+
+    /// A number (a whole number is one too), read as written: 0.05 stays 0.05.
+    func double(_ key: String, in range: ClosedRange<Double>) throws(ConfigError) -> Double? {
         guard let value = value(key) else { return nil }
         let number: Double
         if let double = value.double {
@@ -476,10 +339,10 @@ struct Section {
         } else {
             throw wrongType(key, "a number", value)
         }
-        guard range.contains(Float(number)) else {
+        guard range.contains(number) else {
             throw error(key, "is \(number); use a value from \(range.lowerBound) to \(range.upperBound)")
         }
-        return Float(number)
+        return number
     }
 
     /// A path; `~/` is the home folder and a relative path is taken from the config file's folder.
@@ -499,12 +362,36 @@ struct Section {
         return code
     }
 
-    func voiceEngine(_ key: String) throws(ConfigError) -> VoiceEngine? {
-        guard let name = try string(key) else { return nil }
-        guard let engine = VoiceEngine(rawValue: name) else {
-            throw error(key, "is \(quoted(name)); use \(VoiceEngine.allCases.map { quoted($0.rawValue) }.joined(separator: ", "))")
+    /// A whole number in `range` but outside `excluded`, which `problem` explains.
+    func int(_ key: String, in range: ClosedRange<Int>, except excluded: Range<Int>, _ problem: String) throws(ConfigError) -> Int? {
+        guard let value = try int(key, in: range) else { return nil }
+        guard !excluded.contains(value) else { throw error(key, problem) }
+        return value
+    }
+
+    /// One of `choices`.
+    func oneOf(_ key: String, _ choices: [String]) throws(ConfigError) -> String? {
+        guard let value = try string(key) else { return nil }
+        guard choices.contains(value) else { throw error(key, "is \(quoted(value)); use one of \(choices.joined(separator: ", "))") }
+        return value
+    }
+
+    /// A path a Unix socket can be bound to.
+    func socketPath(_ key: String) throws(ConfigError) -> String? {
+        guard let path = try path(key) else { return nil }
+        guard path.utf8.count <= maxSocketPathBytes else {
+            throw error(key, "is \(path.utf8.count) bytes long; Unix sockets allow \(maxSocketPathBytes), so choose a shorter path")
         }
-        return engine
+        return path
+    }
+
+    /// An IP address, v4 or v6.
+    func ipAddress(_ key: String) throws(ConfigError) -> String? {
+        guard let address = try string(key) else { return nil }
+        guard !address.isEmpty, address.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "." || $0 == ":") }) else {
+            throw error(key, "is \(quoted(address)); give an IP address such as \"127.0.0.1\", \"0.0.0.0\" or \"::\"")
+        }
+        return address
     }
 
     static func isLanguageCode(_ code: String) -> Bool {

@@ -33,29 +33,15 @@ public struct TranscriberConfig: Sendable, Equatable {
 
     /// The server's host and port, when `server` names one.
     public var serverAddress: (host: String, port: Int)? {
-        guard let server, server.hasPrefix("tcp://") else { return nil }
+        server.flatMap(Self.address(of:))
+    }
+
+    /// The host and port of a server named "tcp://HOST:PORT"; nil when it is not so named.
+    static func address(of server: String) -> (host: String, port: Int)? {
+        guard server.hasPrefix("tcp://") else { return nil }
         let rest = server.dropFirst("tcp://".count)
         guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]), (1...65_535).contains(port) else { return nil }
         let host = String(rest[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         return host.isEmpty ? nil : (host, port)
-    }
-}
-
-extension ParleyConfig {
-    /// Reads `[transcriber]`.
-    mutating func readTranscriber(_ section: Section) throws(ConfigError) {
-        try section.allowOnly(["enabled", "engines", "server", "beam_size", "threads", "timeout_ms", "python"])
-        transcriber.enabled = try section.bool("enabled") ?? transcriber.enabled
-        transcriber.engines = try section.path("engines") ?? transcriber.engines
-        if let server = try section.string("server"), !server.isEmpty {
-            transcriber.server = server
-            guard transcriber.serverAddress != nil else {
-                throw section.error("server", "is \(quoted(server)); give a Wyoming server as \"tcp://HOST:PORT\", or \"\" for the local worker")
-            }
-        }
-        transcriber.beamSize = try section.int("beam_size", in: 1...10) ?? transcriber.beamSize
-        transcriber.threads = try section.int("threads", in: 0...64) ?? transcriber.threads
-        transcriber.timeoutMs = try section.int("timeout_ms", in: 1_000...600_000) ?? transcriber.timeoutMs
-        transcriber.python = try section.path("python") ?? transcriber.python
     }
 }

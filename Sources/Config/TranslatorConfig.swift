@@ -38,44 +38,6 @@ public struct HTTPBackendConfig: Sendable, Equatable {
 }
 
 extension ParleyConfig {
-    /// Reads `[translator]` and its backend tables.
-    mutating func readTranslator(_ section: Section) throws(ConfigError) {
-        try section.allowOnly([
-            "backends", "apertium_modes", "timeout_ms", "deadline_ms", "keep_unknown_marks", "failure_notice", "cache_size", "bergamot", "engines",
-            TranslatorBackend.libreTranslate.rawValue, TranslatorBackend.apertiumApy.rawValue,
-        ])
-        if let names = try section.strings("backends") {
-            guard !names.isEmpty else {
-                throw section.error("backends", "is empty; list at least one of \(Self.backendNames), e.g. [\"apertium\"]")
-            }
-            var backends: [TranslatorBackend] = []
-            for name in names {
-                guard let backend = TranslatorBackend(rawValue: name) else {
-                    throw section.error("backends", "names \(quoted(name)); use \(Self.backendNames)")
-                }
-                guard !backends.contains(backend) else {
-                    throw section.error("backends", "lists \(quoted(name)) twice; list each backend once, in the order to try them")
-                }
-                backends.append(backend)
-            }
-            translatorBackends = backends
-        }
-        apertiumModesDirectory = try section.path("apertium_modes") ?? apertiumModesDirectory
-        translationTimeoutMs = try section.int("timeout_ms", in: 100...120_000) ?? translationTimeoutMs
-        translationDeadlineMs = try section.int("deadline_ms", in: 100...120_000) ?? translationDeadlineMs
-        keepUnknownMarks = try section.bool("keep_unknown_marks") ?? keepUnknownMarks
-        failureNotice = try section.bool("failure_notice") ?? failureNotice
-        translationCacheSize = try section.int("cache_size", in: 0...100_000) ?? translationCacheSize
-        bergamotEnabled = try section.bool("bergamot") ?? bergamotEnabled
-        translatorEngines = try section.path("engines") ?? translatorEngines
-        if let table = try section.section(TranslatorBackend.libreTranslate.rawValue) {
-            libreTranslate = try Self.readHTTPBackend(table, defaults: libreTranslate)
-        }
-        if let table = try section.section(TranslatorBackend.apertiumApy.rawValue) {
-            apertiumApy = try Self.readHTTPBackend(table, defaults: apertiumApy)
-        }
-    }
-
     /// Bergamot's folder (`bergamot/` in the engines folder): the configured engines folder's,
     /// else the first installed one's; nil when it is off or none is found.
     public var bergamotFolder: String? {
@@ -87,33 +49,44 @@ extension ParleyConfig {
     static var backendNames: String {
         TranslatorBackend.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
     }
+}
 
-    private static func readHTTPBackend(_ table: Section, defaults: HTTPBackendConfig) throws(ConfigError) -> HTTPBackendConfig {
-        try table.allowOnly(["url", "timeout_ms", "api_key_file", "api_key_credential"])
-        var backend = defaults
-        if let url = try table.string("url") {
-            guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme), parsed.host != nil else {
-                throw table.error("url", "is \(quoted(url)); give an http:// or https:// URL such as \"\(defaults.url)\"")
-            }
-            backend.url = url
+extension Section {
+    /// `[translator] backends`: a non-empty list of backends, each once, in the order to try them.
+    func backends(_ key: String) throws(ConfigError) -> [TranslatorBackend]? {
+        guard let names = try strings(key) else { return nil }
+        guard !names.isEmpty else {
+            throw error(key, "is empty; list at least one of \(ParleyConfig.backendNames), e.g. [\"apertium\"]")
         }
-        backend.timeoutMs = try table.int("timeout_ms", in: 100...120_000) ?? backend.timeoutMs
-        let file = try table.path("api_key_file")
-        let credential = try table.string("api_key_credential")
-        switch (file, credential) {
-        case (let file?, nil):
-            backend.apiKey = .file(file)
-        case (nil, let name?):
-            guard !name.isEmpty, !name.contains("/") else {
-                throw table.error("api_key_credential", "is \(quoted(name)); give the credential's name as in LoadCredential=NAME:PATH")
+        var backends: [TranslatorBackend] = []
+        for name in names {
+            guard let backend = TranslatorBackend(rawValue: name) else {
+                throw error(key, "names \(quoted(name)); use \(ParleyConfig.backendNames)")
             }
-            backend.apiKey = .credential(name)
-        case (_?, _?):
-            throw table.error("api_key_file", "and api_key_credential are both set; keep one")
-        case (nil, nil):
-            break
+            guard !backends.contains(backend) else {
+                throw error(key, "lists \(quoted(name)) twice; list each backend once, in the order to try them")
+            }
+            backends.append(backend)
         }
-        return backend
+        return backends
+    }
+
+    /// An http:// or https:// URL with a host.
+    func httpURL(_ key: String) throws(ConfigError) -> String? {
+        guard let url = try string(key) else { return nil }
+        guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme), parsed.host != nil else {
+            throw error(key, "is \(quoted(url)); give an http:// or https:// URL such as \"http://127.0.0.1:5000\"")
+        }
+        return url
+    }
+
+    /// A systemd credential's name, as in LoadCredential=NAME:PATH.
+    func credential(_ key: String) throws(ConfigError) -> String? {
+        guard let name = try string(key) else { return nil }
+        guard !name.isEmpty, !name.contains("/") else {
+            throw error(key, "is \(quoted(name)); give the credential's name as in LoadCredential=NAME:PATH")
+        }
+        return name
     }
 }
 

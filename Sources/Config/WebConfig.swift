@@ -20,24 +20,3 @@ public struct WebConfig: Sendable, Equatable {
 
     public init() {}
 }
-
-extension ParleyConfig {
-    /// Reads `[web]`.
-    mutating func readWeb(_ section: Section) throws(ConfigError) {
-        try section.allowOnly(["enabled", "listen", "port", "pairing"])
-        web.enabled = try section.bool("enabled") ?? web.enabled
-        if let listen = try section.string("listen") {
-            guard !listen.isEmpty, listen.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "." || $0 == ":") }) else {
-                throw section.error("listen", "is \(quoted(listen)); give an IP address such as \"127.0.0.1\", \"0.0.0.0\" or \"::\"")
-            }
-            web.listen = listen
-        }
-        web.port = try section.int("port", in: 0...65_535) ?? web.port
-        if let pairing = try section.string("pairing") {
-            guard let parsed = WebConfig.Pairing(rawValue: pairing) else {
-                throw section.error("pairing", "is \(quoted(pairing)); use \"code\" or \"read-only\"")
-            }
-            web.pairing = parsed
-        }
-    }
-}

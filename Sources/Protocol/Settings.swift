@@ -34,7 +34,7 @@ public struct RuntimeSettings: Sendable, Equatable, Codable {
 public struct ReloadInfo: Sendable, Equatable, Codable {
     /// Config keys applied at once, as "section.key".
     public var applied: [String]
-    /// Config sections that changed but are read only at start-up.
+    /// Config keys that changed but are read only at start-up, as "section.key".
     public var restartNeeded: [String]
     public var settings: RuntimeSettings
 

@@ -145,7 +145,7 @@ struct ServiceLifecycleTests {
         while try settings().mode != .manual && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
         #expect(try settings().mode == .manual)
         #expect(try settings().silenceMs == 950)
-        #expect(logText().contains("restart_needed=audio"), "\(logText())")
+        #expect(logText().contains("restart_needed=audio.capture_device"), "\(logText())")
 
         // An invalid file: logged, nothing changes, the daemon serves on.
         try rewrite(EndToEnd.liveAudio + "\n[conversation]\nmode = \"sideways\"")

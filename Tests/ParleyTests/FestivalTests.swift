@@ -147,10 +147,10 @@ struct FestivalTests {
         let old = try parse("")
         let new = try parse("[voice]\nengine = \"espeak-ng\"")
         let plan = Reloader.plan(from: old, to: new)
-        #expect(plan.restartNeeded == ["voice"], "the [voice] section, not \"other\"")
+        #expect(plan.restartNeeded == ["voice.engine"], "the key, not \"other\"")
         #expect(plan.change == nil && plan.applied.isEmpty)
         let italian = try parse("[voice.it]\nengine = \"espeak-ng\"")
-        #expect(Reloader.plan(from: old, to: italian).restartNeeded == ["voice"])
+        #expect(Reloader.plan(from: old, to: italian).restartNeeded == ["voice.it"])
     }
 
     @Test func aMissingVoiceOrFestivalIsSaidOnceWithWhatToInstall() {

@@ -108,13 +108,13 @@ struct SystemdUnitTests {
         #expect(plan.change?.mode == .manual)
         #expect(plan.change?.silenceMs == 900)
         #expect(plan.change?.speakerA == nil, "unchanged keys keep their runtime values")
-        #expect(plan.restartNeeded == ["audio", "endpoint", "translator"])
+        #expect(plan.restartNeeded == ["audio.capture_device", "endpoint.max_speech_ms", "translator.timeout_ms", "translator.failure_notice"])
 
         // Reading the same file again still says the restart is needed: the daemon runs on
         // the devices it started with.
         let again = Reloader.plan(from: new, to: new, startup: old)
         #expect(again.applied.isEmpty && again.change == nil)
-        #expect(again.restartNeeded == ["audio", "endpoint", "translator"])
+        #expect(again.restartNeeded == plan.restartNeeded)
 
         let nothing = Reloader.plan(from: old, to: old)
         #expect(nothing.change == nil && nothing.applied.isEmpty && nothing.restartNeeded.isEmpty)
@@ -125,7 +125,7 @@ struct SystemdUnitTests {
         privacy.controlIdleTimeoutSeconds = 5
         let switched = Reloader.plan(from: old, to: privacy)
         #expect(switched.applied == ["log.transcripts"] && switched.change == nil)
-        #expect(switched.restartNeeded == ["control"])
+        #expect(switched.restartNeeded == ["control.idle_timeout_seconds"])
     }
 }
 
