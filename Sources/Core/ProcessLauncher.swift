@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -13,21 +14,18 @@ import Foundation
 /// for as long as the second child lives. Every launch in Parley, and in its tests, goes
 /// through this lock.
 public enum ProcessLauncher {
-    /// A C mutex rather than Foundation's NSLock: NSLock would link Foundation's class
-    /// hierarchy, and with it ICU (about 40 MB), into the `parley` CLI, which links ParleyCore.
-    private static let lock = LaunchLock()
+    /// The standard library's mutex rather than Foundation's NSLock: NSLock would link
+    /// Foundation's class hierarchy, and with it ICU (about 40 MB), into the `parley` CLI, which
+    /// links ParleyCore.
+    private static let lock = Mutex<Void>(())
 
     public static func run(_ process: Process) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try process.run()
+        try withLock { try process.run() }
     }
 
     /// Runs `body`, which spawns children some other way (`posix_spawn`), under the same lock.
-    public static func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+    public static func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try lock.withLock { _ throws(E) in try body() }
     }
 
     /// Spawns `arguments` (the first is the program, looked up in PATH) with `stdin` and
@@ -88,18 +86,6 @@ private let closeFrom: @Sendable (UnsafeMutablePointer<posix_spawn_file_actions_
     let function = unsafeBitCast(symbol, to: AddCloseFrom.self)
     return { actions, first in _ = function(actions, first) }
 }()
-
-/// A pthread mutex for `ProcessLauncher` (never destroyed: it lives as long as the process).
-private final class LaunchLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
-        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-        return mutex
-    }()
-
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
-}
 
 /// Why a child could not be spawned: errno's text.
 public struct SpawnError: Error, CustomStringConvertible, Sendable {
