@@ -27,6 +27,9 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     static let tinyArchitecture: UInt32 = 0
 
     /// The functions of libmoonshine that Parley calls.
+    ///
+    /// (`@unchecked Sendable`: C function pointers, which Swift does not mark Sendable; the table
+    /// is read-only once loaded, and the transcriber calls them one utterance at a time: `busy`.)
     struct API: @unchecked Sendable {
         typealias Load = @convention(c) (UnsafePointer<CChar>?, UInt32, UnsafeRawPointer?, UInt64, Int32) -> Int32
         typealias Transcribe = @convention(c) (Int32, UnsafePointer<Float>?, UInt64, Int32, UInt32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32

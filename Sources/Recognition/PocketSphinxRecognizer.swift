@@ -9,8 +9,10 @@ import Glibc
 /// model); each gets its own language model as a search, switched to at the start of its
 /// utterances. Not thread-safe: used from one queue (the daemon's recognition queue).
 public final class PocketSphinxDecoder: @unchecked Sendable {
-    // @unchecked: the C decoder is not thread-safe; each one is used from one queue at a time
-    // (its recognition lane: `RecognizerPool` gives each decoder to one lane), never two at once.
+    // @unchecked: the C decoder is not thread-safe, and the compiler cannot see who drives it.
+    // Each one is used from one queue at a time, never two at once: its recognition lane
+    // (`RecognizerPool.lane(for:)` is the decoder's), whose recognizers the pool makes, and
+    // adds searches to, under its mutex.
     fileprivate let decoder: OpaquePointer
     private let config: OpaquePointer
     public let acousticModel: String
@@ -53,6 +55,9 @@ public final class PocketSphinxDecoder: @unchecked Sendable {
         ps_free(decoder)
         cmd_ln_free_r(config)
     }
+
+    /// Whether `languageModel` has its search on this decoder already.
+    func hasSearch(languageModel: String) -> Bool { searches[languageModel] != nil }
 
     /// The search for `languageModel`, added on first use with the words of `dictionary` that the
     /// decoder does not know yet.

@@ -99,9 +99,9 @@ public protocol SpeechRecognizer: AnyObject {
 /// languages on the same decoder get the same lane (one queue), and a decoder is never driven
 /// from two threads at once. `RecognizerPool` is the daemon's; ParleyTesting has a scripted one.
 public protocol RecognizerLanes: Sendable {
-    /// The warm recognizer for a language, loaded the first time it is asked for; nil when the
-    /// language has no model.
-    func recognizer(for language: String) -> (any SpeechRecognizer)?
+    /// A recognizer for a language, which the caller (one lane) owns from then on; its model is
+    /// loaded the first time it is asked for and kept warm. nil when the language has no model.
+    func recognizer(for language: String) -> sending (any SpeechRecognizer)?
     /// Which decoder a language's recognizer runs on: languages on the same decoder share a lane.
     func lane(for language: String) -> String
 }

@@ -19,17 +19,16 @@ public struct DecoderSettings: Sendable, Equatable {
     }
 }
 
-/// Recognizers by language, loaded once and kept warm.
+/// Recognizers by language, their models loaded once and kept warm.
 ///
-/// (`@unchecked Sendable`: the cache is behind `lock`; each recognizer it hands out is then used
-/// by one recognition lane only, the lane of its decoder (`lane(for:)`), so no decoder is ever
-/// driven from two threads at once.)
-public final class RecognizerPool: RecognizerLanes, @unchecked Sendable {
-    private let lock = NSLock()
-    private var cache: [String: any SpeechRecognizer] = [:]
+/// The pool keeps the decoders (one per acoustic model) behind one mutex and hands out a new
+/// recognizer (`sending`) each time one is asked for: the recognition lane that asked owns it
+/// from then on. A lane is one decoder's (`lane(for:)`), so a decoder is driven from one lane
+/// only (`PocketSphinxDecoder` says why that is the one promise the compiler cannot check).
+public final class RecognizerPool: RecognizerLanes {
     /// Languages configured with the same acoustic model share one decoder, loaded once; each
-    /// language model is a search on it.
-    private var decoders: [String: PocketSphinxDecoder] = [:]
+    /// language model is a search on it. Held while a model loads.
+    private let decoders = Mutex<[String: PocketSphinxDecoder]>([:])
     /// Languages whose model would not load; asked about from any thread.
     private let failed = Mutex<Set<String>>([])
     /// Each language's model, found once: the search for an installed one looks at the disk,
@@ -73,7 +72,7 @@ public final class RecognizerPool: RecognizerLanes, @unchecked Sendable {
                 continue
             }
             do {
-                cache[language] = try load(language)
+                _ = try decoders.withLock { decoders throws(RecognizerError) in try load(language, &decoders) }
             } catch {
                 let folder = (model.acousticModel as NSString).deletingLastPathComponent
                 problems.append(
@@ -121,16 +120,12 @@ public final class RecognizerPool: RecognizerLanes, @unchecked Sendable {
         }
     }
 
-    /// `language`'s recognizer, loaded on first use and kept warm; nil when it cannot be heard.
-    @Sendable public func recognizer(for language: String) -> (any SpeechRecognizer)? {
-        lock.lock()
-        defer { lock.unlock() }
-        if let warm = cache[language] { return warm }
+    /// A recognizer of `language` for the lane that asks, which owns it from then on; its model
+    /// is loaded on first use and kept warm. nil when the language cannot be heard.
+    @Sendable public func recognizer(for language: String) -> sending (any SpeechRecognizer)? {
         guard canHear(language) else { return nil }
         do {
-            let loaded = try load(language)
-            cache[language] = loaded
-            return loaded
+            return try decoders.withLock { decoders throws(RecognizerError) in try load(language, &decoders) }
         } catch {
             _ = failed.withLock { $0.insert(language) }
             logger.error("cannot load the \(language) speech model: \(error)")
@@ -138,11 +133,15 @@ public final class RecognizerPool: RecognizerLanes, @unchecked Sendable {
         }
     }
 
-    private func load(_ language: String) throws(RecognizerError) -> any SpeechRecognizer {
+    /// A recognizer of `language` on its model's decoder, loading the decoder (kept in
+    /// `decoders`) and the language model's search (kept on the decoder) the first time.
+    private func load(_ language: String, _ decoders: inout [String: PocketSphinxDecoder]) throws(RecognizerError) -> PocketSphinxRecognizer {
         guard let model = model(for: language) else { throw RecognizerError("no model for \(language)") }
         let dictionary = dictionary(for: model)
         if let shared = decoders[model.acousticModel] {
-            logger.info("\(language) shares the acoustic model \(model.acousticModel) loaded for another language")
+            if !shared.hasSearch(languageModel: model.languageModel) {
+                logger.info("\(language) shares the acoustic model \(model.acousticModel) loaded for another language")
+            }
             return try PocketSphinxRecognizer(language: language, sharing: shared, languageModel: model.languageModel, dictionary: dictionary)
         }
         let decoder = try PocketSphinxDecoder(
@@ -185,5 +184,5 @@ public final class RecognizerPool: RecognizerLanes, @unchecked Sendable {
     }
 
     /// Decoders loaded (one per acoustic model), for tests.
-    var decoderCount: Int { lock.withLock { decoders.count } }
+    var decoderCount: Int { decoders.withLock { $0.count } }
 }

@@ -8,9 +8,9 @@ import ParleyTranslation
 /// The synthesizer and the playback device are not thread-safe: they are handed (`sending`) to
 /// the speech worker when the `Interpreter` is made.
 public struct EngineAccess: Sendable {
-    /// The warm recognizer for a language, loaded the first time it is asked for; nil when the
-    /// language has no model. Each recognizer is then used by one recognition lane only.
-    public let recognizer: @Sendable (String) -> (any SpeechRecognizer)?
+    /// A recognizer for a language, owned by the recognition lane that asked (`sending`); its
+    /// model is loaded the first time and kept warm. nil when the language has no model.
+    public let recognizer: @Sendable (String) -> sending (any SpeechRecognizer)?
     /// Which decoder a language's recognizer runs on: languages on the same decoder share a
     /// lane (one queue), others are decoded side by side. Both come from the same
     /// `RecognizerLanes`, so a decoder is never given two lanes.

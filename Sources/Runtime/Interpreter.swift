@@ -35,7 +35,8 @@ import Synchronization
 public final class Interpreter: Sendable {
     /// The recognition lanes by decoder, made when a language is first heard.
     let lanes: Mutex<[String: Lane]>
-    let recognizers: @Sendable (String) -> (any SpeechRecognizer)?
+    /// Makes a recognizer that the lane asking then owns.
+    let recognizers: @Sendable (String) -> sending (any SpeechRecognizer)?
     let laneKey: @Sendable (String) -> String
     let speech: SpeechWorker
     let recorder: TurnRecorder
@@ -309,7 +310,7 @@ public final class Interpreter: Sendable {
     func judgedByEveryLanguage(_ turn: TurnLogic) -> Bool {
         guard let sides = turn.utteranceSides else { return true }
         let possible = detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides) ? [sides.source, sides.target] : [sides.source]
-        return possible.allSatisfy { recognizers($0) != nil }
+        return possible.allSatisfy(hearing)
     }
 
     /// Runs `body` under the lock and queues the recognizer work its actions call for in that

@@ -47,7 +47,10 @@ actor RecognitionWorker {
 
     nonisolated let inbox: AsyncStream<Command>.Continuation
     private let commands: AsyncStream<Command>
-    private let recognizer: @Sendable (String) -> (any SpeechRecognizer)?
+    /// Makes a recognizer for a language, which this lane then owns (`owned`).
+    private let makeRecognizer: @Sendable (String) -> sending (any SpeechRecognizer)?
+    /// This lane's recognizers, one per language, made on first use.
+    private var owned: [String: any SpeechRecognizer] = [:]
     private let events: EventBus
     private let logger: Logger
     private let report: @Sendable (String) -> Void
@@ -66,12 +69,12 @@ actor RecognitionWorker {
     static let partialInterval = captureSampleRate / 5
 
     init(
-        recognizer: @escaping @Sendable (String) -> (any SpeechRecognizer)?, events: EventBus, logger: Logger,
+        recognizer: @escaping @Sendable (String) -> sending (any SpeechRecognizer)?, events: EventBus, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         judged: @escaping @Sendable (String, SampleTime, SentenceEnd?) -> Void = { _, _, _ in }
     ) {
         (commands, inbox) = AsyncStream.makeStream()
-        self.recognizer = recognizer
+        self.makeRecognizer = recognizer
         self.events = events
         self.logger = logger
         self.report = report
@@ -124,6 +127,15 @@ actor RecognitionWorker {
                 inbox.finish()
             }
         }
+    }
+
+    /// This lane's recognizer for `language`, made (and its model loaded) on first use; nil when
+    /// the language cannot be heard.
+    private func recognizer(_ language: String) -> (any SpeechRecognizer)? {
+        if let mine = owned[language] { return mine }
+        guard let made = makeRecognizer(language) else { return nil }
+        owned[language] = made
+        return made
     }
 
     /// The words so far, when they changed, every `partialInterval`.

@@ -170,7 +170,7 @@ public final class RecognizerScript: RecognizerLanes {
 
     /// A recognizer for a language with a "model" (the recognizers keep no state of their own:
     /// it is all here).
-    public func recognizer(for language: String) -> (any SpeechRecognizer)? {
+    public func recognizer(for language: String) -> sending (any SpeechRecognizer)? {
         languages.contains(language) ? ScriptedRecognizer(language: language, script: self) : nil
     }
 

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Stands in for systemd's notification socket: a Unix datagram socket the test reads.
-public final class NotifySocket: @unchecked Sendable {
+public final class NotifySocket: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }
