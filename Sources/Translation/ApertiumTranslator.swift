@@ -51,8 +51,9 @@ public actor ApertiumTranslator: Translator {
     /// How long a pipeline's first answer may take by default: its stages load their data first.
     public static let defaultColdStartTimeoutMs = 30_000
 
-    /// Starts pipelines for `pairs` now, and warms them (in the background); other installed
-    /// pairs start on first use. `timeoutMs` bounds a warm pipeline's answer,
+    /// Starts pipelines for `pairs` now; the first call on the actor warms them (the daemon's
+    /// start-up work does, as it checks the backends: `prepare`). Other installed pairs start on
+    /// first use. `timeoutMs` bounds a warm pipeline's answer,
     /// `coldStartTimeoutMs` (at least `timeoutMs`) its first one. `keepUnknownMarks` leaves
     /// Apertium's `*`, `#` and `@` on unknown words (for debugging).
     public init(
@@ -73,7 +74,6 @@ public actor ApertiumTranslator: Translator {
         self.commands = commands
         self.pipelines = pipelines
         unwarmed = wanted
-        Task { await self.warmStarted() }
     }
 
     // No deinit: the pipelines go with the actor, and each stops its stages in its own deinit.
