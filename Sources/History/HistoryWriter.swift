@@ -74,6 +74,8 @@ public final class HistoryWriter: Sendable {
         /// When the last turn was enqueued, for the session gap.
         var lastTurnAt: Date?
         var speakers: (a: String, b: String)
+        /// Whoever waits for the queue to be empty and the worker idle (`flush`).
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let store: any HistoryStore
@@ -170,13 +172,27 @@ public final class HistoryWriter: Sendable {
 
     /// Waits until the queue is empty, at most `timeout`; false if items are still pending.
     public func flush(timeout: Duration) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if state.withLock({ $0.queue.isEmpty && !$0.draining }) { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        _ = try? await clock.withDeadline(timeout, "history's flush") { await self.idle() }
         return state.withLock { $0.queue.isEmpty }
+    }
+
+    /// Returns once nothing is queued and the worker is not writing.
+    private func idle() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                guard !state.queue.isEmpty || state.draining else { return true }
+                state.idleWaiters.append(waiter)
+                return false
+            }
+            if now { waiter.resume() }
+        }
+    }
+
+    /// Wakes whoever waits for the writer to be idle, when it is (under the lock).
+    private static func takeIdleWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard state.queue.isEmpty, !state.draining else { return [] }
+        defer { state.idleWaiters = [] }
+        return state.idleWaiters
     }
 
     /// At exit, after `flush`: refuses new items and answers every item still waiting with a
@@ -185,11 +201,13 @@ public final class HistoryWriter: Sendable {
     /// the failure then says where they went. Returns how many items were given up.
     @discardableResult
     public func failPending(saving save: ([TurnRecord]) -> String? = { _ in nil }) -> Int {
-        let abandoned = state.withLock { state in
+        let (abandoned, idle) = state.withLock { state in
             state.closed = true
-            defer { state.queue.removeAll() }
-            return state.queue.map(\.item)
+            let items = state.queue.map(\.item)
+            state.queue.removeAll()
+            return (items, Self.takeIdleWaiters(&state))
         }
+        for waiter in idle { waiter.resume() }
         let turns = abandoned.compactMap { item -> TurnRecord? in
             if case .turn(let turn, _) = item { return turn }
             return nil
@@ -220,13 +238,17 @@ public final class HistoryWriter: Sendable {
     private func drain() {
         var backoff = Backoff(first: min(.milliseconds(100), maxBackoff), longest: maxBackoff)
         while true {
-            guard let (number, item, previousSession) = state.withLock({ state -> (Int, Item, Int64?)? in
+            let (next, idle) = state.withLock { state -> ((Int, Item, Int64?)?, [CheckedContinuation<Void, Never>]) in
                 guard let first = state.queue.first else {
                     state.draining = false
-                    return nil
+                    return (nil, Self.takeIdleWaiters(&state))
                 }
-                return (first.number, first.item, state.sessionID)
-            }) else { return }
+                return ((first.number, first.item, state.sessionID), [])
+            }
+            guard let (number, item, previousSession) = next else {
+                for waiter in idle { waiter.resume() }
+                return
+            }
             do {
                 let generation = try checkedGeneration()
                 switch item {

@@ -220,12 +220,15 @@ public final class Interpreter: Sendable {
         translationInbox.finish()
         // Playback is closed on the speech worker once it is idle; a worker that never gets
         // there (a hung device) is left alone rather than closed under its feet.
-        let done = await finished(within: .seconds(Self.stopTimeout)) {
-            for loop in recognitionLoops { await loop.value }
-            await accurateLoop?.value
-            await speechLoop.value
+        do {
+            try await clock.withDeadline(.seconds(Self.stopTimeout), "the engines' stop") {
+                for loop in recognitionLoops { await loop.value }
+                await accurateLoop?.value
+                await speechLoop.value
+            }
+        } catch {
+            logger.warning("an engine did not finish in time; exiting anyway")
         }
-        if !done { logger.warning("an engine did not finish in time; exiting anyway") }
         translationLoop.cancel()
         try result.get()
     }

@@ -208,6 +208,12 @@ public final class TranslatorChain: Translator {
         throw TranslationError("no backend could translate \(pair): " + failures.joined(separator: "; "))
     }
 
+    /// The clock a backend's answer races its deadline on: real time, not `timing.clock`. The
+    /// deadline itself (what is left of it for a retry) is on `timing.clock`; the race's timer
+    /// is not, because a test's hand-moved clock counts every sleep, and the retries' backoff is
+    /// what those tests check.
+    static let raceClock = ParleyClock.continuous
+
     /// The longest translation accepted for `text`: ten times its length plus 200 characters.
     /// Anything longer is a broken or hostile server's answer, not a translation.
     public static func longestTranslation(of text: String) -> Int { 10 * text.count + 200 }
@@ -220,7 +226,7 @@ public final class TranslatorChain: Translator {
             let remaining = deadline - timing.clock.now
             guard remaining > .zero else { throw Unanswered("no answer within the \(timing.deadline.milliseconds) ms deadline") }
             do {
-                return try await Self.withDeadline(remaining, limit: timing.deadline) {
+                return try await Self.raceClock.withDeadline(remaining, "no answer within the \(timing.deadline.milliseconds) ms deadline") {
                     try await backend.translator.translateNamingRoute(text, from: source, to: target)
                 }
             } catch let error as DeadlinePassed {
@@ -244,33 +250,6 @@ public final class TranslatorChain: Translator {
                     try await timing.clock.sleep(for: pause)
                 }
             }
-        }
-    }
-
-    /// Runs `work`, abandoning it (cancelled, not awaited) when `duration` passes.
-    static func withDeadline<T: Sendable>(
-        _ duration: Duration, limit: Duration, _ work: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        let race = Race<T>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                race.start(continuation)
-                let worker = Task {
-                    do {
-                        race.finish(.success(try await work()))
-                    } catch {
-                        race.finish(.failure(error))
-                    }
-                }
-                let timer = Task {
-                    try? await Task.sleep(for: duration)
-                    race.finish(.failure(DeadlinePassed("no answer within the \(limit.milliseconds) ms deadline")))
-                    worker.cancel()
-                }
-                race.onFinish { worker.cancel(); timer.cancel() }
-            }
-        } onCancel: {
-            race.finish(.failure(CancellationError()))
         }
     }
 
@@ -322,12 +301,6 @@ public final class TranslatorChain: Translator {
 /// A backend gave no answer to a turn: its transient failures outlasted the retries, or the
 /// deadline passed. It breaks the backend's circuit.
 struct Unanswered: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// The turn's deadline for a backend passed.
-struct DeadlinePassed: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
@@ -392,7 +365,7 @@ final class Circuits: Sendable {
     /// that shows it is up: a 4xx, a 429); else what went wrong.
     static func problem(of translator: any Translator, pair: LanguagePair, timing: TranslatorChain.Timing) async -> String? {
         do {
-            _ = try await TranslatorChain.withDeadline(timing.deadline, limit: timing.deadline) {
+            _ = try await TranslatorChain.raceClock.withDeadline(timing.deadline, "no answer within the \(timing.deadline.milliseconds) ms deadline") {
                 try await translator.translate(fixedProbeText, from: pair.source, to: pair.target)
             }
             return nil
@@ -421,52 +394,5 @@ final class Circuits: Sendable {
     func probesFinished() async {
         let probes = state.withLock { $0.values.compactMap(\.probe) }
         for probe in probes { await probe.value }
-    }
-}
-
-/// The first of several outcomes to arrive wins; the rest are dropped.
-private final class Race<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var result: Result<T, any Error>?
-        var cleanup: (@Sendable () -> Void)?
-        var done = false
-    }
-
-    private let state = Mutex(State())
-
-    func start(_ continuation: CheckedContinuation<T, any Error>) {
-        let early = state.withLock { state -> Result<T, any Error>? in
-            if let result = state.result { return result }
-            state.continuation = continuation
-            return nil
-        }
-        if let early { continuation.resume(with: early) }
-    }
-
-    func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
-        let runNow = state.withLock { state -> Bool in
-            if state.done { return true }
-            state.cleanup = cleanup
-            return false
-        }
-        if runNow { cleanup() }
-    }
-
-    func finish(_ result: Result<T, any Error>) {
-        let (continuation, cleanup) = state.withLock { state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
-            guard !state.done else { return (nil, nil) }
-            state.done = true
-            guard let continuation = state.continuation else {
-                state.result = result
-                return (nil, nil)
-            }
-            state.continuation = nil
-            let cleanup = state.cleanup
-            state.cleanup = nil
-            return (continuation, cleanup)
-        }
-        continuation?.resume(with: result)
-        cleanup?()
     }
 }
