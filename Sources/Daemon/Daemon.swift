@@ -59,12 +59,46 @@ public struct DaemonOptions: Sendable {
     }
 }
 
+/// A daemon built (`Daemon.build`): its services in one group, and what it holds while they run.
+public struct BuiltDaemon: Sendable {
+    /// The conversation, and either the file-mode printer or the control socket, reload and the
+    /// caption page, with the start-up work.
+    public let group: ServiceGroup
+    let writer: HistoryWriter
+    let history: AppDatabase
+    /// One parleyd per control socket and history: held until the group has run.
+    let locks: [InstanceLock?]
+
+    /// Runs until the recording ends (file mode) or SIGTERM/SIGINT (live), then ends the
+    /// session in history. Throws `DaemonFailure`.
+    public func run() async throws {
+        defer { withExtendedLifetime(locks) {} }
+        do {
+            try await group.run()
+        } catch let failure as DaemonFailure {
+            throw failure
+        } catch {
+            throw DaemonFailure(.runtime, "\(error)")
+        }
+        if let sessionID = writer.currentSessionID {
+            try? await history.endSession(id: sessionID)
+        }
+    }
+}
+
 /// Builds and runs parleyd. `@main` only parses arguments and calls `Daemon.run`.
 public enum Daemon {
-    /// Runs until the recording ends (file mode) or SIGTERM/SIGINT (live). Throws `DaemonFailure`.
+    /// Builds the daemon and runs it (`build`, then `BuiltDaemon.run`).
+    public static func run(_ options: DaemonOptions, logger: Logger) async throws {
+        try await build(options, logger: logger).run()
+    }
+
+    /// Reads the config, takes the instance locks, loads the engines and opens the devices and
+    /// history, and returns the services that run the daemon, not yet started: what a test that
+    /// runs the daemon in-process starts. Throws `DaemonFailure`.
     ///
     /// (Untyped `throws` on purpose: Swift 6.3's optimizer crashes on this function with typed throws.)
-    public static func run(_ options: DaemonOptions, logger baseLogger: Logger) async throws {
+    public static func build(_ options: DaemonOptions, logger baseLogger: Logger) async throws -> BuiltDaemon {
         // A translator pipeline that dies must not take the daemon with it.
         signal(SIGPIPE, SIG_IGN)
         // SIGHUP is trapped from the start: one that arrives while the models load waits for
@@ -94,7 +128,6 @@ public enum Daemon {
             options.input == nil ? try InstanceLock.acquire(for: config.controlSocket, what: "control socket", folderMode: 0o750, logger: notice) : nil,
             config.historyEnabled ? try InstanceLock.acquire(for: config.historyPath, what: "history", folderMode: 0o700, logger: notice) : nil,
         ]
-        defer { withExtendedLifetime(locks) {} }
         // The one clock every part is timed by (`ParleyClock`).
         let clock = ParleyClock.continuous
         let started = clock.now
@@ -214,16 +247,7 @@ public enum Daemon {
         }
         services.append(.init(service: conversation, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        do {
-            try await group.run()
-        } catch let failure as DaemonFailure {
-            throw failure
-        } catch {
-            throw DaemonFailure(.runtime, "\(error)")
-        }
-        if let sessionID = writer.currentSessionID {
-            try? await history.endSession(id: sessionID)
-        }
+        return BuiltDaemon(group: group, writer: writer, history: history, locks: locks)
     }
 
     /// The microphone, or in file mode the recording.

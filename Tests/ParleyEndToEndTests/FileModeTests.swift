@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import ParleyCore
+import ParleyDaemon
 import ParleyTesting
 import Testing
 @testable import ParleyHistory
@@ -34,6 +36,26 @@ struct FileModeTests {
         EndToEnd.expectSpeechLike(samples, rate: rate)
         // What was played is the translation spoken, as long as espeak-ng's own rendering of it.
         try EndToEnd.expectSpokenTranslation(samples, text: translation, voice: "es", in: dir)
+    }
+
+    /// The daemon built and run in the test's own process (`Daemon.build`), as `@main` runs it.
+    @Test func theDaemonRunsInProcess() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = try EndToEnd.writeConfig(in: dir)
+        let options = DaemonOptions(
+            configPath: config.path, input: "\(EndToEnd.testData)/goforward.raw", output: dir.appendingPathComponent("out.wav").path)
+        do {
+            // Its history is closed once the built daemon is gone.
+            let daemon = try await Daemon.build(options, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            try await daemon.run()
+        }
+        let history = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path)
+        let turns = try await history.recentTurns(limit: 10)
+        try #require(turns.count == 1)
+        #expect(turns[0].sourceText.contains("go forward"))
+        #expect(turns[0].translatedText?.isEmpty == false)
+        #expect(try await history.export().sessions.allSatisfy { $0.endedAt != nil }, "the session is ended once the daemon has run")
     }
 
     @Test func twoUtterancesInOneRecordingAreTwoTurns() async throws {
