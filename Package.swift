@@ -150,12 +150,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/parleyd", swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "parley",
+        // The CLI's logic: its commands, the terminal, the watch view; `parley` only runs it.
+        .target(
+            name: "ParleyCLI",
             dependencies: [
                 "ParleyProtocol", "ParleyCore", "ParleyWebLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            path: "Sources/CLI", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "parley",
+            dependencies: ["ParleyCLI"],
             path: "Sources/parley", swiftSettings: swiftSettings,
             // Its release build (issue 28, docs/benchmarks.md "Under 15 MB"): the Swift driver
             // links executables with -export-dynamic, which puts the public symbols of the modules
@@ -179,7 +184,7 @@ let package = Package(
                 "ParleyCore", "ParleyAudio", "ParleyEndpoint", "ParleyRecognition", "ParleyTranslation",
                 "ParleyHistory", "ParleyConversation", "ParleyConfig", "ParleySynthesis",
                 "ParleyProtocol", "ParleyControl", "ParleyControlSocket", "ParleyDaemon", "ParleySystemd", "ParleyRuntime",
-                "ParleyTesting", "ParleyWeb", "parley",
+                "ParleyTesting", "ParleyWeb", "ParleyCLI",
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import ParleyCore
 import ParleyProtocol
-@testable import parley
+@testable import ParleyCLI
 
 /// The CLI's own time and text helpers (no Foundation formatters, hence no ICU), checked
 /// against the Foundation formatters they replace. A wider comparison (44,000 inputs in eight

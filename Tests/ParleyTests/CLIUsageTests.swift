@@ -3,7 +3,7 @@ import Foundation
 import ParleyCore
 import ParleyProtocol
 import Testing
-@testable import parley
+@testable import ParleyCLI
 
 /// What a new user of `parley` meets (issue 38), checked on the CLI's own parsing and
 /// formatting, without a daemon; a section for each thing the issue lists.

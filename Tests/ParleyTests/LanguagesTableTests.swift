@@ -2,7 +2,7 @@ import Foundation
 import ParleyCore
 import Testing
 @testable import ParleyProtocol
-@testable import parley
+@testable import ParleyCLI
 
 @Suite("parley languages: the routes' matrix")
 struct LanguagesTableTests {

@@ -2,7 +2,7 @@ import Foundation
 import ParleyCore
 import Testing
 import ParleyProtocol
-@testable import parley
+@testable import ParleyCLI
 
 /// `parley watch`'s screen, drawn by `LiveView.render` without a terminal: what a person reads
 /// at 40 columns, turns whose two lines line up, a meter that says when the microphone is

@@ -4,10 +4,12 @@ import Glibc
 import ParleyCore
 import ParleyProtocol
 
-/// parley: the command-line client for parleyd's control socket.
-@main
-struct Parley: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// parley: the command-line client for parleyd's control socket. The `parley` executable only
+/// calls `Parley.main()`.
+public struct Parley: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "parley",
         abstract: "Control and inspect a running parleyd.",
         // The generated line, every option spelled out, is 85 columns; they are listed below it.
@@ -31,14 +33,14 @@ struct Parley: ParsableCommand {
 
     /// No subcommand: `parley` alone shows the help; options without one (`parley --socket S`)
     /// are a usage error.
-    func run() throws {
+    public func run() throws {
         guard CommandLine.arguments.count > 1 else { throw CleanExit.helpRequest(self) }
         throw ValidationError("give a subcommand after the options; `parley --help` lists them")
     }
 
     /// Every message is one line (wrapped at 80 columns) in one style, "parley: <what happened>;
     /// <what to do>"; usage errors exit 2, as documented, rather than ArgumentParser's 64.
-    static func main() {
+    public static func main() {
         if let problem = Usage.notUTF8(Usage.rawArguments()) {
             printError("parley: " + problem)
             Glibc.exit(2)
