@@ -1,4 +1,5 @@
 import CALSA
+import ParleyCore
 
 #if canImport(Glibc)
 import Glibc

@@ -4,9 +4,6 @@
 // The shared vocabulary (`Speaker`, `ConversationMode`, `SampleTime`); users import it themselves.
 public import ParleyCore
 
-/// The sample rate Parley captures and recognizes at.
-public let captureSampleRate = 16_000
-
 /// Converts milliseconds into samples at `rate`.
 @inlinable
 public func samples(ms: Int, rate: Int = captureSampleRate) -> SampleTime {

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 /// Reads a recording as if it were a microphone: 16 kHz mono 16-bit WAV, or headerless raw
 /// audio in that format (the pocketsphinx test recordings are raw).
@@ -35,8 +36,8 @@ public final class FileCapture: AudioCapture {
         guard parsed.rate == captureSampleRate else {
             throw AudioError(
                 .format,
-                "\(path) is \(parsed.rate) Hz; Parley reads 16000 Hz mono. "
-                    + "Convert it with: sox \(path) -r 16000 -c 1 -b 16 converted.wav")
+                "\(path) is \(parsed.rate) Hz; Parley reads \(captureSampleRate) Hz mono. "
+                    + "Convert it with: sox \(path) -r \(captureSampleRate) -c 1 -b 16 converted.wav")
         }
         self.samples = parsed.samples
         self.sampleRate = parsed.rate
@@ -171,7 +172,7 @@ public enum WAV {
         }
         var offset = 12
         var rate: Int?
-        var convertHint: String { "convert it with: sox \(path) -r 16000 -c 1 -b 16 -e signed-integer converted.wav" }
+        var convertHint: String { "convert it with: sox \(path) -r \(captureSampleRate) -c 1 -b 16 -e signed-integer converted.wav" }
         while offset + 8 <= data.count {
             let id = String(decoding: data[(data.startIndex + offset)..<(data.startIndex + offset + 4)], as: UTF8.self)
             let size = read32(offset + 4)

@@ -424,7 +424,7 @@ public struct TurnLogic: Sendable {
 
     /// A position on the capture timeline, for the log ("12.34 s").
     public static func seconds(_ samples: SampleTime) -> String {
-        let hundredths = samples * 100 / 16_000
+        let hundredths = samples * 100 / SampleTime(captureSampleRate)
         return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
     }
 

@@ -8,6 +8,12 @@
 /// the capture timeline the machine, the endpointer and the runtime keep time on.
 public typealias SampleTime = Int64
 
+/// The rate of the audio Parley hears, written once: 16 kHz mono, 16-bit signed samples
+/// (`[Int16]`), from the capture to the streaming recognizers, the voice detector and the accurate
+/// engines (Moonshine, Whisper, a Wyoming server); a recording in another format is refused with
+/// the sox line that converts it. Only what Parley says has rates of its own (each voice's).
+public let captureSampleRate = 16_000
+
 /// One of the two people in the conversation.
 public enum Speaker: String, Sendable, Codable, CaseIterable, Hashable {
     case a, b

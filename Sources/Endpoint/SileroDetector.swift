@@ -1,3 +1,4 @@
+import ParleyCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -76,7 +77,7 @@ public final class SileroDetector: VoiceActivityDetector {
         let resources = Resources(env: env, session: session, memory: memory, library: handle)
         resources.input.initialize(repeating: 0, count: Self.inputCount)
         resources.state.initialize(repeating: 0, count: Self.stateCount)
-        resources.rate.initialize(to: 16_000)
+        resources.rate.initialize(to: Int64(captureSampleRate))
         self.resources = Mutex(resources)
     }
 
@@ -110,7 +111,7 @@ public final class SileroDetector: VoiceActivityDetector {
 
     /// After this much skipped audio, judging starts afresh (zero state): the recurrent state
     /// would remember a room that has moved on.
-    static let forgetAfterSamples = 16_000
+    static let forgetAfterSamples = captureSampleRate
 
     public func skip(_ frame: [Int16]) {
         resources.withLock { resources in

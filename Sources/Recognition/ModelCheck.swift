@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 /// One thing wrong with a speech model: the file, and in the same line what to do about it.
 public struct ModelProblem: Sendable, Equatable, CustomStringConvertible {
@@ -34,7 +35,7 @@ public struct ModelReport: Sendable {
 /// model, in phones the acoustic model knows. Each problem is one line naming the file.
 public enum ModelCheck {
     /// The sample rate Parley records and decodes at.
-    public static let sampleRate = 16_000
+    public static let sampleRate = captureSampleRate
     /// Files an acoustic model cannot do without (besides feat.params and the mixture weights).
     static let acousticFiles = ["mdef", "means", "variances", "transition_matrices"]
     /// Language model and dictionary file endings, the preferred first.

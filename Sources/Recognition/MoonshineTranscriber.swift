@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -160,7 +161,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     }
 
     /// Parley's capture rate, which the library is told.
-    static let sampleRate: Int32 = 16_000
+    static let sampleRate = Int32(captureSampleRate)
 
     /// The words of Moonshine's lines (its own voice detection splits an utterance into lines).
     /// Beside other lines, a line under `spuriousLineSeconds` is dropped, and a line of one word

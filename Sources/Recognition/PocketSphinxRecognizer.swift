@@ -1,4 +1,5 @@
 import CPocketSphinx
+import ParleyCore
 
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +27,7 @@ public final class PocketSphinxDecoder: @unchecked Sendable {
     public init(acousticModel: String, languageModel: String, dictionary: String, options: [String: String] = [:]) throws(RecognizerError) {
         var arguments = [
             "parleyd", "-hmm", acousticModel, "-lm", languageModel, "-dict", dictionary,
-            "-logfn", "/dev/null", "-samprate", "16000",
+            "-logfn", "/dev/null", "-samprate", String(captureSampleRate),
         ]
         for (key, value) in options.sorted(by: { $0.key < $1.key }) {
             arguments += ["-" + key, value]

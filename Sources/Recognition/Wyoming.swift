@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 /// The Wyoming protocol's framing (Rhasspy's and Home Assistant's convention for speech
 /// services): an event is one JSON header line, then `data_length` bytes of JSON data, then
@@ -102,7 +103,7 @@ public enum WyomingRequest {
     }
 
     struct AudioFormat: Encodable {
-        var rate = 16_000
+        var rate = captureSampleRate
         var width = 2
         var channels = 1
     }
@@ -116,8 +117,8 @@ public enum WyomingRequest {
             try WyomingEvent(type: "transcribe", encoding: transcribe),
             try WyomingEvent(type: "audio-start", encoding: AudioFormat()),
         ]
-        for start in stride(from: 0, to: samples.count, by: 16_000) {
-            let chunk = samples[start..<min(start + 16_000, samples.count)]
+        for start in stride(from: 0, to: samples.count, by: captureSampleRate) {
+            let chunk = samples[start..<min(start + captureSampleRate, samples.count)]
             var bytes = [UInt8]()
             bytes.reserveCapacity(chunk.count * 2)
             for sample in chunk {

@@ -108,7 +108,7 @@ public final class WyomingTranscriber: UtteranceTranscriber {
 
     public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
         let events = try WyomingRequest.events(for: samples, request)
-        let timeoutMs = self.timeoutMs + samples.count * timeoutPerSecondMs / 16_000
+        let timeoutMs = self.timeoutMs + samples.count * timeoutPerSecondMs / captureSampleRate
         return try state.withLock { (link: inout Link?) throws(RecognizerError) -> Transcript in
             var lastError: RecognizerError?
             // A second try on a fresh worker when the first one died mid-utterance (a worker

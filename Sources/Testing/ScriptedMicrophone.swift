@@ -1,5 +1,6 @@
 import Foundation
 import ParleyAudio
+import ParleyCore
 import Synchronization
 
 /// A microphone the test speaks into, period by period: `speech(ms:)`, `silence(ms:)`,
