@@ -72,7 +72,7 @@ let package = Package(
         .target(
             name: "ParleyConversation", dependencies: ["ParleyCore", "ParleyEndpoint", "ParleyRecognition"], path: "Sources/Conversation", swiftSettings: swiftSettings),
         .target(
-            name: "ParleyConfig", dependencies: ["TOMLKit", "ParleyCore", "ParleyEndpoint", "ParleyProtocol", "ParleyRecognition"],
+            name: "ParleyConfig", dependencies: ["TOMLKit", "ParleyCore", "ParleyEndpoint", "ParleyRecognition"],
             path: "Sources/Config",
             swiftSettings: swiftSettings),
         .target(

@@ -1,4 +1,4 @@
-import ParleyProtocol  // SettingsChange, what a reload applies at once
+import ParleyCore  // SettingsChange, what a reload applies at once
 import TOMLKit
 
 /// How a changed key takes effect when the file is read again (`parley reload`, SIGHUP).

@@ -1,7 +1,6 @@
 import Foundation
 import ParleyCore
 import ParleyEndpoint
-import ParleyProtocol  // SettingBounds, shared with `parley set`
 import ParleyRecognition
 
 /// Every key of the config file, one line each, table by table: name, field (whose initial value

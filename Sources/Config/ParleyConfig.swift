@@ -1,7 +1,6 @@
 import Foundation
 import ParleyCore
 import ParleyEndpoint
-import ParleyProtocol  // ControlSocketPath, the default socket the CLI shares
 import ParleyRecognition
 import TOMLKit
 

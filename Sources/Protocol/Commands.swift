@@ -198,36 +198,6 @@ public struct TurnReference: Sendable, Equatable, Encodable {
     public static let retryIDs: ClosedRange<Int> = 1...(1 << 53)
 }
 
-/// `set`: the settings to change; at least one.
-public struct SettingsChange: Sendable, Equatable, Encodable {
-    public var speakerA: String?
-    public var speakerB: String?
-    public var mode: ConversationMode?
-    /// In `SettingBounds.silenceMs`.
-    public var silenceMs: Int?
-    /// In `SettingBounds.echoTailMs`.
-    public var echoTailMs: Int?
-    /// In `SettingBounds.minConfidence`.
-    public var minConfidence: Double?
-
-    public init(
-        speakerA: String? = nil, speakerB: String? = nil, mode: ConversationMode? = nil, silenceMs: Int? = nil, echoTailMs: Int? = nil,
-        minConfidence: Double? = nil
-    ) {
-        self.speakerA = speakerA
-        self.speakerB = speakerB
-        self.mode = mode
-        self.silenceMs = silenceMs
-        self.echoTailMs = echoTailMs
-        self.minConfidence = minConfidence
-    }
-
-    /// Nothing to change (not a valid `set`).
-    public var isEmpty: Bool { self == SettingsChange() }
-
-    /// The settings' own names.
-    typealias CodingKeys = RuntimeSettings.CodingKeys
-}
 
 /// `history`: which turns, and which page of them. Absent fields do not filter.
 public struct HistoryQuery: Sendable, Equatable, Encodable {

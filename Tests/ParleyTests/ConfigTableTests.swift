@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import Testing
 @testable import ParleyConfig
 import ParleyEndpoint

@@ -1,5 +1,11 @@
-import FoundationEssentials
-import Glibc
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where the control socket lives when the config or the command line does not say.
 public enum ControlSocketPath {
