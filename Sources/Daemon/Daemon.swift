@@ -184,7 +184,6 @@ public enum Daemon {
             config: config,
             engines: EngineAccess(
                 recognizers: recognizers,
-                canHear: { recognizers.canHear($0) || accurate?.name(for: $0) != nil },
                 canSpeak: { voices.contains($0) || setVoices.contains($0) }, translator: translator, accurate: accurate,
                 voiceActivity: makeVoiceActivity(config, logger: logger)),
             synthesizer: withVoices(synthesizer, config, logger: logger), playback: playback, capture: source, history: writer,

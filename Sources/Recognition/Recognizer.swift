@@ -104,4 +104,6 @@ public protocol RecognizerLanes: Sendable {
     func recognizer(for language: String) -> sending (any SpeechRecognizer)?
     /// Which decoder a language's recognizer runs on: languages on the same decoder share a lane.
     func lane(for language: String) -> String
+    /// Whether `language` has a streaming recognizer (a model that loads). Cheap, from any thread.
+    func canHear(_ language: String) -> Bool
 }

@@ -15,8 +15,12 @@ public struct EngineAccess: Sendable {
     /// lane (one queue), others are decoded side by side. Both come from the same
     /// `RecognizerLanes`, so a decoder is never given two lanes.
     public let lane: @Sendable (String) -> String
-    /// Whether a language has a recognizer model. Cheap, and safe from any thread.
+    /// Whether a language is heard: it has a streaming recognizer, or an accurate engine hears
+    /// it (French, Portuguese: Whisper alone). Cheap, and safe from any thread.
     public var canHear: @Sendable (String) -> Bool
+    /// Whether a language has a streaming recognizer, whose language model can judge its
+    /// pauses. Cheap, and safe from any thread.
+    public var streams: @Sendable (String) -> Bool
     /// Whether a language has a voice. Cheap, and safe from any thread.
     public var canSpeak: @Sendable (String) -> Bool
     public var translator: any Translator
@@ -25,16 +29,18 @@ public struct EngineAccess: Sendable {
     /// The trained voice-activity detector beside the level (nil: the level alone finds speech).
     public var voiceActivity: (any VoiceActivityDetector)?
 
+    /// What is heard comes from `recognizers` and `accurate`, so the daemon and the tests tell
+    /// it the same way.
     public init(
-        recognizers: any RecognizerLanes,
-        canHear: @escaping @Sendable (String) -> Bool, canSpeak: @escaping @Sendable (String) -> Bool, translator: any Translator,
+        recognizers: any RecognizerLanes, canSpeak: @escaping @Sendable (String) -> Bool, translator: any Translator,
         accurate: AccurateHearing? = nil, voiceActivity: (any VoiceActivityDetector)? = nil
     ) {
         self.accurate = accurate
         self.voiceActivity = voiceActivity
         self.recognizer = { recognizers.recognizer(for: $0) }
         self.lane = { recognizers.lane(for: $0) }
-        self.canHear = canHear
+        self.streams = { recognizers.canHear($0) }
+        self.canHear = { recognizers.canHear($0) || accurate?.name(for: $0) != nil }
         self.canSpeak = canSpeak
         self.translator = translator
     }

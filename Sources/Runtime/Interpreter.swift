@@ -46,6 +46,8 @@ public final class Interpreter: Sendable {
     /// The daemon's one clock (see `ParleyClock`).
     public let clock: ParleyClock
     let hearing: @Sendable (String) -> Bool
+    /// Whether a language has a streaming recognizer (`EngineAccess.streams`).
+    let streams: @Sendable (String) -> Bool
     let speaking: @Sendable (String) -> Bool
     /// The translator the conversation uses (also for `retry` and `languages`).
     public let translator: any Translator
@@ -130,6 +132,7 @@ public final class Interpreter: Sendable {
         self.logger = logger
         self.clock = clock
         self.hearing = engines.canHear
+        self.streams = engines.streams
         self.speaking = engines.canSpeak
         self.translator = engines.translator
         self.accurateHearing = engines.accurate
@@ -313,7 +316,7 @@ public final class Interpreter: Sendable {
     func judgedByEveryLanguage(_ turn: TurnLogic) -> Bool {
         guard let sides = turn.utteranceSides else { return true }
         let possible = detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides) ? [sides.source, sides.target] : [sides.source]
-        return possible.allSatisfy(hearing)
+        return possible.allSatisfy(streams)
     }
 
     /// Runs `body` under the lock and queues the recognizer work its actions call for in that

@@ -177,6 +177,8 @@ public final class RecognizerScript: RecognizerLanes {
     /// Every scripted language has a decoder of its own: its own lane.
     public func lane(for language: String) -> String { language }
 
+    public func canHear(_ language: String) -> Bool { languages.contains(language) }
+
     fileprivate func partial(_ language: String) -> String? { state.withLock { $0.partials[language] } }
     fileprivate func record(_ call: Call) { state.withLock { $0.calls.append(call) } }
     fileprivate func feed(_ count: Int, _ language: String) { state.withLock { $0.fed[language, default: 0] += count } }

@@ -55,11 +55,10 @@ public final class TestConversation: Sendable {
         var logger = Logger(label: "parley.test")
         logger.logLevel = ProcessInfo.processInfo.environment["PARLEY_TEST_LOG"] == nil ? .critical : .debug
         let voices = synthesizer.languages
-        let hearing = recognizers.languages
         interpreter = Interpreter.make(
             config: config,
             engines: EngineAccess(
-                recognizers: recognizers, canHear: { hearing.contains($0) }, canSpeak: { voices.contains($0) },
+                recognizers: recognizers, canSpeak: { voices.contains($0) },
                 translator: translator, accurate: accurate),
             synthesizer: synthesizer, playback: speaker.playback(),
             capture: microphone.source(), history: writer, events: events, logger: logger, clock: ParleyClock(clock))

@@ -281,6 +281,31 @@ struct AccurateConversationTests {
         #expect(!conversation.synthesizer.texts.contains("[es] a young man"), "nothing of the withdrawn end was spoken: \(conversation.synthesizer.texts)")
     }
 
+    /// French has no streaming recognizer (Whisper alone hears it): in auto mode the English
+    /// lane decodes the same audio, but its language model must not judge a French speaker's
+    /// pauses. A 1 s pause mid-sentence, which English's cue would call an end after 200 ms, is
+    /// waited out to the silence limit, so the sentence stays one turn.
+    @Test func aLanguageWithoutAStreamingRecognizerIsNotEndedByTheOthersLanguageModel() async throws {
+        let engine = ScriptedTranscriber(name: "accurate", languages: ["en", "fr"])
+        engine.willHear("un jeune homme et son chien")
+        var config = ParleyConfig()
+        config.speakerA = "fr"
+        config.speakerB = "en"
+        config.mode = .auto
+        config.endpoint.likelyEndMs = 200
+        let conversation = try TestConversation(
+            config: config, hearable: ["en"], realTime: false, hearsPlayback: false, accurate: AccurateHearing(engines: [engine]))
+        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.3, words: 2, text: "young man"), in: "en")
+        conversation.recognizers.willHear("young man", in: "en")
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 1_000, 600, 2_500])
+        _ = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        _ = await conversation.finish()
+        let stored = try await conversation.history.recentTurns(limit: 5)
+        #expect(stored.count == 1, "one turn, not cut at the pause: \(stored.map(\.sourceText))")
+        #expect(conversation.recognizers.judgements(in: "en") > 0, "the English lane did judge the pause")
+    }
+
     /// A recording: the person goes on 300 ms after the pause's end was decided. The engines
     /// answer at once, but a recording's answer waits for `TurnLogic.recordingAnswerMs` of it,
     /// so the end is withdrawn as it would be on a slow machine: one turn, every word.
