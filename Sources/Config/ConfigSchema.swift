@@ -66,21 +66,19 @@ public struct ConfigKey<Root>: Sendable {
     }
 
     /// A table per language (`[voice.es]`), each read by `table` into `make(language)` and then
-    /// made the field's value by `finish`; `what` lists the table's keys and `others` the
-    /// section's other keys, for an error.
+    /// made the field's value by `finish`. (A key that is not a table is refused by
+    /// `ConfigTable.read`, which knows the section's other keys.)
     static func languageTables<Draft, Value: Equatable & Sendable>(
-        _ field: any WritableKeyPath<Root, [String: Value]> & Sendable, _ table: ConfigTable<Draft>, what: String, others: String,
+        _ field: any WritableKeyPath<Root, [String: Value]> & Sendable, _ table: ConfigTable<Draft>,
         make: @escaping @Sendable (String) -> Draft, finish: @escaping @Sendable (Section, Draft) throws(ConfigError) -> Value
     ) -> ConfigKey {
         ConfigKey(
             name: "<lang>", reload: .restart, isPattern: true, tableKeys: table.keys.map(\.name),
             read: { section, language, root throws(ConfigError) in
-                let example = "[\(section.name ?? "").\(Section.isLanguageCode(language) ? language : "es")]"
-                guard section.isTable(language), let inner = try section.section(language) else {
-                    throw section.error(language, "must be \(others) or a table named after a language, as in \(example) with \(what)")
-                }
+                guard let inner = try section.section(language) else { return }
                 guard Section.isLanguageCode(language) else {
-                    throw section.error(language, "is not a language code; name the table after a two-letter ISO 639-1 code, as in \(example)")
+                    throw section.error(
+                        language, "is not a language code; name the table after a two-letter ISO 639-1 code, as in [\(section.name ?? "").es]")
                 }
                 var draft = make(language)
                 try table.read(inner, into: &draft)
@@ -95,10 +93,9 @@ public struct ConfigKey<Root>: Sendable {
 
     /// A table per language whose value is read whole by `table`.
     static func languageTables<Value: Equatable & Sendable>(
-        _ field: any WritableKeyPath<Root, [String: Value]> & Sendable, _ table: ConfigTable<Value>, what: String, others: String,
-        make: @escaping @Sendable (String) -> Value
+        _ field: any WritableKeyPath<Root, [String: Value]> & Sendable, _ table: ConfigTable<Value>, make: @escaping @Sendable (String) -> Value
     ) -> ConfigKey {
-        languageTables(field, table, what: what, others: others, make: make, finish: { _, value in value })
+        languageTables(field, table, make: make, finish: { _, value in value })
     }
 
     // MARK: The usual kinds of value
@@ -205,7 +202,15 @@ public struct ConfigTable<Root>: Sendable {
         for key in fixed { try key.read(section, key.name, &root) }
         if let pattern {
             let names = Set(fixed.map(\.name))
-            for key in section.table.keys.sorted() where !names.contains(key) { try pattern.read(section, key, &root) }
+            for key in section.table.keys.sorted() where !names.contains(key) {
+                guard section.isTable(key) else {
+                    let example = "[\(section.name ?? name).\(Section.isLanguageCode(key) ? key : "es")]"
+                    throw section.error(
+                        key, "must be \(fixed.map(\.name).joined(separator: ", ")) or a table named after a language, as in \(example) with "
+                            + pattern.tableKeys.joined(separator: ", "))
+                }
+                try pattern.read(section, key, &root)
+            }
         }
         try check(section, &root)
     }

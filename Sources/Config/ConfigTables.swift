@@ -55,8 +55,7 @@ extension ParleyConfig {
                 try section.int(key, in: -1...100_000, except: 0..<1, "must be -1 (no limit) or at least 1; 10 is the default")
             },
             .languageTables(
-                \.recognizers, recognizerModelTable, what: "acoustic_model, language_model and dictionary",
-                others: "fwdflat, maxhmmpf, maxwpf", make: { ModelFiles(language: $0) },
+                \.recognizers, recognizerModelTable, make: { ModelFiles(language: $0) },
                 finish: { section, files throws(ConfigError) in try files.resolved(section) }),
         ]),
         ConfigTable("transcriber", [
@@ -76,7 +75,7 @@ extension ParleyConfig {
         ]),
         ConfigTable("voice", [
             .choice("engine", \.voiceEngine, use: VoiceEngine.spelledOut),
-            .languageTables(\.voices, voiceTable, what: "engine, voice, rate, pitch, volume", others: "engine", make: { _ in VoiceConfig() }),
+            .languageTables(\.voices, voiceTable, make: { _ in VoiceConfig() }),
         ]),
         ConfigTable("translator", [
             .key("backends", \.translatorBackends) { section, key throws(ConfigError) in try section.backends(key) },

@@ -1,6 +1,6 @@
-/// The conversation settings that can change while the daemon runs, and a change to them: the
-/// wire's `set`, `swap` and `config` carry them (ParleyProtocol), the config file's reload
-/// produces a change (ParleyConfig), the runtime applies it.
+// The conversation settings that can change while the daemon runs, and a change to them: the
+// wire's `set`, `swap` and `config` carry them (ParleyProtocol), the config file's reload
+// produces a change (ParleyConfig), the runtime applies it.
 
 /// The settings that can change while the daemon runs (`parley set`, `parley swap`); the
 /// result of `set`, `swap`, and part of `config`.

@@ -39,8 +39,9 @@ public struct EngineAccess: Sendable {
         self.voiceActivity = voiceActivity
         self.recognizer = { recognizers.recognizer(for: $0) }
         self.lane = { recognizers.lane(for: $0) }
-        self.streams = { recognizers.canHear($0) }
-        self.canHear = { recognizers.canHear($0) || accurate?.name(for: $0) != nil }
+        let streams: @Sendable (String) -> Bool = { recognizers.canHear($0) }
+        self.streams = streams
+        self.canHear = { streams($0) || accurate?.name(for: $0) != nil }
         self.canSpeak = canSpeak
         self.translator = translator
     }

@@ -67,6 +67,9 @@ public final class TranslatorChain: Translator {
             self.coolDown = coolDown
             self.longestCoolDown = max(coolDown, longestCoolDown)
         }
+
+        /// What a backend that did not answer within the deadline is told it did.
+        var noAnswer: String { "no answer within the \(deadline.milliseconds) ms deadline" }
     }
 
     public let backends: [Backend]
@@ -224,9 +227,9 @@ public final class TranslatorChain: Translator {
         var retries = 0
         while true {
             let remaining = deadline - timing.clock.now
-            guard remaining > .zero else { throw Unanswered("no answer within the \(timing.deadline.milliseconds) ms deadline") }
+            guard remaining > .zero else { throw Unanswered(timing.noAnswer) }
             do {
-                return try await Self.raceClock.withDeadline(remaining, "no answer within the \(timing.deadline.milliseconds) ms deadline") {
+                return try await Self.raceClock.withDeadline(remaining, timing.noAnswer) {
                     try await backend.translator.translateNamingRoute(text, from: source, to: target)
                 }
             } catch let error as DeadlinePassed {
@@ -365,7 +368,7 @@ final class Circuits: Sendable {
     /// that shows it is up: a 4xx, a 429); else what went wrong.
     static func problem(of translator: any Translator, pair: LanguagePair, timing: TranslatorChain.Timing) async -> String? {
         do {
-            _ = try await TranslatorChain.raceClock.withDeadline(timing.deadline, "no answer within the \(timing.deadline.milliseconds) ms deadline") {
+            _ = try await TranslatorChain.raceClock.withDeadline(timing.deadline, timing.noAnswer) {
                 try await translator.translate(fixedProbeText, from: pair.source, to: pair.target)
             }
             return nil
