@@ -19,9 +19,12 @@ Reported per language: WER of each and their ratio (the goal: parleyd <= 1.1 x t
 lost runs (3 or more reference words in a row that parleyd's words lack and the engine's have),
 invented openings (1-2 words parleyd starts with that were not said and the engine did not
 write), splits (a recording that became more turns than it has sentences: one, or two when
-joined), and who-spoke errors (a turn given the other language; "long": of 3 words or more).
+joined), who-spoke errors (a turn given the other language; "long": of 3 words or more), and
+voices taken for the background (a second of a person's speech or more discarded by the gate for
+voices across the room, `[endpoint] background_below_db`: every recording here is a person).
 
 Usage: bench/every-word.py BIN_DIR [ENGINES]   (a release build: make release)
+Only some languages: LANGUAGES=fr,pt bench/every-word.py ...
 Per-recording lines go to stderr.
 """
 import os
@@ -104,14 +107,16 @@ def tone(room, ms):
 
 def main():
     bin_dir, engines = ears.bin_and_engines(__doc__)
-    every = ears.recordings()
+    only = [x for x in os.environ.get("LANGUAGES", "").split(",") if x]
+    every = [r for r in ears.recordings() if not only or r[0] in only]
     started = time.monotonic()
     # (lang, kind) -> tallies and counts; kind: "alone" or "joined"
     rows = {}
 
     def row(lang, kind):
         return rows.setdefault((lang, kind), {"engine": ears.Tally(), "parleyd": ears.Tally(), "lost": [], "openings": [],
-                                              "splits": 0, "cases": 0, "turns": 0, "wrong": 0, "wrong_long": 0})
+                                              "splits": 0, "cases": 0, "turns": 0, "wrong": 0, "wrong_long": 0,
+                                              "background": 0})
 
     cases = []  # (lang, kind, name, audio bytes, reference, sentences)
     by_set = {}
@@ -154,7 +159,7 @@ def main():
                 path = f"{work}/input.raw"
                 with open(path, "wb") as f:
                     f.write((b"\0\0" * 8000 if kind == "alone" else b"") + audio + (b"\0\0" * 32000 if kind == "alone" else b""))
-                turns, _ = ears.run_parleyd(bin_dir, configs["es" if lang == "en" else lang], work, path)
+                turns, log = ears.run_parleyd(bin_dir, configs["es" if lang == "en" else lang], work, path)
                 product = " ".join(t["text"] for t in turns)
                 r = row(lang, kind)
                 e1, n = r["engine"].add(reference, engine, lang)
@@ -162,6 +167,8 @@ def main():
                 r["cases"] += 1
                 r["turns"] += len(turns)
                 r["splits"] += len(turns) > sentences
+                gated = log.count("taken for one across the room")
+                r["background"] += gated
                 for t in turns:
                     if t["lang"] != lang:
                         r["wrong"] += 1
@@ -172,17 +179,19 @@ def main():
                 if extra and ears.leading_extra(reference, engine, lang) != extra:
                     r["openings"].append((name, extra))
                 print(f"{lang} {kind:6} {name[:60]:60} engine {e1:2}/{n:2} parleyd {e2:2}/{n:2} turns {len(turns)} "
-                      f"{[t['lang'] + ': ' + t['text'] for t in turns]}" + (f" LOST {runs}" if runs else ""), file=sys.stderr)
+                      f"{[t['lang'] + ': ' + t['text'] for t in turns]}" + (f" LOST {runs}" if runs else "")
+                      + (f" TAKEN FOR THE BACKGROUND {gated}" if gated else ""), file=sys.stderr)
     finally:
         server.close()
     print(f"{len(every)} human recordings, {len(cases)} cases; bench/every-word.py took {time.monotonic() - started:.0f} s\n")
     print("| language, cases | engine alone WER | parleyd WER | ratio | lost runs | invented openings | splits | turns | "
-          "who spoke wrong (of 3+ words) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "who spoke wrong (of 3+ words) | taken for the background |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for (lang, kind), r in sorted(rows.items()):
         ratio = (r["parleyd"].errors / r["engine"].errors) if r["engine"].errors else float("nan")
         print(f"| {lang} {kind}, {r['cases']} ({r['engine'].words} words) | {r['engine']} | {r['parleyd']} | {ratio:.2f} | "
-              f"{len(r['lost'])} | {len(r['openings'])} | {r['splits']} | {r['turns']} | {r['wrong']} ({r['wrong_long']}) |")
+              f"{len(r['lost'])} | {len(r['openings'])} | {r['splits']} | {r['turns']} | {r['wrong']} ({r['wrong_long']}) | "
+              f"{r['background']} |")
     for (lang, kind), r in sorted(rows.items()):
         for name, run in r["lost"]:
             print(f"- lost, {lang} {kind}: {name}: \"{run}\"")

@@ -256,7 +256,11 @@ public struct TurnLogic: Sendable {
             public var judge: (through: SampleTime, pause: Int)?
         }
 
+        /// Debug lines: how the turn went.
         public var log: [String] = []
+        /// Lines a user should see (the log's notice level): audio not heard that may have been
+        /// a person's words.
+        public var notices: [String] = []
         public var speculation = Speculation.keep
         public var actions: [ConversationMachine.Action] = []
         public var feed: Feed?
@@ -299,16 +303,16 @@ public struct TurnLogic: Sendable {
             utteranceEnd = (reason, pause)
             period.actions += handle(.speechEnded(at: end))
             holdWhileTheEndMayBeWithdrawn()
-        case .discarded(let end)? where resumedEnd != nil:
-            // What went on after a withdrawn end was too short to be words (a noise, a voice in
-            // the background): the utterance ends as it was, with every word it had.
-            period.log.append("sound after the pause discarded at \(Self.seconds(end)): too short; the utterance ends as decided before")
+        case .discarded(let end, let reason)? where resumedEnd != nil:
+            // What went on after a withdrawn end was not words (a noise, a voice in the
+            // background): the utterance ends as it was, with every word it had.
+            Self.tell(reason, at: end, afterAPause: true, into: &period)
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = resumedEnd
             period.actions += handle(.speechEnded(at: end))
             holdWhileTheEndMayBeWithdrawn()
-        case .discarded(let end)?:
-            period.log.append("sound discarded at \(Self.seconds(end)): too short, no louder than the background, or a voice far under the people's")
+        case .discarded(let end, let reason)?:
+            Self.tell(reason, at: end, afterAPause: false, into: &period)
             period.actions += handle(.speechDiscarded)
         case nil:
             if wasInSpeech {
@@ -426,6 +430,31 @@ public struct TurnLogic: Sendable {
     public static func seconds(_ samples: SampleTime) -> String {
         let hundredths = samples * 100 / SampleTime(captureSampleRate)
         return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
+    }
+
+    /// How much speech of a voice taken for the background the log tells at its notice level
+    /// (less: at debug, with the other discarded sounds).
+    public static let noticedUnderThePeopleMs = 1000
+
+    /// Says why sound was discarded (`afterAPause`: it went on after an end that was withdrawn,
+    /// and the utterance ends as decided before): in the debug lines, or where the user looks
+    /// (`Period.notices`) for a sentence's worth of a voice taken for the background, which may
+    /// have been a person's words: how long, how far under the people's, and what to set.
+    static func tell(_ reason: EndpointEvent.DiscardReason, at end: SampleTime, afterAPause: Bool, into period: inout Period) {
+        let what = afterAPause ? "sound after the pause discarded at \(seconds(end))" : "sound discarded at \(seconds(end))"
+        let then = afterAPause ? "; the utterance ends as decided before" : ""
+        switch reason {
+        case .tooShort:
+            period.log.append("\(what): too short to be words\(then)")
+        case .noLouderThanTheFloor:
+            period.log.append("\(what): no louder than the background noise\(then)")
+        case .underThePeople(let below, let speechMs):
+            let tenths = speechMs / 100
+            let line = "\(what): a voice \(Int(below.rounded())) dB under the people's (\(tenths / 10).\(tenths % 10) s of speech), "
+                + "taken for one across the room and not heard\(then); if it was a person, raise [endpoint] background_below_db "
+                + "(0: every voice is heard)"
+            if speechMs >= noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
+        }
     }
 
     // MARK: - The lanes' judgements

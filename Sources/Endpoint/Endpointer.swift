@@ -86,8 +86,19 @@ public enum EndpointEvent: Sendable, Equatable {
     /// Speech ended at `end` (the end of the period that decided it), after `pause` samples of
     /// silence.
     case ended(end: SampleTime, reason: EndReason, pause: SampleTime)
-    /// What looked like speech was too short to be an utterance.
-    case discarded(end: SampleTime)
+    /// What looked like speech was not an utterance of the people's, for `reason`.
+    case discarded(end: SampleTime, reason: DiscardReason)
+
+    /// Why what looked like speech was discarded.
+    public enum DiscardReason: Sendable, Equatable {
+        /// Less voiced audio than `minSpeechMs` (a cough, a click).
+        case tooShort
+        /// Judged again against the floor as it is now, no louder than it.
+        case noLouderThanTheFloor
+        /// A voice `belowDB` under the people's (more than `backgroundBelowDB`): a TV or radio
+        /// across the room, or a person much quieter than the others; `speechMs` of it voiced.
+        case underThePeople(belowDB: Float, speechMs: Int)
+    }
 
     public enum EndReason: String, Sendable, Equatable {
         /// The language model judged the words a whole sentence, after a short pause.
@@ -366,13 +377,16 @@ public struct Endpointer: Sendable {
         lastSpeechAboveFloorDB = speechAboveFloorDB
         let loud = loudLevel(above: threshold)
         reset()
-        if (voiced < count(ms: settings.minSpeechMs) || aboveFloor < count(ms: settings.minSpeechMs)) && reason != .forced {
-            return .discarded(end: end)
+        if voiced < count(ms: settings.minSpeechMs) && reason != .forced {
+            return .discarded(end: end, reason: .tooShort)
+        }
+        if aboveFloor < count(ms: settings.minSpeechMs) && reason != .forced {
+            return .discarded(end: end, reason: .noLouderThanTheFloor)
         }
         // Started by a moment of a background voice that reached the people's, and no louder
         // than the background as a whole: not theirs, and it teaches nothing.
-        if let gate = backgroundGateDB, let loud, loud < gate, reason != .forced {
-            return .discarded(end: end)
+        if let gate = backgroundGateDB, let voice = voiceLevelDB, let loud, loud < gate, reason != .forced {
+            return .discarded(end: end, reason: .underThePeople(belowDB: voice - loud, speechMs: Int(voiced) * 1000 / sampleRate))
         }
         if let loud { learnVoiceLevel(loud) }
         return .ended(end: end, reason: reason, pause: pause)

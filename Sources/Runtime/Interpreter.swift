@@ -252,6 +252,7 @@ public final class Interpreter: Sendable {
         let (actions, judgeAbove) = shared.withLock { state -> ([ConversationMachine.Action], Float) in
             let period = state.turn.hear(frame, at: start, rmsDB: level.rmsDB, speech: speech, now: now)
             for line in period.log { logger.debug("\(line)") }
+            for line in period.notices { logger.notice("\(line)") }
             forgetDroppedSpeculation(&state)
             if period.speculation == .consider { speculate(&state) }
             queueRecognition(period.actions, &state)
