@@ -183,6 +183,8 @@ bench: release
 	PYTHONPATH=.build/bench-python bench/speech-to-speech.py $$($(SWIFT) build -c release --show-bin-path) $(ENGINES)
 	$(MAKE) .build/bench-python/smartturn
 	bench/smart-turn.py .build/bench-python/smartturn $(ENGINES)
+	VOICES_SENTENCES=40 ROUNDS=3 bench/piper-noise.py $(ENGINES)
+	bench/whisper-prompt.py $(ENGINES)
 
 ## Smart Turn v3.2 (bench/smart-turn.py): the model and its feature code from the pinned pipecat-ai wheel
 SMARTTURN_WHEEL = pipecat_ai-1.14.0-py3-none-any.whl
