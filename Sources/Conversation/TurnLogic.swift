@@ -77,9 +77,14 @@ public struct TurnLogic: Sendable {
     public private(set) var endDecidedAt: SampleTime?
     /// The end of the last period heard (`hear`).
     public private(set) var heardThrough: SampleTime = 0
-    /// The translation of an utterance from a recording, held until `answerHold` of the
-    /// recording after its end has been heard (or the recording ends).
+    /// The translation of an utterance, held while that utterance may still go on: from a
+    /// recording until `answerHold` of it after its end has been heard (or the recording ends),
+    /// and, live or not, while its words end mid-sentence (`unfinishedWait`).
     public private(set) var heldAnswer: ConversationMachine.Event?
+    /// How long after its decided end (`endDecidedAt`) the utterance's answer waits because its
+    /// words end mid-sentence (`UnfinishedSentence`) though the language model ended it: until
+    /// the pause reaches the silence limit. 0 when they do not.
+    public private(set) var unfinishedWait: SampleTime = 0
     /// The input ended (`endInput`): nothing more will be heard.
     public private(set) var inputEnded = false
     /// Whether a client paused the conversation: the microphone is released.
@@ -122,18 +127,33 @@ public struct TurnLogic: Sendable {
         absorb(machine.handle(event)) + releaseHeldAnswer()
     }
 
-    /// The translation of the utterance: spoken now, or, from a recording, once `answerHold` of
-    /// it after the end has been heard without the person going on (`heldAnswer`).
+    /// The translation of the utterance: spoken now, or held (`heldAnswer`) while the person
+    /// may go on: from a recording, until `answerHold` of it after the end has been heard; live
+    /// or not, when its words end mid-sentence and the language model ended it, until the pause
+    /// reaches the silence limit (`unfinishedWait`).
     mutating func answer(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
-        guard answerHold > 0, mayGoOn else { return handle(event) }
+        if let draft, let words = draft.recognition?.text, let end = utteranceEnd, end.reason == .languageModel,
+            UnfinishedSentence.endsMidSentence(words, language: draft.sourceLang)
+        {
+            let silence = SampleTime(endpointer.settings.silenceMs) * SampleTime(endpointer.sampleRate) / 1000
+            unfinishedWait = max(0, silence - end.pause)
+        }
+        guard holdsAnswer else { return handle(event) }
         heldAnswer = event
         return []
     }
 
-    /// The held answer, once the utterance can no longer go on (`mayGoOn`): its hold was
-    /// heard, the recording ended, a pause was asked for.
+    /// Whether an answer given now waits: the utterance may still go on, and it is a
+    /// recording's or its words end mid-sentence and their wait is not over.
+    private var holdsAnswer: Bool {
+        guard mayGoOn else { return false }
+        return answerHold > 0 || (endDecidedAt.map { heardThrough < $0 + unfinishedWait } ?? false)
+    }
+
+    /// The held answer, once it no longer waits (`holdsAnswer`): its hold was heard, the
+    /// recording ended, a pause was asked for.
     private mutating func releaseHeldAnswer() -> [ConversationMachine.Action] {
-        guard let held = heldAnswer, !mayGoOn else { return [] }
+        guard let held = heldAnswer, !holdsAnswer else { return [] }
         heldAnswer = nil
         return absorb(machine.handle(held))
     }
@@ -154,6 +174,7 @@ public struct TurnLogic: Sendable {
                 resumedEnd = nil
                 endDecidedAt = nil
                 heldAnswer = nil
+                unfinishedWait = 0
                 judgements = [:]
                 awaitedJudgement = nil
                 utteranceEnd = nil
@@ -173,6 +194,7 @@ public struct TurnLogic: Sendable {
                 heldAudio = []
                 endDecidedAt = nil
                 heldAnswer = nil
+                unfinishedWait = 0
             case .speak, .askToRepeat, .tellUntranslated, .reportNoSpeech:
                 heldAudio = []
             default: break
@@ -346,12 +368,14 @@ public struct TurnLogic: Sendable {
     /// (`ConversationMachine.isResumable`), its end was a pause (not its length, not a `stop`),
     /// and it is shorter than `max_speech_ms` (a voice that never stops long, a television, does
     /// not keep one utterance open for ever).
-    /// From a recording, only until `answerHold` of it after the end has been heard.
+    /// From a recording, only until `answerHold` of it after the end has been heard (or, when
+    /// its words end mid-sentence, `unfinishedWait`, if longer).
     public var mayGoOn: Bool {
         guard keepsAudio, machine.isResumable, !heldAudio.isEmpty, let end = utteranceEnd?.reason, end == .languageModel || end == .silence else {
             return false
         }
-        if answerHold > 0, inputEnded || (endDecidedAt.map { heardThrough >= $0 + answerHold } ?? false) { return false }
+        let hold = max(answerHold, unfinishedWait)
+        if answerHold > 0, inputEnded || (endDecidedAt.map { heardThrough >= $0 + hold } ?? false) { return false }
         return heldAudio.count < endpointer.settings.maxSpeechMs * endpointer.sampleRate / 1000
     }
 

@@ -157,8 +157,12 @@ struct CaptureLoop: Sendable {
     private func waitWhileBusy(until deadline: Date, unlessStopping: Bool, orGoingOnAfter period: TimeInterval? = nil) {
         // Only the capture loop ends an utterance, so what may go on now stays so while it waits.
         let until = period.flatMap { interpreter.mayGoOn ? Date(timeIntervalSinceNow: $0) : nil } ?? deadline
+        let pacing = until != deadline
         interpreter.wakeup.wait(until: until) {
-            interpreter.isBusy && !(unlessStopping && interpreter.stopping.load(ordering: .relaxed))
+            guard interpreter.isBusy, !(unlessStopping && interpreter.stopping.load(ordering: .relaxed)) else { return false }
+            // An utterance may go on again once its words are known to end mid-sentence
+            // (`TurnLogic.unfinishedWait`): the recording is read on, at a microphone's pace.
+            return pacing || period == nil || !interpreter.mayGoOn
         }
     }
 

@@ -130,6 +130,8 @@ extension Interpreter {
             }
             events.publish(EventType.translation, TextEvent(speaker: speaker.rawValue, language: target, text: translation, route: routed.route))
             perform(actions)
+            // A recording waiting for this turn reads on if its answer is held (`mayGoOn`).
+            wakeup.wake()
         } catch {
             guard shared.withLock({ $0.turn.turnSerial == serial }) else { return }
             report("translation failed; the turn is kept untranslated: \(error)")

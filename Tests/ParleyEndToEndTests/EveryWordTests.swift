@@ -32,10 +32,22 @@ struct EveryWordTests {
         try await expectEveryWord(["\(spanish)/fleurs-es-007.wav"], pausesMs: [], language: "es")
     }
 
-    /// Runs `clips`, trimmed to their speech and joined with `pausesMs` of their own room tone,
-    /// through file mode in auto mode, and checks that the turns together hold every clip's
-    /// words, its last words included, in `language`.
-    private func expectEveryWord(_ clips: [String], pausesMs: [Int], language: String) async throws {
+    /// fleurs-es-009 pauses to think after "una cultura específica de" (900 ms after
+    /// fleurs-es-008 here): the language model took that pause for the end, the reply went out
+    /// and "forma parte de un extenso grupo…" became a turn of its own (live, it was talked
+    /// over). The words end on "de que", which no sentence ends on: the answer waits for the
+    /// silence limit, the reader goes on within it, and the sentence is one turn.
+    @Test func aThinkingPauseAfterAWordNoSentenceEndsOnKeepsTheSentenceWhole() async throws {
+        let turns = try await run(["fleurs-es-008", "fleurs-es-009"].map { "\(spanish)/\($0).wav" }, pausesMs: [900])
+        let texts = turns.map(\.sourceText)
+        #expect(turns.count == 2, "turns: \(texts)")
+        let last = texts.last.map(EndToEnd.words) ?? []
+        #expect(last.contains("definir") && last.contains("sociedad"), "turns: \(texts)")
+    }
+
+    /// The turns file mode in auto mode makes of `clips`, trimmed to their speech and joined
+    /// with `pausesMs` of their own room tone (3 s after the last), oldest first.
+    private func run(_ clips: [String], pausesMs: [Int]) async throws -> [TurnRecord] {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var samples: [Int16] = []
@@ -57,7 +69,14 @@ struct EveryWordTests {
             in: dir, extra: "[conversation]\nmode = \"auto\"\n" + EndToEnd.spanishRecognizer + "\n" + AccurateEngines.table)
         let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let turns = Array(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 50).reversed())
+        return Array(try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 50).reversed())
+    }
+
+    /// Runs `clips`, trimmed to their speech and joined with `pausesMs` of their own room tone,
+    /// through file mode in auto mode, and checks that the turns together hold every clip's
+    /// words, its last words included, in `language`.
+    private func expectEveryWord(_ clips: [String], pausesMs: [Int], language: String) async throws {
+        let turns = try await run(clips, pausesMs: pausesMs)
         let heard = turns.map(\.sourceText).joined(separator: " ")
         // Who spoke, on every turn of four words or more. (A two-word fragment split off at a
         // pause, "forma parte", was once heard as English "For my part": who spoke on short

@@ -1,0 +1,97 @@
+import ParleyCore
+import ParleyEndpoint
+import ParleyRecognition
+import Testing
+@testable import ParleyConversation
+
+private let esEn = TurnLanguages(source: "es", target: "en")
+
+private func at(_ ms: Int) -> ParleyClock.Instant { ParleyClock.Instant(offset: .milliseconds(ms)) }
+
+/// A Spanish turn by A that the language model ended after 300 ms of pause (100 ms more heard),
+/// its words `words` recognized: what `translated` answered.
+private func endedTurn(saying words: String, recording: Bool = false) throws -> (Drive, [ConversationMachine.Action]) {
+    var drive = Drive()
+    drive.logic.captureOpened(hearsPlayback: false, realTime: !recording)
+    _ = drive.logic.reconfigure(
+        .init(echoTail: 4_800, languageA: "es", languageB: "en"), silenceMs: EndpointSettings().silenceMs, dualDecoding: false)
+    drive.feed(Drive.background + Drive.words + Drive.pause(ms: 400)) { _ in [("es", SentenceEnd(probability: 0.4, words: 2, text: words))] }
+    let ended = try #require(drive.actions.lazy.compactMap { action -> (Speaker, TurnLanguages)? in
+        guard case .finishRecognition(let speaker, let languages) = action else { return nil }
+        return (speaker, languages)
+    }.first)
+    #expect(drive.logic.utteranceEnd?.reason == .languageModel)
+    drive.logic.recognitionFinishing(ended.0, ended.1, at: at(10_000))
+    _ = drive.logic.recognized(Recognition(text: words, confidence: 0.9), from: .a, language: "es", target: "en", minConfidence: 0.5, at: at(10_300))
+    let answered = drive.logic.translated("translated", route: nil, speculated: false, started: at(10_310), at: at(10_400))
+    return (drive, answered)
+}
+
+private func speaks(_ actions: [ConversationMachine.Action]) -> Bool {
+    actions.contains { if case .speak = $0 { true } else { false } }
+}
+
+@Suite("Words that say the sentence goes on")
+struct UnfinishedSentenceTests {
+    @Test(arguments: [
+        ("Se puede definir a una civilización como una cultura específica de que", "es", true),
+        ("una cultura específica de la", "es", true),
+        ("Se puede definir a una civilización como una cultura.", "es", false),
+        ("¿De qué?", "es", false),
+        ("He was not an ill-disposed young man,", "en", true),
+        ("I put it on the", "en", true),
+        ("And the.", "en", true),
+        ("What are you looking at?", "en", false),
+        ("That is the end.", "en", false),
+        ("Il vérifie à sa perfusion et", "fr", true),
+        ("Eles moram aqui desde os anos 70.", "pt", false),
+        ("Credo che", "it", true),
+        // A language without a list: only its marks tell.
+        ("ein Satz und", "de", false),
+        ("ein Satz,", "de", true),
+        ("", "es", false),
+    ])
+    func aSentenceEndsMidWayOnADanglingWordOrAComma(text: String, language: String, dangles: Bool) {
+        #expect(UnfinishedSentence.endsMidSentence(text, language: language) == dangles)
+    }
+
+    @Test func wordsThatEndMidSentenceWaitForTheSilenceLimitThenAreSpoken() throws {
+        var (drive, answered) = try endedTurn(saying: "una cultura específica de que")
+        #expect(!speaks(answered), "not answered at the language model's end: \(answered)")
+        #expect(drive.logic.heldAnswer != nil)
+        // The pause was 400 ms; the wait runs to the silence limit (1500 ms of pause).
+        let silence = EndpointSettings().silenceMs
+        drive.feed(Drive.pause(ms: silence - 400 - 100))
+        #expect(!speaks(drive.actions), "answered before the silence limit")
+        drive.feed(Drive.pause(ms: 200))
+        #expect(speaks(drive.actions), "answered once the pause reached the silence limit")
+        #expect(drive.logic.heldAnswer == nil)
+    }
+
+    @Test func aPersonWhoGoesOnAfterWordsThatEndMidSentenceGoesOnWithTheSameUtterance() throws {
+        var (drive, answered) = try endedTurn(saying: "una cultura específica de que")
+        #expect(!speaks(answered))
+        drive.feed(Drive.pause(ms: 300) + Drive.words + Drive.pause(ms: 200))
+        #expect(drive.actions.contains(.resumeRecognition(.a, esEn)), "\(drive.actions)")
+        #expect(!speaks(drive.actions))
+        #expect(drive.logic.heldAnswer == nil, "the withdrawn end's answer is dropped")
+    }
+
+    @Test func wordsThatEndASentenceAreAnsweredAtOnce() throws {
+        let (drive, answered) = try endedTurn(saying: "una cultura específica.")
+        #expect(speaks(answered))
+        #expect(drive.logic.unfinishedWait == 0)
+    }
+
+    @Test func aRecordingReadsOnPastItsHoldWhileWordsThatEndMidSentenceWait() throws {
+        var (drive, answered) = try endedTurn(saying: "una cultura específica de que", recording: true)
+        #expect(!speaks(answered))
+        // Past `recordingAnswerMs` (500 ms after the end) the utterance may still go on.
+        drive.feed(Drive.pause(ms: TurnLogic.recordingAnswerMs + 100))
+        #expect(drive.logic.mayGoOn)
+        #expect(!speaks(drive.actions))
+        drive.feed(Drive.pause(ms: EndpointSettings().silenceMs))
+        #expect(!drive.logic.mayGoOn)
+        #expect(speaks(drive.actions))
+    }
+}
