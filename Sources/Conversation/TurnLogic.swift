@@ -83,7 +83,8 @@ public struct TurnLogic: Sendable {
     public private(set) var heldAnswer: ConversationMachine.Event?
     /// How long after its decided end (`endDecidedAt`) the utterance's answer waits because its
     /// words end mid-sentence (`UnfinishedSentence`) though the language model ended it: until
-    /// the pause reaches the silence limit. 0 when they do not.
+    /// the pause reaches the silence limit (after a dangling word) or half of it (after a
+    /// comma). 0 when they do not.
     public private(set) var unfinishedWait: SampleTime = 0
     /// The input ended (`endInput`): nothing more will be heard.
     public private(set) var inputEnded = false
@@ -133,10 +134,10 @@ public struct TurnLogic: Sendable {
     /// reaches the silence limit (`unfinishedWait`).
     mutating func answer(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
         if let draft, let words = draft.recognition?.text, let end = utteranceEnd, end.reason == .languageModel,
-            UnfinishedSentence.endsMidSentence(words, language: draft.sourceLang)
+            let ending = UnfinishedSentence.ending(of: words, language: draft.sourceLang)
         {
-            let silence = SampleTime(endpointer.settings.silenceMs) * SampleTime(endpointer.sampleRate) / 1000
-            unfinishedWait = max(0, silence - end.pause)
+            let waitMs = UnfinishedSentence.waitMs(for: ending, silenceMs: endpointer.settings.silenceMs)
+            unfinishedWait = max(0, SampleTime(waitMs) * SampleTime(endpointer.sampleRate) / 1000 - end.pause)
         }
         guard holdsAnswer else { return handle(event) }
         heldAnswer = event

@@ -34,25 +34,35 @@ private func speaks(_ actions: [ConversationMachine.Action]) -> Bool {
 @Suite("Words that say the sentence goes on")
 struct UnfinishedSentenceTests {
     @Test(arguments: [
-        ("Se puede definir a una civilización como una cultura específica de que", "es", true),
-        ("una cultura específica de la", "es", true),
-        ("Se puede definir a una civilización como una cultura.", "es", false),
-        ("¿De qué?", "es", false),
-        ("He was not an ill-disposed young man,", "en", true),
-        ("I put it on the", "en", true),
-        ("And the.", "en", true),
-        ("What are you looking at?", "en", false),
-        ("That is the end.", "en", false),
-        ("Il vérifie à sa perfusion et", "fr", true),
-        ("Eles moram aqui desde os anos 70.", "pt", false),
-        ("Credo che", "it", true),
+        ("Se puede definir a una civilización como una cultura específica de que", "es", UnfinishedSentence.Ending.danglingWord),
+        ("una cultura específica de la", "es", .danglingWord),
+        ("Se puede definir a una civilización como una cultura.", "es", nil),
+        ("¿De qué?", "es", nil),
+        ("He was not an ill-disposed young man,", "en", .clauseMark),
+        ("I put it on the", "en", .danglingWord),
+        ("And the.", "en", .danglingWord),
+        ("What are you looking at?", "en", nil),
+        ("That is the end.", "en", nil),
+        ("Il vérifie à sa perfusion et", "fr", .danglingWord),
+        ("Eles moram aqui desde os anos 70.", "pt", nil),
+        ("Credo che", "it", .danglingWord),
         // A language without a list: only its marks tell.
-        ("ein Satz und", "de", false),
-        ("ein Satz,", "de", true),
-        ("", "es", false),
+        ("ein Satz und", "de", nil),
+        ("ein Satz,", "de", .clauseMark),
+        ("", "es", nil),
     ])
-    func aSentenceEndsMidWayOnADanglingWordOrAComma(text: String, language: String, dangles: Bool) {
-        #expect(UnfinishedSentence.endsMidSentence(text, language: language) == dangles)
+    func aSentenceEndsMidWayOnADanglingWordOrAClauseMark(text: String, language: String, ending: UnfinishedSentence.Ending?) {
+        #expect(UnfinishedSentence.ending(of: text, language: language) == ending)
+    }
+
+    @Test func aCommaWaitsHalfTheSilenceLimit() throws {
+        var (drive, answered) = try endedTurn(saying: "una cultura específica,")
+        #expect(!speaks(answered))
+        let silence = EndpointSettings().silenceMs
+        drive.feed(Drive.pause(ms: silence / 2 - 400 - 60))
+        #expect(!speaks(drive.actions), "answered before half the silence limit")
+        drive.feed(Drive.pause(ms: 120))
+        #expect(speaks(drive.actions), "answered once the pause reached half the silence limit")
     }
 
     @Test func wordsThatEndMidSentenceWaitForTheSilenceLimitThenAreSpoken() throws {
