@@ -3,12 +3,13 @@ import Foundation
 /// Words that say a sentence is not over. The language model ends a turn at a short pause when
 /// the words it heard look like a whole sentence; the accurate words can show it was wrong: a
 /// sentence does not end on "the", "de" or "que", and a speaker who paused on them (a thinking
-/// pause) goes on. The turn's answer then waits until the pause reaches the silence limit
-/// (`TurnLogic.answer`), and the person who goes on within it goes on with the same utterance.
+/// pause) goes on. The turn's answer then waits until the pause reaches the silence limit (half
+/// of it after a comma; `TurnLogic.answer`), and the person who goes on within it goes on with
+/// the same utterance.
 ///
 /// fleurs-es-009 ("…una cultura específica de | la que forma parte…"): the language model ended
-/// it at the thinking pause, and the reply talked over the rest (docs/benchmarks.md, "Words that
-/// say the sentence goes on").
+/// it at the thinking pause, and the reply talked over the rest (docs/benchmarks.md, "Every word
+/// kept: words that end mid-sentence, and voices taken for the background").
 public enum UnfinishedSentence {
     /// Per language, words no sentence ends on: articles, most prepositions and conjunctions,
     /// possessives before their noun. Kept to words that cannot end one, written as Whisper and
