@@ -6,8 +6,10 @@ import ParleyProtocol
 
 /// The CLI's own time and text helpers (no Foundation formatters, hence no ICU), checked
 /// against the Foundation formatters they replace. A wider comparison (44,000 inputs in eight
-/// zones, 200,000 instants) is described in docs/benchmarks.md.
-@Suite struct CLITimeTests {
+/// zones, 200,000 instants) is described in docs/benchmarks.md. Serialized: TZ is the process's,
+/// and one test restoring it while another runs in Madrid made the other see UTC (it failed
+/// once in session 40).
+@Suite(.serialized) struct CLITimeTests {
     static let madrid = "Europe/Madrid"
 
     /// Runs `body` with TZ set to `zone`, then restores TZ.
