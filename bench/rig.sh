@@ -40,6 +40,7 @@ engines = "$root/.build/engines"
 # The voice detector (PARLEY_VAD=level: the level alone).
 [endpoint]
 voice_detector = "${PARLEY_VAD:-silero}"
+$([ -n "${PARLEY_VOICE_EN:-}" ] && printf '# English spoken by PARLEY_VOICE_EN (as shipped when unset)\n[voice.en]\nengine = "%s"\n' "$PARLEY_VOICE_EN")
 TOML
 }
 
