@@ -22,7 +22,7 @@ for run in 1 2 3; do
   awk -v a="$launched" -v b="$ready" 'BEGIN { printf "start-up until ready, later start: %.0f ms\n", 1000 * (b - a) }'
   [[ $run = 3 ]] || stop_daemon
 done
-sleep 2  # let start-up settle
+sleep 10  # let start-up settle: the voice worker loads its voice after parleyd answers (about 2 s here)
 ticks=$(getconf CLK_TCK)
 # parleyd and its children (the workers, the Apertium stages).
 family() { echo "$daemon" $(pgrep -P "$daemon" || true) $(for child in $(pgrep -P "$daemon" || true); do pgrep -P "$child" || true; done); }
