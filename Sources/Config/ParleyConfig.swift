@@ -16,8 +16,8 @@ public enum VoiceEngine: String, Sendable, CaseIterable {
     static var spelledOut: String { allCases.map { quoted($0.rawValue) }.joined(separator: ", ") }
 
     /// The voice heard best per language when installed (docs/benchmarks.md, "Voices a listener
-    /// understands"): Festival for English, Italian and Catalan, Piper for a voice a user
-    /// installed, espeak-ng elsewhere.
+    /// understands"): Piper for English and for a voice a user installed, Festival for Italian
+    /// and Catalan (and English without Piper), espeak-ng elsewhere.
     case auto
     /// espeak-ng: every language, the fastest, the least understood.
     case espeak = "espeak-ng"

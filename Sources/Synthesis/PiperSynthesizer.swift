@@ -35,13 +35,15 @@ public struct PiperVoice: Sendable, Equatable {
     /// engines folder's `piper/voices/`.
     public static let shipped: [String: String] = ["en": "en_US-joe-medium.onnx"]
 
-    /// The languages `[voice] engine = "auto"` gives to Piper's shipped voices: none. English
-    /// joe was heard about as well as Festival's (7.8 % against 7.9 % of 40 sentences' words
-    /// missed by Whisper base, 5.9 % against 6.4-6.6 % of 120 others) for twice Festival's CPU and
-    /// about 80-110 MiB more, which takes an English-Spanish conversation over the 700 MiB the
-    /// product allows (docs/benchmarks.md, "Piper's English voice"). `[voice.en] engine =
-    /// "piper"` takes it; a voice a user installed is taken under "auto" (`userInstalled`).
-    public static let heardBetter: Set<String> = []
+    /// The languages `[voice] engine = "auto"` gives to Piper's shipped voices: English. Joe,
+    /// as `make engines` installs it (its encoder and flow in 8 bits), was heard back by Whisper
+    /// base missing 6.5 % of the words of three sets of 120 sentences (8.3, 5.7, 5.6 %; 6.1 % with
+    /// the published weights), where Festival's voice missed 7.0-8.1 %; its worker holds about
+    /// 90 MiB, so an English-Spanish conversation stays under the 700 MiB the product allows
+    /// (docs/benchmarks.md, "Piper's English voice with 8-bit weights"). `[voice.en] engine =
+    /// "festival"` gives English back to Festival; a voice a user installed is taken under "auto"
+    /// (`userInstalled`).
+    public static let heardBetter: Set<String> = ["en"]
 }
 
 /// What the Piper worker answered: a piece of a sentence, or a refusal (no more comes for it).

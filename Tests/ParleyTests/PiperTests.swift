@@ -95,17 +95,17 @@ struct PiperTests {
 
     // MARK: - Which engine speaks which language
 
-    @Test func autoLeavesEnglishToFestivalAndGivesPiperTheVoicesAUserInstalled() throws {
+    @Test func autoGivesEnglishAndTheVoicesAUserInstalledToPiper() throws {
         let spanish = PiperVoice(language: "es", model: "/home/x/.local/share/parley/voices/es/es_ES-davefx-medium.onnx", userInstalled: true)
         let installed = ["en": Self.english, "es": spanish]
         let auto = Daemon.piperVoices(ParleyConfig(), report: nil, installed: installed)
-        #expect(auto == ["es": spanish], "the shipped English voice costs more than it gives; a user's voice is theirs")
-        #expect(Set(Daemon.festivalChoice(ParleyConfig(), piper: Set(auto.keys)).keys) == ["en", "it", "ca"])
-        // Asked for, the shipped English voice speaks, and Festival keeps Italian and Catalan.
-        let english = try parse("[voice.en]\nengine = \"piper\"")
-        let chosen = Daemon.piperVoices(english, report: nil, installed: installed)
-        #expect(chosen == ["en": Self.english, "es": spanish])
-        #expect(Set(Daemon.festivalChoice(english, piper: Set(chosen.keys)).keys) == ["it", "ca"])
+        #expect(auto == ["en": Self.english, "es": spanish], "the shipped English voice is heard best; a user's voice is theirs")
+        #expect(Set(Daemon.festivalChoice(ParleyConfig(), piper: Set(auto.keys)).keys) == ["it", "ca"])
+        // English given to Festival: Piper keeps the user's voice, Festival takes English.
+        let festival = try parse("[voice.en]\nengine = \"festival\"")
+        let chosen = Daemon.piperVoices(festival, report: nil, installed: installed)
+        #expect(chosen == ["es": spanish])
+        #expect(Set(Daemon.festivalChoice(festival, piper: Set(chosen.keys)).keys) == ["en", "it", "ca"])
         // Not installed: Festival speaks English again, and "auto" says nothing is missing.
         let lines = Reports()
         #expect(Daemon.piperVoices(ParleyConfig(), report: { lines.add($0) }, installed: [:]).isEmpty)
@@ -121,7 +121,7 @@ struct PiperTests {
         #expect(Daemon.piperVoices(onlyEnglish, report: nil, installed: installed) == ["en": Self.english])
         let lines = Reports()
         let spanish = try parse("[voice.es]\nengine = \"piper\"")
-        #expect(Daemon.piperVoices(spanish, report: { lines.add($0) }, installed: installed).isEmpty, "English stays Festival's under auto")
+        #expect(Daemon.piperVoices(spanish, report: { lines.add($0) }, installed: installed) == ["en": Self.english], "English stays Piper's under auto")
         #expect(lines.all.count == 1)
         #expect(lines.all.first?.contains("Piper has no voice installed for es") == true)
     }
@@ -305,8 +305,8 @@ struct PiperTests {
         #expect(spanish.userInstalled && spanish.model == installed && spanish.name == "es_ES-davefx-medium")
         // Under "auto" a voice a user installed speaks its language; its own engine still wins.
         let all = found2.merging(["en": Self.english]) { user, _ in user }
-        #expect(Set(Daemon.piperVoices(ParleyConfig(), report: nil, installed: all).keys) == ["es"], "the shipped English is not the user's")
-        #expect(Daemon.piperVoices(try parse("[voice.es]\nengine = \"espeak-ng\""), report: nil, installed: all).isEmpty)
+        #expect(Set(Daemon.piperVoices(ParleyConfig(), report: nil, installed: all).keys) == ["en", "es"], "the user's voice beside the shipped English")
+        #expect(Daemon.piperVoices(try parse("[voice.es]\nengine = \"espeak-ng\""), report: nil, installed: all).keys.sorted() == ["en"])
         #expect(ParleyConfig.voiceDirectories(environment: ["HOME": "/home/someone"]).first == "/home/someone/.local/share/parley/voices")
     }
 
