@@ -120,10 +120,14 @@ def start_room(work):
         if os.environ.get("PARLEY_VOCABULARY"):
             # How many words English's streaming decoder knows (0: every word of its language model).
             f.write(f'[recognizer.en]\nvocabulary = {int(os.environ["PARLEY_VOCABULARY"])}\n')
+        if os.environ.get("PARLEY_VOICE_EN"):
+            # Another engine for English replies ("festival", "espeak-ng"; as shipped: Piper).
+            f.write(f'[voice.en]\nengine = "{os.environ["PARLEY_VOICE_EN"]}"\n')
         if os.environ.get("PARLEY_LIKELY_END"):
             # Another likely_end_ms, to weigh a shorter wait against sentences cut at a comma.
             f.write(f'[endpoint]\nlikely_end_ms = {int(os.environ["PARLEY_LIKELY_END"])}\n')
         print(f"accurate pass: {'on' if accurate else 'off'}; likely_end_ms {os.environ.get('PARLEY_LIKELY_END', 'as shipped')}; "
+              f"English spoken by {os.environ.get('PARLEY_VOICE_EN', 'the engine shipped')}; "
               f"English vocabulary {os.environ.get('PARLEY_VOCABULARY', 'as shipped')}")
     return env
 
