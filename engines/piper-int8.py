@@ -14,7 +14,7 @@ the worker's heap down by about 30 MiB, for the same words heard back and about 
 (docs/benchmarks.md, "Piper's voice with 8-bit weights"). The result is the same bytes on every
 run.
 
-Needs, on PYTHONPATH, onnx, protobuf and ml_dtypes (the pinned wheels of engines/wheels.lock,
+Needs, on PYTHONPATH, onnx, protobuf, ml_dtypes and packaging (the pinned wheels of engines/wheels.lock,
 used here at build time only, never by Parley) and onnxruntime (the voice worker's).
 
 Usage: engines/piper-int8.py IN.onnx OUT.onnx
