@@ -133,6 +133,8 @@ public struct TurnLogic: Sendable {
     /// or not, when its words end mid-sentence and the language model ended it, until the pause
     /// reaches the silence limit (`unfinishedWait`).
     mutating func answer(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
+        // Judged afresh for each answer: an earlier answer's words do not make this one wait.
+        unfinishedWait = 0
         if let draft, let words = draft.recognition?.text, let end = utteranceEnd, end.reason == .languageModel,
             let ending = UnfinishedSentence.ending(of: words, language: draft.sourceLang)
         {
