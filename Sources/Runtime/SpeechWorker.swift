@@ -66,6 +66,18 @@ actor SpeechWorker {
     /// Audio made for a speculation, not yet played: spoken instead of synthesizing, by the
     /// next utterance that says the same text in the same language while it is still wanted.
     private var prepared: (id: Int, text: String, language: String, chunks: [[Int16]], produced: Int)?
+    /// The latest preparation queued or being made, and the utterance that asked for its text
+    /// before it was made (`speak`): the preparation then plays it, from the audio made so far
+    /// and on as the rest comes, so the listener does not wait for the whole reply to be made
+    /// (a long sentence takes Piper about a second here) before its first sound.
+    private let making = Mutex<Making?>(nil)
+
+    private struct Making: Sendable {
+        var id: Int
+        var text: String
+        var language: String
+        var claimedBy: Utterance?
+    }
 
     init(synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, clock: ParleyClock, logger: Logger) {
         (commands, inbox) = AsyncStream.makeStream()
@@ -75,15 +87,29 @@ actor SpeechWorker {
         self.logger = logger
     }
 
-    /// Queues an utterance.
+    /// Queues an utterance; one that says what the wanted preparation is making is handed to
+    /// that preparation instead, which plays it as its audio comes.
     nonisolated func speak(_ utterance: Utterance) {
         aborting.store(false, ordering: .relaxed)
-        inbox.yield(.speak(utterance))
+        let claimed = making.withLock { making -> Bool in
+            guard var current = making, current.claimedBy == nil, current.text == utterance.text, current.language == utterance.language,
+                wanted.load(ordering: .relaxed) == current.id
+            else { return false }
+            current.claimedBy = utterance
+            making = current
+            return true
+        }
+        if !claimed { inbox.yield(.speak(utterance)) }
     }
 
     /// Makes `preparation`'s audio ahead of time, unless another speculation is wanted by then.
     nonisolated func prepare(_ preparation: Preparation) {
         wanted.store(preparation.id, ordering: .relaxed)
+        making.withLock { making in
+            // An utterance waiting on the one before keeps it: that one's `make` plays it.
+            guard making?.claimedBy == nil else { return }
+            making = Making(id: preparation.id, text: preparation.text, language: preparation.language)
+        }
         inbox.yield(.prepare(preparation))
     }
 
@@ -119,21 +145,97 @@ actor SpeechWorker {
 
     private struct NotWanted: Error {}
 
-    /// Synthesizes a speculation's audio into memory, stopping as soon as it is not wanted.
+    /// Synthesizes a speculation's audio into memory, stopping as soon as it is not wanted. When
+    /// the turn asks for the same words meanwhile (`speak`), what was made is played at once
+    /// and the rest as it comes.
     private func make(_ preparation: Preparation) {
         prepared = nil
-        guard wanted.load(ordering: .relaxed) == preparation.id else { return }
+        let claim = { self.making.withLock { $0?.id == preparation.id ? $0?.claimedBy : nil } }
         var chunks: [[Int16]] = []
-        do {
-            let produced = try synthesizer.synthesize(preparation.text, language: preparation.language) { chunk in
-                guard wanted.load(ordering: .relaxed) == preparation.id else { throw NotWanted() }
-                chunks.append(chunk)
+        var produced = 0
+        var playing: Playing?
+        var failure: (any Error)?
+        if claim() != nil || wanted.load(ordering: .relaxed) == preparation.id {
+            do {
+                produced = try synthesizer.synthesize(preparation.text, language: preparation.language) { chunk in
+                    if playing == nil, let utterance = claim() {
+                        playing = try self.startPlaying(utterance, made: chunks)
+                        chunks = []
+                    }
+                    if var current = playing {
+                        try self.play(chunk, &current)
+                        playing = current
+                    } else {
+                        guard wanted.load(ordering: .relaxed) == preparation.id else { throw NotWanted() }
+                        chunks.append(chunk)
+                    }
+                }
+            } catch {
+                failure = error
             }
-            prepared = (preparation.id, preparation.text, preparation.language, chunks, produced)
-        } catch {
-            // Not wanted any more, or the synthesizer failed: the turn, if it comes, synthesizes
-            // afresh and reports a failure then.
         }
+        // Under the lock that `speak` claims under: an utterance that came after this is queued.
+        let claimed = making.withLock { making -> Utterance? in
+            guard making?.id == preparation.id else { return nil }
+            defer { making = nil }
+            return making?.claimedBy
+        }
+        guard let utterance = claimed ?? playing?.utterance else {
+            if failure == nil { prepared = (preparation.id, preparation.text, preparation.language, chunks, produced) }
+            // Else not wanted any more, or the synthesizer failed: the turn, if it comes,
+            // synthesizes afresh and reports a failure then.
+            return
+        }
+        if playing == nil, failure != nil {
+            // Claimed after its synthesis failed or was dropped: said afresh.
+            utterance.finished(say(utterance))
+            return
+        }
+        var outcome = Outcome(played: 0, prepared: true)
+        do {
+            if let failure { throw failure }
+            if playing == nil { _ = try startPlaying(utterance, made: chunks) }
+            try playback.drain()
+            if utterance.wantsIPA { outcome.ipa = synthesizer.ipa(utterance.text, language: utterance.language) }
+        } catch {
+            outcome.error = stopped(error)
+        }
+        outcome.played = SampleTime(produced) * SampleTime(captureSampleRate) / SampleTime(synthesizer.sampleRate)
+        utterance.finished(outcome)
+    }
+
+    /// An utterance being played from a preparation.
+    private struct Playing: Sendable {
+        let utterance: Utterance
+        let claimedAt: ParleyClock.Instant
+        var started = false
+    }
+
+    /// Starts playing `utterance` from a preparation: what was `made` goes to the device now.
+    private func startPlaying(_ utterance: Utterance, made: [[Int16]]) throws -> Playing {
+        var playing = Playing(utterance: utterance, claimedAt: clock.now)
+        for chunk in made { try play(chunk, &playing) }
+        return playing
+    }
+
+    /// Plays a chunk of a preparation's audio; the first tells the utterance it started.
+    private func play(_ chunk: [Int16], _ playing: inout Playing) throws {
+        if aborting.load(ordering: .relaxed) { throw Aborted() }
+        if !playing.started {
+            playing.started = true
+            playing.utterance.started(clock.milliseconds(since: playing.claimedAt))
+        }
+        try playback.write(chunk)
+    }
+
+    /// What a failure while speaking means: nil for a stop (the device's queue dropped), else its error.
+    private func stopped(_ error: any Error) -> String? {
+        if aborting.load(ordering: .relaxed) {
+            playback.discard()
+            logger.info("speech stopped")
+            return nil
+        }
+        return "\(error)"
     }
 
     /// The audio made ahead for `utterance`, if any is still wanted; used once.
@@ -170,12 +272,7 @@ actor SpeechWorker {
             // After the audio is out, so it costs the listener nothing.
             if utterance.wantsIPA { outcome.ipa = synthesizer.ipa(utterance.text, language: utterance.language) }
         } catch {
-            if aborting.load(ordering: .relaxed) {
-                playback.discard()
-                logger.info("speech stopped")
-            } else {
-                outcome.error = "\(error)"
-            }
+            outcome.error = stopped(error)
         }
         outcome.played = SampleTime(produced) * SampleTime(captureSampleRate) / SampleTime(synthesizer.sampleRate)
         return outcome
