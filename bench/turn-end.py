@@ -366,7 +366,7 @@ def main():
             # Where the time went, by the daemon's own debug lines (no words in them).
             with open(f"{work}/parleyd.log") as log:
                 for line in log:
-                    if any(k in line for k in ("accurate pass", "streaming lanes", "speech started", "speech ended", "state")):
+                    if any(k in line for k in ("accurate pass", "streaming lanes", "speech started", "speech ended", "speech resumed", "state", "discarded", "heard after")):
                         print(line.rstrip())
         print(f"calibration: a reply {calibration[0]} ms after the person's last word is measured as {', '.join(calibration[1])}")
 
