@@ -59,14 +59,17 @@ enum AccuratePass {
         var language: String?
         var detection: SpeakerDetection?
         var detected: Transcript?
-        // While the detector tells the language, the engine that hears the expected speaker's
-        // language (when it is not the detector: Moonshine) already hears it, on another core:
-        // most turns are the expected speaker's, and their words are then ready with the language.
+        // While the detector tells the language, the engine that hears the language the
+        // streaming lanes take the speech for (when it is not the detector: Moonshine) already
+        // hears it, on another core, and its words are then ready with the language. When the
+        // lanes take it for a language the detector hears itself (Spanish), nothing runs beside
+        // the detector: Moonshine on a Spanish sentence took a core from Whisper for nothing.
         var early: Ahead?
         let noisy = utterance.noisy
         if utterance.detect, let request = hearing.detection(between: [sides.source, sides.target], noisy: noisy), let detector = hearing.detector {
-            if let first = hearing.engines(for: sides.source, noisy: noisy).first, first !== detector {
-                early = Ahead(first, utterance.samples, language: sides.source)
+            let likely = likelyLanguage(of: utterance)
+            if let first = hearing.engines(for: likely, noisy: noisy).first, first !== detector {
+                early = Ahead(first, utterance.samples, language: likely)
             }
             do {
                 let transcript = try detector.transcribe(utterance.samples, request)
@@ -110,6 +113,17 @@ enum AccuratePass {
         return Heard(
             speaker: speaker, language: chosen, target: target,
             recognition: recognition ?? streamed ?? Recognition(text: "", confidence: nil), detection: detection)
+    }
+
+    /// The language the streaming lanes take the utterance for: the one lane whose words a pause's
+    /// pass was started on, else their decision (`TurnLogic.decideLanguage`: the expected
+    /// speaker's when they cannot tell).
+    static func likelyLanguage(of utterance: Utterance) -> String {
+        let sides = utterance.sides
+        if utterance.streaming.count == 1, let only = utterance.streaming.first?.language, only == sides.source || only == sides.target {
+            return only
+        }
+        return TurnLogic.decideLanguage(utterance.streaming, sides: sides)?.language ?? sides.source
     }
 
     /// An engine hearing an utterance on a thread of its own, while the detector runs.

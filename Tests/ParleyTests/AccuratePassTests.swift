@@ -87,8 +87,35 @@ struct AccuratePassTests {
         let heard = AccuratePass.hear(utterance(), with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
         #expect(heard.speaker == .b && heard.language == "es" && heard.target == "en")
         #expect(heard.recognition.text == "whisper heard es")
-        // Whisper detected and decoded in one request (Moonshine heard the English ahead, unused).
+        // Whisper detected and decoded in one request (Moonshine heard the English ahead, unused:
+        // the streaming lanes could not tell the two apart).
         #expect(whisper.requests.count == 1)
+    }
+
+    /// A pause's pass started on the Spanish lane's words: Whisper tells the language and decodes
+    /// the Spanish alone, with no Moonshine beside it taking a core.
+    @Test func speechTheLanesTakeForSpanishIsHeardByWhisperAlone() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        whisper.detected = "es"
+        let heard = AccuratePass.hear(utterance(streaming: [("es", "streamed spanish")]), with: AccurateHearing(engines: [moonshine, whisper])) {
+            Issue.record("reported \($0)")
+        }
+        #expect(heard.speaker == .b && heard.recognition.text == "whisper heard es")
+        #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en"])])
+        #expect(moonshine.requests.isEmpty, "Moonshine was not run beside Whisper: \(moonshine.requests)")
+    }
+
+    /// The lanes were wrong (they took English for Spanish): Whisper tells English, and Moonshine
+    /// hears it then, after the detector rather than beside it. The words are the same.
+    @Test func speechTheLanesTookForSpanishThatIsEnglishIsStillMoonshines() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        let heard = AccuratePass.hear(utterance(streaming: [("es", "streamed spanish")]), with: AccurateHearing(engines: [moonshine, whisper])) {
+            Issue.record("reported \($0)")
+        }
+        #expect(heard.speaker == .a && heard.recognition.text == "moonshine heard en")
+        #expect(moonshine.requests == [TranscriptionRequest(language: "en")])
     }
 
     @Test func aFailingEngineGivesWayToTheNextThenToTheStreamingWords() {
