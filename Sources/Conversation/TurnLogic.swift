@@ -51,6 +51,8 @@ public struct TurnLogic: Sendable {
     public private(set) var utteranceAboveFloorDB: Float?
     /// The audio of the utterance being heard (from its pre-roll), when `keepsAudio`.
     public private(set) var utteranceAudio: [Int16] = []
+    /// Where in `utteranceAudio` the voice that started the utterance begins (after its pre-roll).
+    public private(set) var utteranceOnset = 0
     /// The audio of the utterance whose end was decided, from its pre-roll to now, while that end
     /// can still be withdrawn (`ConversationMachine.isResumable`): if the person goes on, the
     /// utterance goes on with all of it, and the accurate pass hears it whole.
@@ -318,7 +320,10 @@ public struct TurnLogic: Sendable {
             period.log.append("speech started at \(Self.seconds(at))")
             period.actions += handle(.speechStarted(at: at))
             audio = preroll
-            if keepsAudio { utteranceAudio = preroll }
+            if keepsAudio {
+                utteranceAudio = preroll
+                utteranceOnset = max(0, preroll.count - Int(endpointer.lastOnsetSamples))
+            }
         case .ended(let end, let reason, let pause)?:
             utteranceAboveFloorDB = endpointer.lastSpeechAboveFloorDB
             period.log.append(
@@ -428,26 +433,37 @@ public struct TurnLogic: Sendable {
         return handle(.speechEnded(at: position))
     }
 
-    /// The utterance's audio, without the pause that ended it (but for `keptPauseMs` of it);
-    /// the audio kept is forgotten.
+    /// The utterance's audio as the accurate pass hears it, without the pause that ended it (but
+    /// for `keptPauseMs` of it) and with `accurateLeadMs` of what came before the voice; the
+    /// audio kept is forgotten.
     public mutating func takeUtteranceAudio() -> [Int16] {
         // What the end may still need is held since it was decided (`heldAudio`).
         defer { utteranceAudio = [] }
-        return Self.accurateAudio(utteranceAudio, pause: Int(utteranceEnd?.pause ?? 0), sampleRate: endpointer.sampleRate)
+        return accurateAudio(through: Self.accurateLength(of: utteranceAudio.count, pause: Int(utteranceEnd?.pause ?? 0), sampleRate: endpointer.sampleRate))
     }
 
-    /// `audio` whose last `pause` samples are silence, cut to `keptPauseMs` of that silence. The
-    /// same speech heard at a pause (a speculation) and at the end of the turn gives the same
-    /// samples, once both pauses are longer than that: the accurate worker then answers the end
-    /// from what it heard at the pause.
-    public static func accurateAudio(_ audio: [Int16], pause: Int, sampleRate: Int) -> [Int16] {
-        Array(audio.prefix(accurateLength(of: audio.count, pause: pause, sampleRate: sampleRate)))
+    /// The utterance's audio up to `length` samples (`accurateLength`), from `accurateLeadMs`
+    /// before its voice. The same speech heard at a pause (a speculation) and at the end of the
+    /// turn gives the same samples, once both pauses are longer than `keptPauseMs`: the accurate
+    /// worker then answers the end from what it heard at the pause.
+    public func accurateAudio(through length: Int) -> [Int16] {
+        let end = min(length, utteranceAudio.count)
+        let start = min(end, max(0, utteranceOnset - Self.accurateLeadMs * endpointer.sampleRate / 1000))
+        return Array(utteranceAudio[start..<end])
     }
 
-    /// How many samples `accurateAudio` keeps of `count` whose last `pause` are silence.
+    /// How many samples of `count` whose last `pause` are silence the accurate pass hears the
+    /// end of: all but the pause, and `keptPauseMs` of it.
     public static func accurateLength(of count: Int, pause: Int, sampleRate: Int) -> Int {
         max(0, count - max(0, pause - keptPauseMs * sampleRate / 1000))
     }
+
+    /// How much of the room before the voice the accurate pass hears. The pre-roll (`preroll_ms`,
+    /// 500) is for the streaming lanes and for soft first sounds; Moonshine given all of it made
+    /// words of the room's noise before the first word ("You know, For the first time…") on 16-17
+    /// of 25 English recordings with pink noise at -55 to -35 dBFS, and on 1-2 of 25 given 200 ms
+    /// (WER 18.2-23.6 % against 8.0-15.1 %: docs/benchmarks.md, "Openings nobody said").
+    public static let accurateLeadMs = 200
 
     /// How much of the pause that ended an utterance the accurate pass hears (under the
     /// shortest pause a speculation starts at, `likely_end_ms`).

@@ -136,6 +136,9 @@ public struct Endpointer: Sendable {
     /// The end of the last period processed in speech.
     private var processedEnd: SampleTime = 0
     private var onsetVoiced: SampleTime = 0
+    /// How much voiced audio started the last utterance: its `started` audio ends with it, after
+    /// the pre-roll.
+    public private(set) var lastOnsetSamples: SampleTime = 0
     private var speechStart: SampleTime = 0
     private var lastVoicedEnd: SampleTime = 0
     /// The end of the last period voiced and not under `backgroundGateDB`.
@@ -304,6 +307,7 @@ public struct Endpointer: Sendable {
             lastNearEnd = end
             processedEnd = end
             voicedSamples = onsetVoiced
+            lastOnsetSamples = onsetVoiced
             quietestInSpeechDB = rmsDB
             let audio = history
             history.removeAll(keepingCapacity: true)

@@ -50,7 +50,7 @@ extension Interpreter {
             guard let accurate, let sides = state.turn.utteranceSides, let speaker = state.turn.machine.state.speaker else { return }
             // Called at every period of a pause, under the capture loop's lock: the audio is
             // copied only when a new pass starts.
-            let samples = Array(state.turn.utteranceAudio.prefix(length))
+            let samples = state.turn.accurateAudio(through: length)
             logger.debug("the accurate pass starts at a pause of \(pause * 1000 / captureSampleRate) ms")
             let pass = AccuratePass.Utterance(
                 samples: samples, expected: speaker, sides: sides,
