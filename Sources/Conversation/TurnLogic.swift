@@ -51,7 +51,8 @@ public struct TurnLogic: Sendable {
     public private(set) var utteranceAboveFloorDB: Float?
     /// The audio of the utterance being heard (from its pre-roll), when `keepsAudio`.
     public private(set) var utteranceAudio: [Int16] = []
-    /// Where in `utteranceAudio` the voice that started the utterance begins (after its pre-roll).
+    /// Where in `utteranceAudio` the voice that started the utterance begins (after its pre-roll,
+    /// with its soft first sounds: `Endpointer.voiceStart`).
     public private(set) var utteranceOnset = 0
     /// The audio of the utterance whose end was decided, from its pre-roll to now, while that end
     /// can still be withdrawn (`ConversationMachine.isResumable`): if the person goes on, the
@@ -322,7 +323,7 @@ public struct TurnLogic: Sendable {
             audio = preroll
             if keepsAudio {
                 utteranceAudio = preroll
-                utteranceOnset = max(0, preroll.count - Int(endpointer.lastOnsetSamples))
+                utteranceOnset = endpointer.lastVoiceStart
             }
         case .ended(let end, let reason, let pause)?:
             utteranceAboveFloorDB = endpointer.lastSpeechAboveFloorDB

@@ -136,9 +136,10 @@ public struct Endpointer: Sendable {
     /// The end of the last period processed in speech.
     private var processedEnd: SampleTime = 0
     private var onsetVoiced: SampleTime = 0
-    /// How much voiced audio started the last utterance: its `started` audio ends with it, after
-    /// the pre-roll.
-    public private(set) var lastOnsetSamples: SampleTime = 0
+    /// Where the voice begins in the last `started` audio (its first samples are the pre-roll):
+    /// before the onset that started speech, where the voice's first, softer sounds are
+    /// (`voiceStart`).
+    public private(set) var lastVoiceStart = 0
     private var speechStart: SampleTime = 0
     private var lastVoicedEnd: SampleTime = 0
     /// The end of the last period voiced and not under `backgroundGateDB`.
@@ -253,6 +254,37 @@ public struct Endpointer: Sendable {
 
     private func count(ms: Int) -> SampleTime { SampleTime(ms) * SampleTime(sampleRate) / 1000 }
 
+    /// How far above the floor a voice's first sounds may be, under `marginDB`: a soft first word
+    /// ("the", "what") before the louder one that started speech.
+    static let softMarginDB: Float = 6
+    /// The longest dip under `softMarginDB` within those first sounds (between two soft words).
+    static let softGapMs = 60
+
+    /// Where the voice begins in `audio`, whose onset (the periods that started speech) is at
+    /// `onset`: back from it, 10 ms at a time, while the level stays `softMarginDB` over the
+    /// floor (dips of up to `softGapMs` included). The accurate engines hear from a little before
+    /// it, not the whole pre-roll (`TurnLogic.accurateLeadMs`).
+    func voiceStart(in audio: [Int16], onset: Int) -> Int {
+        let step = Int(count(ms: 10))
+        let floor = noiseFloorDB ?? settings.floorMinDB
+        var start = max(0, min(onset, audio.count))
+        var index = start
+        var gap = 0
+        while index >= step, gap < Int(count(ms: Self.softGapMs)) {
+            index -= step
+            var power = 0.0
+            for sample in audio[index..<index + step] { power += Double(sample) * Double(sample) }
+            let level = Float(10 * log10(max(power / Double(step), 1e-3) / (32768.0 * 32768.0)))
+            if level >= floor + Self.softMarginDB {
+                start = index
+                gap = 0
+            } else {
+                gap += step
+            }
+        }
+        return start
+    }
+
     /// Processes one period that starts at `start` on the capture timeline and has RMS level
     /// `rmsDB`. `speech` is the voice-activity detector's probability that the period is speech
     /// (nil: no detector runs, the level alone decides). `cue` is the recognizer's latest
@@ -307,9 +339,9 @@ public struct Endpointer: Sendable {
             lastNearEnd = end
             processedEnd = end
             voicedSamples = onsetVoiced
-            lastOnsetSamples = onsetVoiced
             quietestInSpeechDB = rmsDB
             let audio = history
+            lastVoiceStart = voiceStart(in: audio, onset: audio.count - Int(onsetVoiced))
             history.removeAll(keepingCapacity: true)
             return .started(start: speechStart, audio: audio)
         case .speech:

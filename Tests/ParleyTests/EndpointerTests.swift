@@ -49,6 +49,34 @@ struct EndpointerTests {
         #expect(reason == .silence)
     }
 
+    /// Runs `signal` until speech starts: the audio that started it, and where the voice begins in it.
+    private func voiceStart(_ signal: [Int16]) -> (audio: [Int16], voice: Int)? {
+        var endpointer = Endpointer(sampleRate: Signals.rate)
+        var position: Int64 = 0
+        for period in Signals.periods(signal) {
+            if case .started(_, let audio)? = endpointer.process(period, at: position, rmsDB: Levels(measuring: period).rmsDB) {
+                return (audio, endpointer.lastVoiceStart)
+            }
+            position += Int64(period.count)
+        }
+        return nil
+    }
+
+    /// A soft first word, under the level that starts speech but well over the room, is where the
+    /// voice begins (the accurate engines hear from a little before it); the room before it is not.
+    @Test func theVoiceBeginsAtItsSoftFirstSoundsNotAtTheOnset() throws {
+        let soft = Signals.tone(ms: 200, amplitude: 0.005)
+        let softOverRoom = Levels(measuring: soft).rmsDB - Levels(measuring: background).rmsDB
+        try #require(softOverRoom > Endpointer.softMarginDB + 1 && softOverRoom < EndpointSettings().marginDB - 1, "soft: \(softOverRoom) dB")
+        let started = try #require(voiceStart(background + soft + Signals.tone(ms: 600, amplitude: 0.3)))
+        // The onset (100 ms of the loud tone) ends the audio; the soft 200 ms come before it.
+        let softStart = started.audio.count - Int(ms(100 + 200))
+        #expect(abs(started.voice - softStart) <= Int(ms(10)), "voice at \(started.voice), soft sounds at \(softStart)")
+        // Without the soft sounds, the voice begins at the onset: the room before it is not the voice.
+        let loudOnly = try #require(voiceStart(background + Signals.tone(ms: 600, amplitude: 0.3)))
+        #expect(abs(loudOnly.voice - (loudOnly.audio.count - Int(ms(100)))) <= Int(ms(10)), "voice at \(loudOnly.voice) of \(loudOnly.audio.count)")
+    }
+
     @Test func preRollHoldsTheAudioFromBeforeTheOnset() throws {
         let marker = Signals.noise(ms: 500, amplitude: 0.004, seed: 3)  // still below the threshold
         let signal = background + marker + Signals.tone(ms: 600, amplitude: 0.3) + Signals.silence(ms: 1000)
