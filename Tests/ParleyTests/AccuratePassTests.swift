@@ -233,16 +233,22 @@ struct AccurateConversationTests {
         return conversation
     }
 
+    /// "a young man", a second of speech after `silenceMs` of the room, heard through `engine`.
+    func aYoungMan(after silenceMs: Int, heardBy engine: ScriptedTranscriber) async throws -> (TestConversation, TurnInfo) {
+        engine.willHear("a young man")
+        let conversation = try conversation(engine)
+        conversation.start()
+        conversation.microphone.alternate(ms: [silenceMs, 1_000, 2_000])
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "a young man")
+        return (conversation, turn)
+    }
+
     /// The accurate engine hears a fifth of a second of the room before the voice, not the
     /// whole pre-roll: given half a second of room noise first, Moonshine made words of it.
     @Test func theAccurateEngineHearsTheVoiceWithAFifthOfASecondOfTheRoomBeforeIt() async throws {
         let engine = ScriptedTranscriber(name: "accurate")
-        engine.willHear("a young man")
-        let conversation = try conversation(engine)
-        conversation.start()
-        conversation.microphone.alternate(ms: [1_000, 1_000, 2_000])
-        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
-        #expect(turn.sourceText == "a young man")
+        let (conversation, _) = try await aYoungMan(after: 1_000, heardBy: engine)
         let heardMs = (engine.heard.last ?? 0) * 1000 / captureSampleRate
         // 200 ms before the voice, its second, 80 ms of the pause (a period either way).
         #expect(abs(heardMs - (TurnLogic.accurateLeadMs + 1_000 + TurnLogic.keptPauseMs)) <= 40, "heard \(heardMs) ms")
@@ -251,12 +257,7 @@ struct AccurateConversationTests {
 
     @Test func theAccurateWordsAreTheTurnsAndThePauseMadeThemReady() async throws {
         let engine = ScriptedTranscriber(name: "accurate")
-        engine.willHear("a young man")
-        let conversation = try conversation(engine)
-        conversation.start()
-        conversation.microphone.alternate(ms: [200, 1_000, 2_000])
-        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
-        #expect(turn.sourceText == "a young man")
+        let (conversation, turn) = try await aYoungMan(after: 200, heardBy: engine)
         #expect(turn.translatedText == "[es] a young man")
         #expect(turn.timings.speculated == true, "translated and synthesized during the pause")
         #expect(conversation.translator.requests == ["a young man"])

@@ -89,110 +89,115 @@ private final class Told: Sendable {
     }
 }
 
-@Suite struct SpeechWorkerTests {
-    private func worker(_ synthesizer: HeldSynthesizer, _ speaker: RecordingSpeaker) -> SpeechWorker {
-        let worker = SpeechWorker(synthesizer: synthesizer, playback: speaker.playback(), clock: .continuous, logger: Logger(label: "test"))
-        Task { await worker.run() }
-        return worker
+/// A speech worker over a held voice and a recording loudspeaker.
+private struct Rig {
+    let voice = HeldSynthesizer()
+    let speaker = RecordingSpeaker()
+    let worker: SpeechWorker
+
+    init() {
+        worker = SpeechWorker(synthesizer: voice, playback: speaker.playback(), clock: .continuous, logger: Logger(label: "test"))
+        Task { [worker] in await worker.run() }
     }
 
-    @Test func aReplyBeingMadeAheadStartsPlayingBeforeItIsAllMade() async {
-        let voice = HeldSynthesizer()
-        let speaker = RecordingSpeaker()
-        let worker = worker(voice, speaker)
-        let text = "Today people write messages on their screens, without needing a pencil."
-        worker.prepare(.init(id: 1, text: text, language: "en"))
-        #expect(await voice.waitForTexts(1))
+    /// Starts making `text` ahead (speculation 1).
+    func prepare(_ text: String) { worker.prepare(.init(id: 1, text: text, language: "en")) }
+
+    /// Asks for `text` to be spoken: what the worker tells it.
+    func speak(_ text: String) -> Told {
         let told = Told()
         worker.speak(told.utterance(text) { voice.chunksMade })
+        return told
+    }
+
+    /// Starts making `text` ahead and waits until `made` of its chunks are.
+    func prepare(_ text: String, made: Int) async {
+        prepare(text)
+        voice.allow(made)
+        #expect(await voice.waitForChunks(made))
+    }
+
+    /// Makes `text` ahead, asks for it before any of it is made, and lets its first chunk be
+    /// made: it must play while the voice is still held on the second.
+    func askedBeforeMade(_ text: String) async -> Told {
+        prepare(text)
+        #expect(await voice.waitForTexts(1))
+        let told = speak(text)
         voice.allow(1)
-        // The first chunk plays while the voice is still held on the second.
         #expect(await told.waitForStart() == 0)
-        #expect(await voice.waitForChunks(1))
-        voice.allow(HeldSynthesizer.chunks)
+        return told
+    }
+
+    func close() { worker.inbox.yield(.close) }
+}
+
+@Suite struct SpeechWorkerTests {
+    @Test func aReplyBeingMadeAheadStartsPlayingBeforeItIsAllMade() async {
+        let rig = Rig()
+        let text = "Today people write messages on their screens, without needing a pencil."
+        let told = await rig.askedBeforeMade(text)
+        #expect(await rig.voice.waitForChunks(1))
+        rig.voice.allow(HeldSynthesizer.chunks)
         let outcome = await told.waitForOutcome()
         #expect(outcome?.error == nil)
         #expect(outcome?.prepared == true)
-        #expect(speaker.played.count == HeldSynthesizer.whole)
+        #expect(rig.speaker.played.count == HeldSynthesizer.whole)
         // Made once: the reply was not synthesized again.
-        #expect(voice.texts == [text])
-        worker.inbox.yield(.close)
+        #expect(rig.voice.texts == [text])
+        rig.close()
     }
 
     @Test func aReplyAskedForPartWayPlaysWhatWasMadeThenTheRest() async {
-        let voice = HeldSynthesizer()
-        let speaker = RecordingSpeaker()
-        let worker = worker(voice, speaker)
+        let rig = Rig()
         let text = "Words made ahead, half of them before the turn ended."
-        worker.prepare(.init(id: 1, text: text, language: "en"))
-        voice.allow(2)
-        #expect(await voice.waitForChunks(2))
-        let told = Told()
-        worker.speak(told.utterance(text) { voice.chunksMade })
-        voice.allow(1)
+        await rig.prepare(text, made: 2)
+        let told = rig.speak(text)
+        rig.voice.allow(1)
         #expect(await told.waitForStart() == 2)
-        voice.allow(HeldSynthesizer.chunks)
-        let outcome = await told.waitForOutcome()
-        #expect(outcome?.prepared == true)
-        #expect(speaker.played.count == HeldSynthesizer.whole)
-        #expect(voice.texts == [text])
-        worker.inbox.yield(.close)
+        rig.voice.allow(HeldSynthesizer.chunks)
+        #expect(await told.waitForOutcome()?.prepared == true)
+        #expect(rig.speaker.played.count == HeldSynthesizer.whole)
+        #expect(rig.voice.texts == [text])
+        rig.close()
     }
 
     @Test func otherWordsWaitForThePreparationAndAreMadeAfresh() async {
-        let voice = HeldSynthesizer()
-        let speaker = RecordingSpeaker()
-        let worker = worker(voice, speaker)
-        worker.prepare(.init(id: 1, text: "The words heard at the pause.", language: "en"))
-        #expect(await voice.waitForTexts(1))
-        let told = Told()
-        worker.speak(told.utterance("The words heard at the end.") { voice.chunksMade })
-        voice.allow(2 * HeldSynthesizer.chunks)
+        let rig = Rig()
+        rig.prepare("The words heard at the pause.")
+        #expect(await rig.voice.waitForTexts(1))
+        let told = rig.speak("The words heard at the end.")
+        rig.voice.allow(2 * HeldSynthesizer.chunks)
         let outcome = await told.waitForOutcome()
         #expect(outcome?.error == nil)
         #expect(outcome?.prepared == false)
-        #expect(voice.texts == ["The words heard at the pause.", "The words heard at the end."])
-        #expect(speaker.played.count == HeldSynthesizer.whole)
-        worker.inbox.yield(.close)
+        #expect(rig.voice.texts == ["The words heard at the pause.", "The words heard at the end."])
+        #expect(rig.speaker.played.count == HeldSynthesizer.whole)
+        rig.close()
     }
 
     @Test func aDroppedPreparationIsNotPlayed() async {
-        let voice = HeldSynthesizer()
-        let speaker = RecordingSpeaker()
-        let worker = worker(voice, speaker)
+        let rig = Rig()
         let text = "Words the person went on from."
-        worker.prepare(.init(id: 1, text: text, language: "en"))
-        voice.allow(1)
-        #expect(await voice.waitForChunks(1))
-        worker.dropPreparation()
-        let told = Told()
-        worker.speak(told.utterance(text) { voice.chunksMade })
-        voice.allow(2 * HeldSynthesizer.chunks)
-        let outcome = await told.waitForOutcome()
-        #expect(outcome?.prepared == false)
+        await rig.prepare(text, made: 1)
+        rig.worker.dropPreparation()
+        let told = rig.speak(text)
+        rig.voice.allow(2 * HeldSynthesizer.chunks)
+        #expect(await told.waitForOutcome()?.prepared == false)
         // The dropped audio was never played: only the fresh synthesis was.
-        #expect(speaker.played.count == HeldSynthesizer.whole)
-        #expect(voice.texts == [text, text])
-        worker.inbox.yield(.close)
+        #expect(rig.speaker.played.count == HeldSynthesizer.whole)
+        #expect(rig.voice.texts == [text, text])
+        rig.close()
     }
 
     @Test func aStopCutsAReplyPlayingFromItsPreparation() async {
-        let voice = HeldSynthesizer()
-        let speaker = RecordingSpeaker()
-        let worker = worker(voice, speaker)
+        let rig = Rig()
         let text = "A long answer the person stops."
-        worker.prepare(.init(id: 1, text: text, language: "en"))
-        #expect(await voice.waitForTexts(1))
-        let told = Told()
-        worker.speak(told.utterance(text) { voice.chunksMade })
-        voice.allow(1)
-        #expect(await told.waitForStart() == 0)
-        worker.stop()
-        voice.allow(HeldSynthesizer.chunks)
-        let outcome = await told.waitForOutcome()
-        #expect(outcome?.error == nil)
-        #expect(speaker.discards == 1)
-        #expect(speaker.played.count < HeldSynthesizer.whole)
-        worker.inbox.yield(.close)
+        let told = await rig.askedBeforeMade(text)
+        rig.worker.stop()
+        rig.voice.allow(HeldSynthesizer.chunks)
+        #expect(await told.waitForOutcome()?.error == nil)
+        #expect(rig.speaker.discards == 1)
+        #expect(rig.speaker.played.count < HeldSynthesizer.whole)
+        rig.close()
     }
 }
