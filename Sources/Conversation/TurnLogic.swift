@@ -460,10 +460,10 @@ public struct TurnLogic: Sendable {
     }
 
     /// How much of the room before the voice the accurate pass hears. The pre-roll (`preroll_ms`,
-    /// 500) is for the streaming lanes and for soft first sounds; Moonshine given all of it made
-    /// words of the room's noise before the first word ("You know, For the first time…") on 16-17
-    /// of 25 English recordings with pink noise at -55 to -35 dBFS, and on 1-2 of 25 given 200 ms
-    /// (WER 18.2-23.6 % against 8.0-15.1 %: docs/benchmarks.md, "Openings nobody said").
+    /// 500) is for the streaming lanes; Moonshine given all of it made words of the room's noise
+    /// before the first word ("You know, For the first time…") on 28-30 of 49 English recordings
+    /// with pink noise at -55 to -35 dBFS, and on 5-10 of 49 given 200 ms (WER 35.1-46.3 %
+    /// against 28.9-35.6 %: `bench/accurate-lead.py`, docs/benchmarks.md, "Openings nobody said").
     public static let accurateLeadMs = 200
 
     /// How much of the pause that ended an utterance the accurate pass hears (under the
