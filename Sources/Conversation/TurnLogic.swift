@@ -434,23 +434,21 @@ public struct TurnLogic: Sendable {
         return handle(.speechEnded(at: position))
     }
 
-    /// The utterance's audio as the accurate pass hears it, without the pause that ended it (but
-    /// for `keptPauseMs` of it) and with `accurateLeadMs` of what came before the voice; the
-    /// audio kept is forgotten.
+    /// The utterance's audio as the accurate pass hears it, from its pre-roll, without the pause
+    /// that ended it (but for `keptPauseMs` of it); the audio kept is forgotten. The voice
+    /// begins at `utteranceOnset` in it.
     public mutating func takeUtteranceAudio() -> [Int16] {
         // What the end may still need is held since it was decided (`heldAudio`).
         defer { utteranceAudio = [] }
         return accurateAudio(through: Self.accurateLength(of: utteranceAudio.count, pause: Int(utteranceEnd?.pause ?? 0), sampleRate: endpointer.sampleRate))
     }
 
-    /// The utterance's audio up to `length` samples (`accurateLength`), from `accurateLeadMs`
-    /// before its voice. The same speech heard at a pause (a speculation) and at the end of the
-    /// turn gives the same samples, once both pauses are longer than `keptPauseMs`: the accurate
-    /// worker then answers the end from what it heard at the pause.
+    /// The utterance's audio up to `length` samples (`accurateLength`). The same speech heard at a
+    /// pause (a speculation) and at the end of the turn gives the same samples, once both pauses
+    /// are longer than `keptPauseMs`: the accurate worker then answers the end from what it heard
+    /// at the pause.
     public func accurateAudio(through length: Int) -> [Int16] {
-        let end = min(length, utteranceAudio.count)
-        let start = min(end, max(0, utteranceOnset - Self.accurateLeadMs * endpointer.sampleRate / 1000))
-        return Array(utteranceAudio[start..<end])
+        Array(utteranceAudio.prefix(length))
     }
 
     /// How many samples of `count` whose last `pause` are silence the accurate pass hears the
@@ -458,13 +456,6 @@ public struct TurnLogic: Sendable {
     public static func accurateLength(of count: Int, pause: Int, sampleRate: Int) -> Int {
         max(0, count - max(0, pause - keptPauseMs * sampleRate / 1000))
     }
-
-    /// How much of the room before the voice the accurate pass hears. The pre-roll (`preroll_ms`,
-    /// 500) is for the streaming lanes; Moonshine given all of it made words of the room's noise
-    /// before the first word ("You know, For the first time…") on 28-30 of 49 English recordings
-    /// with pink noise at -55 to -35 dBFS, and on 5-10 of 49 given 200 ms (WER 35.1-46.3 %
-    /// against 28.9-35.6 %: `bench/accurate-lead.py`, docs/benchmarks.md, "Openings nobody said").
-    public static let accurateLeadMs = 200
 
     /// How much of the pause that ended an utterance the accurate pass hears (under the
     /// shortest pause a speculation starts at, `likely_end_ms`).

@@ -427,6 +427,7 @@ extension Daemon {
                         WyomingTranscriber(
                             name: "moonshine-tiny", endpoint: .child([Self.executable, "worker", "moonshine", "--library", library, "--model", model]),
                             languages: ["en"], detectsLanguage: false, holdsUpInNoise: false,
+                            roomBeforeVoiceMs: AccurateHearing.moonshineRoomBeforeVoiceMs,
                             timeoutMs: min(settings.timeoutMs, moonshineTimeout.fixedMs), timeoutPerSecondMs: moonshineTimeout.perSecondMs,
                             startTimeoutMs: moonshineTimeout.startMs, logger: logger))
                 } catch {

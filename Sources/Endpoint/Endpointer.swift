@@ -263,7 +263,7 @@ public struct Endpointer: Sendable {
     /// Where the voice begins in `audio`, whose onset (the periods that started speech) is at
     /// `onset`: back from it, 10 ms at a time, while the level stays `softMarginDB` over the
     /// floor (dips of up to `softGapMs` included). The accurate engines hear from a little before
-    /// it, not the whole pre-roll (`TurnLogic.accurateLeadMs`).
+    /// it, not the whole pre-roll (`UtteranceTranscriber.roomBeforeVoiceMs`).
     func voiceStart(in audio: [Int16], onset: Int) -> Int {
         let step = Int(count(ms: 10))
         let floor = noiseFloorDB ?? settings.floorMinDB

@@ -29,6 +29,15 @@ public final class AccurateHearing: Sendable {
         engines(for: language).first?.name
     }
 
+    /// How much of the room before the voice Moonshine hears (`roomBeforeVoiceMs`). The
+    /// endpointer's pre-roll (`preroll_ms`, 500) is for the streaming lanes; Moonshine given all
+    /// of it made words of the room's noise before the first word ("You know, For the first
+    /// time…") on 28-30 of 49 English recordings with pink noise at -55 to -35 dBFS, and on 5-10
+    /// of 49 given 200 ms (WER 35.1-46.3 % against 28.9-35.6 %: `bench/accurate-lead.py`,
+    /// docs/benchmarks.md, "Openings nobody said"). Whisper keeps the whole pre-roll: given 200
+    /// ms, it heard as many words right on Spanish, and one fewer on Portuguese.
+    public static let moonshineRoomBeforeVoiceMs = 200
+
     /// The detection to ask for between `candidates`: it stops at the language when another
     /// engine hears that language first (Moonshine for English), so no time goes on words that
     /// are not used.

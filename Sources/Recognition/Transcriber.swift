@@ -63,9 +63,13 @@ public protocol UtteranceTranscriber: AnyObject, Sendable {
     var holdsUpInNoise: Bool { get }
     /// Whether it can be asked now (false: set aside for a while, the next engine hears).
     var isAvailable: Bool { get }
+    /// How much of the room before the voice it hears, in ms (nil: all the endpointer kept, its
+    /// pre-roll). Moonshine's is `AccurateHearing.moonshineRoomBeforeVoiceMs`.
+    var roomBeforeVoiceMs: Int? { get }
 }
 
 extension UtteranceTranscriber {
     public var holdsUpInNoise: Bool { false }
+    public var roomBeforeVoiceMs: Int? { nil }
     public var isAvailable: Bool { true }
 }

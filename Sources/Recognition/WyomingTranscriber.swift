@@ -30,6 +30,7 @@ public final class WyomingTranscriber: UtteranceTranscriber {
     public let detectsLanguage: Bool
     /// Whisper: in babble and a kitchen it keeps about twice the words Moonshine tiny keeps.
     public let holdsUpInNoise: Bool
+    public let roomBeforeVoiceMs: Int?
     private let endpoint: Endpoint
     private let languages: Set<String>
     private let timeoutMs: Int
@@ -54,13 +55,14 @@ public final class WyomingTranscriber: UtteranceTranscriber {
     ///   and answer `describe`.
     public init(
         name: String, endpoint: Endpoint, languages: Set<String>, detectsLanguage: Bool = true, holdsUpInNoise: Bool = true,
-        timeoutMs: Int = 15_000, timeoutPerSecondMs: Int = 0, startTimeoutMs: Int = 60_000, logger: Logger
+        roomBeforeVoiceMs: Int? = nil, timeoutMs: Int = 15_000, timeoutPerSecondMs: Int = 0, startTimeoutMs: Int = 60_000, logger: Logger
     ) {
         self.name = name
         self.endpoint = endpoint
         self.languages = languages
         self.detectsLanguage = detectsLanguage
         self.holdsUpInNoise = holdsUpInNoise
+        self.roomBeforeVoiceMs = roomBeforeVoiceMs
         self.timeoutMs = timeoutMs
         self.timeoutPerSecondMs = timeoutPerSecondMs
         self.startTimeoutMs = startTimeoutMs

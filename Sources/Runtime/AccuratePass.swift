@@ -28,6 +28,14 @@ enum AccuratePass {
         var streaming: [(language: String, recognition: Recognition)]
         /// How far the voice stood above the room's floor (dB; nil: unknown).
         var aboveFloorDB: Float? = nil
+        /// Where the voice begins in `samples` (what comes before is the endpointer's pre-roll).
+        var voiceFrom = 0
+
+        /// What `engine` hears: from its `roomBeforeVoiceMs` before the voice, else all of it.
+        func samples(for engine: any UtteranceTranscriber) -> [Int16] {
+            guard let room = engine.roomBeforeVoiceMs else { return samples }
+            return Array(samples[min(samples.count, max(0, voiceFrom - room * captureSampleRate / 1000))...])
+        }
 
         /// A room this noisy is heard by the engines that hold up in noise first (Whisper): the
         /// voice less than `noisyBelowDB` above the floor.
@@ -69,10 +77,10 @@ enum AccuratePass {
         if utterance.detect, let request = hearing.detection(between: [sides.source, sides.target], noisy: noisy), let detector = hearing.detector {
             let likely = likelyLanguage(of: utterance)
             if let first = hearing.engines(for: likely, noisy: noisy).first, first !== detector {
-                early = Ahead(first, utterance.samples, language: likely)
+                early = Ahead(first, utterance.samples(for: first), language: likely)
             }
             do {
-                let transcript = try detector.transcribe(utterance.samples, request)
+                let transcript = try detector.transcribe(utterance.samples(for: detector), request)
                 if transcript.language == sides.source || transcript.language == sides.target {
                     language = transcript.language
                     detected = transcript.decoded ? transcript : nil
@@ -105,7 +113,7 @@ enum AccuratePass {
         }
         for engine in hearing.engines(for: chosen, noisy: noisy) where recognition == nil && !(early?.language == chosen && engine === early?.engine) {
             do {
-                recognition = Recognition(try engine.transcribe(utterance.samples, TranscriptionRequest(language: chosen)), streaming: streamed)
+                recognition = Recognition(try engine.transcribe(utterance.samples(for: engine), TranscriptionRequest(language: chosen)), streaming: streamed)
             } catch {
                 report("\(engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: engine, for: chosen, in: hearing)) hears it")
             }

@@ -77,6 +77,7 @@ extension Interpreter {
                 let languages = state.turn.utteranceLanguages.isEmpty ? [sides.source] : state.turn.utteranceLanguages
                 state.turn.recognitionFinishing(speaker, sides, at: clock.now)
                 state.waiter = nil
+                let voiceFrom = state.turn.utteranceOnset
                 let utterance = state.turn.takeUtteranceAudio()
                 let detect = detectsSpeaker(state.turn, languages: languages, sides: sides)
                 let aboveFloor = state.turn.utteranceAboveFloorDB
@@ -87,7 +88,7 @@ extension Interpreter {
                     guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides, serial: serial) }
                     let pass = AccuratePass.Utterance(
                         samples: utterance, expected: speaker, sides: sides, detect: detect,
-                        streaming: results, aboveFloorDB: aboveFloor)
+                        streaming: results, aboveFloorDB: aboveFloor, voiceFrom: voiceFrom)
                     accurate.inbox.yield(
                         .hear(pass, speculative: false, wanted: { [weak self] in self?.shared.withLock { $0.turn.turnSerial == serial } ?? false }) {
                             [self] heard in

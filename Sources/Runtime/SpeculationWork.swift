@@ -56,7 +56,7 @@ extension Interpreter {
                 samples: samples, expected: speaker, sides: sides,
                 detect: detectsSpeaker(state.turn, languages: state.turn.utteranceLanguages, sides: sides),
                 streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))],
-                aboveFloorDB: state.turn.endpointer.speechAboveFloorDB)
+                aboveFloorDB: state.turn.endpointer.speechAboveFloorDB, voiceFrom: state.turn.utteranceOnset)
             accurate.inbox.yield(
                 .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.turn.isSpeculating(id) } ?? false }) { [weak self] heard in
                     self?.shared.withLock { state in

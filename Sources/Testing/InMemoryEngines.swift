@@ -302,6 +302,7 @@ public final class ScriptedTranscriber: UtteranceTranscriber {
     public let name: String
     public let detectsLanguage = false
     public let holdsUpInNoise: Bool
+    public let roomBeforeVoiceMs: Int?
     private let languages: Set<String>
     private struct State {
         var scripts: [(from: Int, words: String, confidence: Double?)] = []
@@ -312,10 +313,11 @@ public final class ScriptedTranscriber: UtteranceTranscriber {
 
     private let state = Mutex(State())
 
-    public init(name: String = "scripted", languages: Set<String> = ["en", "es"], holdsUpInNoise: Bool = false) {
+    public init(name: String = "scripted", languages: Set<String> = ["en", "es"], holdsUpInNoise: Bool = false, roomBeforeVoiceMs: Int? = nil) {
         self.name = name
         self.languages = languages
         self.holdsUpInNoise = holdsUpInNoise
+        self.roomBeforeVoiceMs = roomBeforeVoiceMs
     }
 
     /// What it hears from now on in an utterance of at least `samples` samples (the script

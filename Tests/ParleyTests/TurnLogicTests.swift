@@ -268,8 +268,8 @@ struct TurnLogicTests {
         var drive = Drive()
         drive.feed(background + words + pause(ms: 1600))
         let audio = drive.logic.takeUtteranceAudio()
-        // From 200 ms before the onset (not the whole 500 ms pre-roll) through 80 ms of the 1500 ms pause.
-        #expect(audio.count == (TurnLogic.accurateLeadMs + 1000 + TurnLogic.keptPauseMs) * 16)
+        // From the pre-roll (500 ms before the onset, where the voice begins) through 80 ms of the 1500 ms pause.
+        #expect(audio.count == (500 + 1000 + TurnLogic.keptPauseMs) * 16)
         #expect(drive.logic.utteranceOnset == 500 * 16)
         #expect(drive.logic.utteranceAudio.isEmpty)
     }
