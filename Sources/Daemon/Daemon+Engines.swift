@@ -425,7 +425,10 @@ extension Daemon {
                     try MoonshineTranscriber.check(library: library, modelFolder: model)
                     engines.append(
                         WyomingTranscriber(
-                            name: "moonshine-tiny", endpoint: .child([Self.executable, "worker", "moonshine", "--library", library, "--model", model]),
+                            name: "moonshine-tiny", endpoint: .child([
+                                Self.executable, "worker", "moonshine", "--library", library, "--model", model,
+                                "--background-below-db", String(config.endpoint.backgroundBelowDB),
+                            ]),
                             languages: ["en"], detectsLanguage: false, holdsUpInNoise: false,
                             roomBeforeVoiceMs: AccurateHearing.moonshineRoomBeforeVoiceMs,
                             timeoutMs: min(settings.timeoutMs, moonshineTimeout.fixedMs), timeoutPerSecondMs: moonshineTimeout.perSecondMs,

@@ -27,9 +27,12 @@ struct WorkerCommand: ParsableCommand {
         @Option(name: .long, help: "The model's folder (encoder_model.ort, decoder_model_merged.ort, tokenizer.bin).")
         var model: String
 
+        @Option(name: .long, help: "A line of words this many dB under the loudest beside it is a voice across the room, not kept ([endpoint] background_below_db; 0: every line is).")
+        var backgroundBelowDb: Float = 12
+
         func run() throws {
             do {
-                let engine = try MoonshineTranscriber(library: library, modelFolder: model)
+                let engine = try MoonshineTranscriber(library: library, modelFolder: model, backgroundBelowDB: backgroundBelowDb)
                 // Loading leaves ONNX Runtime's copies of the files in freed heap, and the
                 // code it ran resident.
                 Heap.trim()

@@ -395,12 +395,42 @@ struct AccurateConversationTests {
     }
 
     @Test func moonshinesSpuriousOneWordLineBesideASentenceIsDropped() {
-        #expect(MoonshineTranscriber.words(of: [("You", 0.3), ("Two years ago I gave up civilization for this.", 2.4)])
+        typealias Line = MoonshineTranscriber.Line
+        func words(_ lines: [Line]) -> String { MoonshineTranscriber.words(of: lines, backgroundBelowDB: 12) }
+        #expect(words([Line(text: "You", duration: 0.3), Line(text: "Two years ago I gave up civilization for this.", duration: 2.4)])
             == "Two years ago I gave up civilization for this.")
-        #expect(MoonshineTranscriber.words(of: [("Thank you", 0.17), ("The ship should be in within a week.", 2.1)]) == "The ship should be in within a week.")
-        #expect(MoonshineTranscriber.words(of: [("Yes.", 0.3)]) == "Yes.")
-        #expect(MoonshineTranscriber.words(of: [("Anything is possible in football.", 1.8), ("And we can beat Celtic again.", 1.5)])
+        #expect(words([Line(text: "Thank you", duration: 0.17), Line(text: "The ship should be in within a week.", duration: 2.1)])
+            == "The ship should be in within a week.")
+        #expect(words([Line(text: "Yes.", duration: 0.3)]) == "Yes.")
+        #expect(words([Line(text: "Anything is possible in football.", duration: 1.8), Line(text: "And we can beat Celtic again.", duration: 1.5)])
             == "Anything is possible in football. And we can beat Celtic again.")
+    }
+
+    /// Lines as heard in a room with a TV 15 dB under the person (NoisyRoomTests).
+    @Test func moonshinesLinesOfAVoiceAcrossTheRoomAreDropped() {
+        typealias Line = MoonshineTranscriber.Line
+        let lines = [
+            Line(text: "And it's", start: 0, duration: 0.45, levelDB: 52.5),
+            Line(text: "I'm sure all schools would accept that.", start: 0, duration: 3.07, levelDB: 69),
+            Line(text: "Okay, we'", start: 2.69, duration: 0.61, levelDB: 49.9),
+            Line(text: "Soft and going on.", start: 3.2, duration: 1.2, levelDB: 59),
+        ]
+        #expect(MoonshineTranscriber.words(of: lines, backgroundBelowDB: 12) == "I'm sure all schools would accept that. Soft and going on.")
+        // 0: every voice is heard.
+        #expect(MoonshineTranscriber.words(of: lines, backgroundBelowDB: 0) == lines.map(\.text).joined(separator: " "))
+    }
+
+    @Test func aLinesLevelIsItsVoicesNotItsPauses() {
+        let rate = Int(MoonshineTranscriber.sampleRate)
+        // 0.5 s of silence, then 1 s of a tone at about -20 dBFS (amplitude 4,600).
+        let tone = (0..<rate).map { Int16(4_600 * sin(Double($0) * 2 * .pi * 220 / Double(rate))) }
+        let samples = [Int16](repeating: 0, count: rate / 2) + tone
+        let whole = MoonshineTranscriber.level(of: samples, from: 0, for: 1.5)
+        let voice = MoonshineTranscriber.level(of: samples, from: 0.5, for: 1)
+        #expect(abs(whole - voice) < 0.5, "\(whole) against \(voice)")
+        #expect(abs(voice - Float(20 * log10(4_600 / 2.0.squareRoot()))) < 0.5)
+        #expect(MoonshineTranscriber.level(of: samples, from: 0, for: 0.4) < 1)
+        #expect(MoonshineTranscriber.level(of: samples, from: 2, for: 1) == 0, "beyond the audio")
     }
 
     @Test func moonshineCaughtInALoopIsNotTakenForWords() {
