@@ -191,20 +191,32 @@ actor SpeechWorker {
             utterance.finished(say(utterance))
             return
         }
-        var outcome = Outcome(played: 0, prepared: true)
+        utterance.finished(
+            finish(utterance, prepared: true) {
+                if let failure { throw failure }
+                if playing == nil { _ = try startPlaying(utterance, made: chunks) }
+                return produced
+            })
+    }
+
+    /// Plays `utterance` through `body`, which writes its audio and returns how many samples the
+    /// voice made, then waits for the device to play them out and, when asked, gives the IPA.
+    private func finish(_ utterance: Utterance, prepared: Bool, _ body: () throws -> Int) -> Outcome {
+        var outcome = Outcome(played: 0, prepared: prepared)
+        var produced = 0
         do {
-            if let failure { throw failure }
-            if playing == nil { _ = try startPlaying(utterance, made: chunks) }
+            produced = try body()
             try playback.drain()
+            // After the audio is out, so it costs the listener nothing.
             if utterance.wantsIPA { outcome.ipa = synthesizer.ipa(utterance.text, language: utterance.language) }
         } catch {
             outcome.error = stopped(error)
         }
         outcome.played = SampleTime(produced) * SampleTime(captureSampleRate) / SampleTime(synthesizer.sampleRate)
-        utterance.finished(outcome)
+        return outcome
     }
 
-    /// An utterance being played from a preparation.
+    /// An utterance being played (from a preparation, or as it is synthesized).
     private struct Playing: Sendable {
         let utterance: Utterance
         let claimedAt: ParleyClock.Instant
@@ -218,7 +230,7 @@ actor SpeechWorker {
         return playing
     }
 
-    /// Plays a chunk of a preparation's audio; the first tells the utterance it started.
+    /// Plays a chunk of an utterance's audio; the first tells the utterance it started.
     private func play(_ chunk: [Int16], _ playing: inout Playing) throws {
         if aborting.load(ordering: .relaxed) { throw Aborted() }
         if !playing.started {
@@ -247,34 +259,16 @@ actor SpeechWorker {
         return (prepared.chunks, prepared.produced)
     }
 
+    /// Says `utterance`: from the audio made ahead for it, else synthesized as it plays.
     private func say(_ utterance: Utterance) -> Outcome {
-        let started = clock.now
-        var first = true
-        var produced = 0
-        var outcome = Outcome(played: 0)
-        let play = { (chunk: [Int16]) throws in
-            if self.aborting.load(ordering: .relaxed) { throw Aborted() }
-            if first {
-                first = false
-                utterance.started(self.clock.milliseconds(since: started))
+        var playing = Playing(utterance: utterance, claimedAt: clock.now)
+        let ready = takePrepared(for: utterance)
+        return finish(utterance, prepared: ready != nil) {
+            if let ready {
+                for chunk in ready.chunks { try play(chunk, &playing) }
+                return ready.produced
             }
-            try self.playback.write(chunk)
+            return try synthesizer.synthesize(utterance.text, language: utterance.language) { try self.play($0, &playing) }
         }
-        do {
-            if let ready = takePrepared(for: utterance) {
-                outcome.prepared = true
-                for chunk in ready.chunks { try play(chunk) }
-                produced = ready.produced
-            } else {
-                produced = try synthesizer.synthesize(utterance.text, language: utterance.language, chunk: play)
-            }
-            try playback.drain()
-            // After the audio is out, so it costs the listener nothing.
-            if utterance.wantsIPA { outcome.ipa = synthesizer.ipa(utterance.text, language: utterance.language) }
-        } catch {
-            outcome.error = stopped(error)
-        }
-        outcome.played = SampleTime(produced) * SampleTime(captureSampleRate) / SampleTime(synthesizer.sampleRate)
-        return outcome
     }
 }
