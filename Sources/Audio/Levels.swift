@@ -1,7 +1,9 @@
+import ParleyCore
+
 /// Loudness of one period of audio, in dB relative to full scale.
 public struct Levels: Sendable, Equatable {
     /// The value reported for digital silence, below anything a real microphone produces.
-    public static let silenceDB: Float = -96
+    public static let silenceDB = Decibels.silence
 
     public let rmsDB: Float
     public let peakDB: Float
@@ -17,25 +19,7 @@ public struct Levels: Sendable, Equatable {
             self.init(rmsDB: Levels.silenceDB, peakDB: Levels.silenceDB)
             return
         }
-        var sumSquares: Double = 0
-        var peak: Int32 = 0
-        for sample in samples {
-            let value = Int32(sample)
-            sumSquares += Double(value * value)
-            peak = max(peak, abs(value))
-        }
-        let rms = (sumSquares / Double(samples.count)).squareRoot() / 32768
-        self.init(rmsDB: Levels.decibels(rms), peakDB: Levels.decibels(Double(peak) / 32768))
-    }
-
-    static func decibels(_ amplitude: Double) -> Float {
-        guard amplitude > 0 else { return silenceDB }
-        return max(silenceDB, Float(20 * log10(amplitude)))
+        let peak = samples.reduce(Int32(0)) { max($0, abs(Int32($1))) }
+        self.init(rmsDB: Decibels.level(of: samples), peakDB: Decibels.of(power: Double(peak) * Double(peak) / (32_768.0 * 32_768.0)))
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -230,7 +230,7 @@ public struct Endpointer: Sendable {
             samples += Double(level.samples)
         }
         guard samples > 0, let floor = noiseFloorDB else { return nil }
-        return Float(10 * log10(power / samples)) - floor
+        return Decibels.of(power: power / samples) - floor
     }
 
     /// `speechAboveFloorDB` of the utterance that ended last, as it was when it ended.
@@ -272,10 +272,7 @@ public struct Endpointer: Sendable {
         var gap = 0
         while index >= step, gap < Int(count(ms: Self.softGapMs)) {
             index -= step
-            var power = 0.0
-            for sample in audio[index..<index + step] { power += Double(sample) * Double(sample) }
-            let level = Float(10 * log10(max(power / Double(step), 1e-3) / (32768.0 * 32768.0)))
-            if level >= floor + Self.softMarginDB {
+            if Decibels.level(of: audio[index..<index + step]) >= floor + Self.softMarginDB {
                 start = index
                 gap = 0
             } else {
@@ -456,7 +453,7 @@ public struct Endpointer: Sendable {
             let fallen = voice - Self.voiceLevelFallDBPerSecond * Float(samples) / Float(sampleRate)
             voiceLevelDB = fallen > settings.floorMinDB ? fallen : nil
         }
-        return Float(10 * log10(recentPower.reduce(0, +) / Double(recentPower.count)))
+        return Decibels.of(power: recentPower.reduce(0, +) / Double(recentPower.count))
     }
 
     private mutating func remember(_ frame: [Int16], end: SampleTime) {

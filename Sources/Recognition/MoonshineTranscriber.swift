@@ -204,17 +204,14 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     }
 
     /// How loud `samples` are from `start` for `duration` seconds: the 90th percentile of the
-    /// levels of its 20 ms periods (dB), so the pauses inside a line, and a little of the next
+    /// levels of its 20 ms periods (dBFS), so the pauses inside a line, and a little of the next
     /// person's voice at its edge, count for little.
     static func level(of samples: [Int16], from start: Float, for duration: Float) -> Float {
         let period = Int(sampleRate) / 50
         let first = min(samples.count, max(0, Int(start * Float(sampleRate))))
         let end = min(samples.count, max(first, Int((start + duration) * Float(sampleRate))))
-        let levels = stride(from: first, to: end - period + 1, by: period).map { offset -> Float in
-            let power = samples[offset..<(offset + period)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(period)
-            return Float(10 * log10(power + 1))
-        }.sorted()
-        guard !levels.isEmpty else { return 0 }
+        let levels = stride(from: first, to: end - period + 1, by: period).map { Decibels.level(of: samples[$0..<($0 + period)]) }.sorted()
+        guard !levels.isEmpty else { return Decibels.silence }
         return levels[min(levels.count - 1, levels.count * 9 / 10)]
     }
 

@@ -147,9 +147,9 @@ struct CaptureLoop: Sendable {
         }
         pending = nil
         guard interpreter.events.hasSubscribers else { return }
-        let power = (pow(10, first.rmsDB / 10) + pow(10, level.rmsDB / 10)) / 2
+        let power = (pow(10, Double(first.rmsDB) / 10) + pow(10, Double(level.rmsDB) / 10)) / 2
         interpreter.events.publish(
-            EventType.level, LevelEvent(rmsDB: max(Levels.silenceDB, 10 * log10(power)), peakDB: max(first.peakDB, level.peakDB)))
+            EventType.level, LevelEvent(rmsDB: Decibels.of(power: power), peakDB: max(first.peakDB, level.peakDB)))
     }
 
     /// Waits while a turn is in flight: a recording does so after every period (unless a stop

@@ -410,10 +410,10 @@ struct AccurateConversationTests {
     @Test func moonshinesLinesOfAVoiceAcrossTheRoomAreDropped() {
         typealias Line = MoonshineTranscriber.Line
         let lines = [
-            Line(text: "And it's", start: 0, duration: 0.45, levelDB: 52.5),
-            Line(text: "I'm sure all schools would accept that.", start: 0, duration: 3.07, levelDB: 69),
-            Line(text: "Okay, we'", start: 2.69, duration: 0.61, levelDB: 49.9),
-            Line(text: "Soft and going on.", start: 3.2, duration: 1.2, levelDB: 59),
+            Line(text: "And it's", start: 0, duration: 0.45, levelDB: -36.5),
+            Line(text: "I'm sure all schools would accept that.", start: 0, duration: 3.07, levelDB: -20),
+            Line(text: "Okay, we'", start: 2.69, duration: 0.61, levelDB: -39.1),
+            Line(text: "Soft and going on.", start: 3.2, duration: 1.2, levelDB: -30),
         ]
         #expect(MoonshineTranscriber.words(of: lines, backgroundBelowDB: 12) == "I'm sure all schools would accept that. Soft and going on.")
         // 0: every voice is heard.
@@ -428,9 +428,9 @@ struct AccurateConversationTests {
         let whole = MoonshineTranscriber.level(of: samples, from: 0, for: 1.5)
         let voice = MoonshineTranscriber.level(of: samples, from: 0.5, for: 1)
         #expect(abs(whole - voice) < 0.5, "\(whole) against \(voice)")
-        #expect(abs(voice - Float(20 * log10(4_600 / 2.0.squareRoot()))) < 0.5)
-        #expect(MoonshineTranscriber.level(of: samples, from: 0, for: 0.4) < 1)
-        #expect(MoonshineTranscriber.level(of: samples, from: 2, for: 1) == 0, "beyond the audio")
+        #expect(abs(voice - Float(20 * log10(4_600 / 2.0.squareRoot() / 32_768))) < 0.5)
+        #expect(MoonshineTranscriber.level(of: samples, from: 0, for: 0.4) == Decibels.silence)
+        #expect(MoonshineTranscriber.level(of: samples, from: 2, for: 1) == Decibels.silence, "beyond the audio")
     }
 
     @Test func moonshineCaughtInALoopIsNotTakenForWords() {
