@@ -139,7 +139,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     public func hears(_ language: String) -> Bool { language == "en" }
 
     public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
-        let audio = samples.map { Float($0) / 32_768 }
+        let audio = samples.map { Float($0) / 32_768 } + [Float](repeating: 0, count: Int(Self.silenceAfterSeconds * Float(Self.sampleRate)))
         let result: Result<String, RecognizerError> = busy.withLock { _ in
             var raw: UnsafeMutableRawPointer?
             let code = audio.withUnsafeBufferPointer { buffer in
@@ -170,6 +170,15 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
 
     /// Parley's capture rate, which the library is told.
     static let sampleRate = Int32(captureSampleRate)
+
+    /// Silence Moonshine hears after the utterance, which the accurate pass cuts 80 ms into its
+    /// pause: cut so, Moonshine often ends a whole sentence with a comma, as if the person were
+    /// to go on, and the answer then waits for half the silence limit (`UnfinishedSentence`).
+    /// Whisper's worker adds 2 s of silence for the same reason. On the 49 English recordings
+    /// cut 80 ms after their speech, 150-600 ms of silence after them took the commas from 2 to
+    /// 0 and the errors from 26.9 % to 25.1-25.4 % (docs/benchmarks.md, "Moonshine hears
+    /// silence after the words").
+    static let silenceAfterSeconds: Float = 0.25
 
     /// One of Moonshine's lines: its words, where it lies in the audio (seconds), and how loud
     /// the audio there is (`level(of:from:for:)`).
