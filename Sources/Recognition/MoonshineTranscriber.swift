@@ -139,7 +139,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     public func hears(_ language: String) -> Bool { language == "en" }
 
     public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
-        let audio = samples.map { Float($0) / 32_768 } + [Float](repeating: 0, count: Int(Self.silenceAfterSeconds * Float(Self.sampleRate)))
+        let audio = Self.heard(samples)
         let result: Result<String, RecognizerError> = busy.withLock { _ in
             var raw: UnsafeMutableRawPointer?
             let code = audio.withUnsafeBufferPointer { buffer in
@@ -179,6 +179,12 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     /// 0 and the errors from 26.9 % to 25.1-25.4 % (docs/benchmarks.md, "Moonshine hears
     /// silence after the words").
     static let silenceAfterSeconds: Float = 0.25
+
+    /// What the library is given for `samples`: them, as floats, then `silenceAfterSeconds` of
+    /// silence.
+    static func heard(_ samples: [Int16]) -> [Float] {
+        samples.map { Float($0) / 32_768 } + [Float](repeating: 0, count: Int(silenceAfterSeconds * Float(sampleRate)))
+    }
 
     /// One of Moonshine's lines: its words, where it lies in the audio (seconds), and how loud
     /// the audio there is (`level(of:from:for:)`).

@@ -420,6 +420,13 @@ struct AccurateConversationTests {
         #expect(MoonshineTranscriber.words(of: lines, backgroundBelowDB: 0) == lines.map(\.text).joined(separator: " "))
     }
 
+    @Test func moonshineHearsSilenceAfterTheUtteranceCutIntoItsPause() {
+        let heard = MoonshineTranscriber.heard([16_384, -32_768, 0])
+        #expect(Array(heard.prefix(3)) == [0.5, -1, 0])
+        #expect(heard.count == 3 + Int(MoonshineTranscriber.sampleRate) / 4)
+        #expect(heard.dropFirst(3).allSatisfy { $0 == 0 })
+    }
+
     @Test func aLinesLevelIsItsVoicesNotItsPauses() {
         let rate = Int(MoonshineTranscriber.sampleRate)
         // 0.5 s of silence, then 1 s of a tone at about -20 dBFS (amplitude 4,600).
