@@ -33,7 +33,8 @@ public enum UnfinishedSentence {
         case danglingWord
         /// A comma, a semicolon or a colon: the person may go on, but the recognizers also
         /// write one at the end of a whole sentence cut 80 ms into its pause (Moonshine ended 6
-        /// of 49 whole English recordings with a comma, docs/benchmarks.md).
+        /// of 49 whole English recordings with a comma, and 13 of 29 live, until it heard silence
+        /// after them: `MoonshineTranscriber.silenceAfterSeconds`, docs/benchmarks.md).
         case clauseMark
     }
 
