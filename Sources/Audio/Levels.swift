@@ -19,7 +19,16 @@ public struct Levels: Sendable, Equatable {
             self.init(rmsDB: Levels.silenceDB, peakDB: Levels.silenceDB)
             return
         }
-        let peak = samples.reduce(Int32(0)) { max($0, abs(Int32($1))) }
-        self.init(rmsDB: Decibels.level(of: samples), peakDB: Decibels.of(power: Double(peak) * Double(peak) / (32_768.0 * 32_768.0)))
+        // One pass over the period (the capture loop measures every one).
+        var sumSquares = 0.0
+        var peak: Int32 = 0
+        for sample in samples {
+            sumSquares += Double(sample) * Double(sample)
+            peak = max(peak, abs(Int32(sample)))
+        }
+        let fullScale = 32_768.0 * 32_768.0
+        self.init(
+            rmsDB: Decibels.of(power: sumSquares / Double(samples.count) / fullScale),
+            peakDB: Decibels.of(power: Double(peak) * Double(peak) / fullScale))
     }
 }

@@ -152,7 +152,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
             let heard = (0..<Int(count)).compactMap { index -> Line? in
                 let line = lines[index]
                 return line.text.map {
-                    Line(text: String(cString: $0), start: line.startTime, duration: line.duration, levelDB: Self.level(of: samples, from: line.startTime, for: line.duration))
+                    Line(text: String(cString: $0), duration: line.duration, levelDB: Self.level(of: samples, from: line.startTime, for: line.duration))
                 }
             }
             return .success(Self.words(of: heard, backgroundBelowDB: backgroundBelowDB))
@@ -186,11 +186,10 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         samples.map { Float($0) / 32_768 } + [Float](repeating: 0, count: Int(silenceAfterSeconds * Float(sampleRate)))
     }
 
-    /// One of Moonshine's lines: its words, where it lies in the audio (seconds), and how loud
-    /// the audio there is (`level(of:from:for:)`).
+    /// One of Moonshine's lines: its words, how long it is (seconds), and how loud the audio it
+    /// covers is (`level(of:from:for:)`).
     struct Line: Equatable {
         var text: String
-        var start: Float = 0
         var duration: Float
         var levelDB: Float = 0
     }

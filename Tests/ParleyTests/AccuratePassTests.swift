@@ -410,10 +410,10 @@ struct AccurateConversationTests {
     @Test func moonshinesLinesOfAVoiceAcrossTheRoomAreDropped() {
         typealias Line = MoonshineTranscriber.Line
         let lines = [
-            Line(text: "And it's", start: 0, duration: 0.45, levelDB: -36.5),
-            Line(text: "I'm sure all schools would accept that.", start: 0, duration: 3.07, levelDB: -20),
-            Line(text: "Okay, we'", start: 2.69, duration: 0.61, levelDB: -39.1),
-            Line(text: "Soft and going on.", start: 3.2, duration: 1.2, levelDB: -30),
+            Line(text: "And it's", duration: 0.45, levelDB: -36.5),
+            Line(text: "I'm sure all schools would accept that.", duration: 3.07, levelDB: -20),
+            Line(text: "Okay, we'", duration: 0.61, levelDB: -39.1),
+            Line(text: "Soft and going on.", duration: 1.2, levelDB: -30),
         ]
         #expect(MoonshineTranscriber.words(of: lines, backgroundBelowDB: 12) == "I'm sure all schools would accept that. Soft and going on.")
         // 0: every voice is heard.
