@@ -30,6 +30,8 @@ enum AccuratePass {
         var aboveFloorDB: Float? = nil
         /// Where the voice begins in `samples` (what comes before is the endpointer's pre-roll).
         var voiceFrom = 0
+        /// The languages the streaming lanes decode this utterance in (`TurnLogic.utteranceLanguages`).
+        var laneLanguages: Set<String> = []
 
         /// What `engine` hears: from its `roomBeforeVoiceMs` before the voice, else all of it.
         func samples(for engine: any UtteranceTranscriber) -> [Int16] {
@@ -59,10 +61,37 @@ enum AccuratePass {
         var target: String
         var recognition: Recognition
         var detection: SpeakerDetection?
+        /// The language told from the utterance's opening, kept for the next pass over it.
+        var opening: Opening? = nil
+    }
+
+    /// What the detector told from the opening of an utterance (`openingMs` of its voice): a
+    /// later pass over the same utterance (at its next pause, or at its end) gives the detector
+    /// the same samples, and is answered from this instead.
+    struct Opening: Sendable {
+        var samples: [Int16]
+        /// The languages it was told between.
+        var candidates: [String]
+        var transcript: Transcript
+    }
+
+    /// How much of the voice the detector hears to tell the language while another engine
+    /// hears the words (Moonshine, for English): the language is in the first seconds, and the
+    /// detector's work on the rest took a core from the engine whose words the person waits for.
+    static let openingMs = 3000
+
+    /// The opening of `utterance` that `detector` hears while another engine hears the words:
+    /// what it would hear of the whole, through `openingMs` after the voice begins.
+    static func opening(of utterance: Utterance, for detector: any UtteranceTranscriber) -> [Int16] {
+        let heard = utterance.samples(for: detector)
+        let before = utterance.samples.count - heard.count
+        return Array(heard.prefix(max(0, utterance.voiceFrom - before) + openingMs * captureSampleRate / 1000))
     }
 
     /// Hears `utterance` with `hearing`'s engines. Blocks: called on the accurate worker.
-    static func hear(_ utterance: Utterance, with hearing: AccurateHearing, report: (String) -> Void) -> Heard {
+    /// `known`: the opening the detector heard in the last pass (the same utterance's gives the
+    /// same samples, and its language is not told again).
+    static func hear(_ utterance: Utterance, with hearing: AccurateHearing, known: Opening? = nil, report: (String) -> Void) -> Heard {
         let sides = utterance.sides
         var language: String?
         var detection: SpeakerDetection?
@@ -73,14 +102,33 @@ enum AccuratePass {
         // lanes take it for a language the detector hears itself (Spanish), nothing runs beside
         // the detector: Moonshine on a Spanish sentence took a core from Whisper for nothing.
         var early: Ahead?
+        var opened: Opening?
         let noisy = utterance.noisy
         if utterance.detect, let request = hearing.detection(between: [sides.source, sides.target], noisy: noisy), let detector = hearing.detector {
             let likely = likelyLanguage(of: utterance)
+            var heardByDetector = utterance.samples(for: detector)
+            var asked = request
+            var fromOpening = false
             if let first = hearing.engines(for: likely, noisy: noisy).first, first !== detector {
                 early = Ahead(first, utterance.samples(for: first), language: likely)
+                // Where the lanes decode both languages, they are seldom wrong: the detector only
+                // tells the language, from the opening, and if that is a language it hears itself
+                // (the lanes were wrong), it hears the whole after (below). Where the other
+                // language has no lane (French, Portuguese), it tells and decodes in one call.
+                if Set(request.candidates).isSubset(of: utterance.laneLanguages) {
+                    heardByDetector = opening(of: utterance, for: detector)
+                    asked.detectOnly = Set(request.candidates)
+                    fromOpening = true
+                }
             }
             do {
-                let transcript = try detector.transcribe(utterance.samples(for: detector), request)
+                let transcript: Transcript
+                if fromOpening, let known, known.candidates == asked.candidates, known.samples == heardByDetector {
+                    transcript = known.transcript
+                } else {
+                    transcript = try detector.transcribe(heardByDetector, asked)
+                }
+                if fromOpening { opened = Opening(samples: heardByDetector, candidates: asked.candidates, transcript: transcript) }
                 if transcript.language == sides.source || transcript.language == sides.target {
                     language = transcript.language
                     detected = transcript.decoded ? transcript : nil
@@ -120,7 +168,7 @@ enum AccuratePass {
         }
         return Heard(
             speaker: speaker, language: chosen, target: target,
-            recognition: recognition ?? streamed ?? Recognition(text: "", confidence: nil), detection: detection)
+            recognition: recognition ?? streamed ?? Recognition(text: "", confidence: nil), detection: detection, opening: opened)
     }
 
     /// The language the streaming lanes take the utterance for: the one lane whose words a pause's
@@ -208,6 +256,8 @@ actor AccurateWorker {
     private let logger: Logger
     /// What the last speculation heard: the end of a turn on the same audio is answered from it.
     private var lastSpeculation: (utterance: AccuratePass.Utterance, heard: AccuratePass.Heard)?
+    /// The opening whose language the last pass told (`AccuratePass.Opening`).
+    private var lastOpening: AccuratePass.Opening?
     /// Ends of turns answered from a speculation, and passes run (for tests and the log).
     private(set) var reused = 0
     private(set) var passes = 0
@@ -246,7 +296,8 @@ actor AccurateWorker {
                 }
                 passes += 1
                 let started = ContinuousClock.now
-                let heard = AccuratePass.hear(utterance, with: hearing, report: report)
+                let heard = AccuratePass.hear(utterance, with: hearing, known: lastOpening, report: report)
+                lastOpening = heard.opening
                 // Where a turn's time goes (no words: they stay in the history the user chose).
                 logger.debug(
                     "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \((ContinuousClock.now - started).milliseconds) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language)), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor")

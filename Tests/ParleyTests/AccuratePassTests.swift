@@ -22,6 +22,7 @@ struct AccuratePassTests {
         var detected = "en"
         var failing = false
         var requests: [TranscriptionRequest] = []
+        var heardCounts: [Int] = []
         let holdsUpInNoise: Bool
 
         init(name: String, languages: Set<String>, detects: Bool = false) {
@@ -35,6 +36,7 @@ struct AccuratePassTests {
 
         func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
             requests.append(request)
+            heardCounts.append(samples.count)
             if failing { throw RecognizerError("\(name) crashed") }
             let language = request.language ?? detected
             if request.language == nil, request.detectOnly.contains(language) {
@@ -49,7 +51,8 @@ struct AccuratePassTests {
     func utterance(detect: Bool = true, streaming: [(String, String)] = [("en", "streamed english"), ("es", "streamed spanish")]) -> AccuratePass.Utterance {
         AccuratePass.Utterance(
             samples: samples, expected: .a, sides: TurnLanguages(source: "en", target: "es"), detect: detect,
-            streaming: streaming.map { (language: $0.0, recognition: Recognition(text: $0.1, confidence: 0.6, score: -1, frames: 300)) })
+            streaming: streaming.map { (language: $0.0, recognition: Recognition(text: $0.1, confidence: 0.6, score: -1, frames: 300)) },
+            laneLanguages: ["en", "es"])
     }
 
     @Test func whisperTellsWhoSpokeAndMoonshineHearsTheEnglishWithoutWhisperDecodingIt() {
@@ -60,8 +63,49 @@ struct AccuratePassTests {
         #expect(heard.recognition.text == "moonshine heard en" && heard.recognition.engine == "moonshine")
         #expect(heard.recognition.streamingText == "streamed english")
         #expect(heard.detection?.decidedBy == .languageID && heard.detection?.rivalLanguage == "es")
-        #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en"])])
+        #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en", "es"])])
         #expect(moonshine.requests == [TranscriptionRequest(language: "en")])
+    }
+
+    /// While Moonshine hears a long English utterance, Whisper tells the language from its
+    /// opening alone; the next pass over the same utterance (its end, a later pause) gives the
+    /// same opening, and Whisper is not asked again.
+    @Test func theLanguageIsToldFromTheOpeningOnceAnUtterance() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        let hearing = AccurateHearing(engines: [moonshine, whisper])
+        var long = utterance()
+        long.samples = [Int16](repeating: 0, count: 5 * captureSampleRate)
+        long.voiceFrom = captureSampleRate / 2
+        let heard = AccuratePass.hear(long, with: hearing) { Issue.record("reported \($0)") }
+        #expect(heard.language == "en" && heard.recognition.text == "moonshine heard en")
+        #expect(whisper.heardCounts == [(500 + AccuratePass.openingMs) * captureSampleRate / 1000], "the pre-roll and the opening")
+        #expect(moonshine.heardCounts == [long.samples.count])
+        var later = long
+        later.samples += [Int16](repeating: 0, count: captureSampleRate)
+        let again = AccuratePass.hear(later, with: hearing, known: heard.opening) { Issue.record("reported \($0)") }
+        #expect(again.language == "en" && again.detection?.decidedBy == .languageID)
+        #expect(whisper.requests.count == 1, "the opening's language was known")
+        var other = long
+        other.samples[100] = 1
+        _ = AccuratePass.hear(other, with: hearing, known: heard.opening) { _ in }
+        #expect(whisper.requests.count == 2, "another opening is told again")
+    }
+
+    /// Where the other language has no streaming lane (Portuguese, which Whisper alone hears),
+    /// the lanes cannot have told it: Whisper hears the whole, and decodes it if it is Portuguese.
+    @Test func whereTheOtherLanguageHasNoLaneWhisperTellsAndDecodesInOneCall() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "pt"], detects: true)
+        whisper.detected = "pt"
+        var portuguese = utterance(streaming: [("en", "streamed english")])
+        portuguese.sides = TurnLanguages(source: "en", target: "pt")
+        portuguese.laneLanguages = ["en"]
+        portuguese.samples = [Int16](repeating: 0, count: 5 * captureSampleRate)
+        let heard = AccuratePass.hear(portuguese, with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
+        #expect(heard.language == "pt" && heard.recognition.text == "whisper heard pt")
+        #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "pt"], detectOnly: ["en"])])
+        #expect(whisper.heardCounts == [portuguese.samples.count])
     }
 
     @Test func inANoisyRoomWhisperHearsTheEnglishToo() {
@@ -80,16 +124,19 @@ struct AccuratePassTests {
         #expect(AccuratePass.hear(quiet, with: AccurateHearing(engines: [moonshine, whisper])) { _ in }.recognition.engine == "moonshine")
     }
 
-    @Test func aSpanishUtteranceIsTheOtherSpeakersAndWhisperDecodesItOnce() {
+    @Test func aSpanishUtteranceTheLanesCouldNotTellIsTheOtherSpeakersAndWhisperDecodesItWhole() {
         let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
         let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
         whisper.detected = "es"
         let heard = AccuratePass.hear(utterance(), with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
         #expect(heard.speaker == .b && heard.language == "es" && heard.target == "en")
         #expect(heard.recognition.text == "whisper heard es")
-        // Whisper detected and decoded in one request (Moonshine heard the English ahead, unused:
-        // the streaming lanes could not tell the two apart).
-        #expect(whisper.requests.count == 1)
+        // Whisper told the language from the opening, then decoded the whole (Moonshine heard the
+        // English ahead, unused: the streaming lanes could not tell the two apart).
+        #expect(
+            whisper.requests == [
+                TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en", "es"]), TranscriptionRequest(language: "es"),
+            ])
     }
 
     /// A pause's pass started on the Spanish lane's words: Whisper tells the language and decodes
