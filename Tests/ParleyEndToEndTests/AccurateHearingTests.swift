@@ -156,6 +156,19 @@ struct AccurateHearingTests {
         #expect(EndToEnd.wordRecall(heard.text, reference: try reference("\(self.spanish)/fleurs-es-006.wav")) >= 0.8, "heard \"\(heard.text)\"")
     }
 
+    /// The opening of an utterance (its first 3 s), asked for the language alone: the worker
+    /// tells Spanish from English without the silence a decoding is given.
+    @Test func whisperTellsTheLanguageFromTheOpeningAlone() throws {
+        let whisper = AccurateEngines.whisper()
+        for (path, language) in [("\(self.english)/vctk-p301_102.wav", "en"), ("\(self.spanish)/fleurs-es-008.wav", "es")] {
+            let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
+            let opening = Array(samples.prefix(3 * captureSampleRate))
+            let told = try whisper.transcribe(opening, TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en", "es"]))
+            #expect(told.language == language && !told.decoded && told.text.isEmpty, "\(path): \(told)")
+            #expect((told.languageProbabilities[language] ?? 0) > 0.9, "\(path): \(told.languageProbabilities)")
+        }
+    }
+
     @Test func moonshineHearsEnglishInAWorkerOfItsOwn() throws {
         let moonshine = try AccurateEngines.moonshine()
         for name in ["vctk-p238_165", "cathy-a0122", "vctk-p301_102"] {
