@@ -188,6 +188,7 @@ bench: release
 	VOICES_SENTENCES=120 SETS=0,3,5 bench/piper-int8.py $(ENGINES)
 	bench/whisper-prompt.py $(ENGINES)
 	bench/accurate-lead.py $(ENGINES)
+	/usr/bin/python3 bench/detection-window.py
 
 ## Smart Turn v3.2 (bench/smart-turn.py): the model and its feature code from the pinned pipecat-ai wheel
 SMARTTURN_WHEEL = pipecat_ai-1.14.0-py3-none-any.whl
