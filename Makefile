@@ -189,6 +189,7 @@ bench: release
 	bench/whisper-prompt.py $(ENGINES)
 	bench/accurate-lead.py $(ENGINES)
 	/usr/bin/python3 bench/detection-window.py
+	/usr/bin/python3 bench/whisper-beam.py
 
 ## Smart Turn v3.2 (bench/smart-turn.py): the model and its feature code from the pinned pipecat-ai wheel
 SMARTTURN_WHEEL = pipecat_ai-1.14.0-py3-none-any.whl

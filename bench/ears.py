@@ -19,6 +19,7 @@ import socket
 import sqlite3
 import subprocess
 import time
+import tomllib
 import unicodedata
 import zlib
 
@@ -325,11 +326,18 @@ class Whisper:
         self.process.wait(timeout=30)
 
 
+def shipped_beam_size():
+    """`[transcriber] beam_size` as config/parley.toml ships it: what parleyd's own worker uses."""
+    with open(f"{REPO}/config/parley.toml", "rb") as f:
+        return tomllib.load(f)["transcriber"]["beam_size"]
+
+
 class WhisperServer:
     """parley-whisper serving on 127.0.0.1 (`--uri tcp://`), for parleyd's `[transcriber] server`:
-    one warm model for many parleyd runs."""
+    one warm model for many parleyd runs, with the beam parleyd's own worker would use."""
 
-    def __init__(self, engines, threads=2, beam_size=5, nice=5):
+    def __init__(self, engines, threads=2, beam_size=None, nice=5):
+        beam_size = beam_size or shipped_beam_size()
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]

@@ -12,8 +12,10 @@ public struct TranscriberConfig: Sendable, Equatable {
     /// A Wyoming speech-to-text server that hears instead of the local Whisper worker:
     /// "tcp://HOST:PORT". nil starts the local worker.
     public var server: String?
-    /// Whisper's beam width (1 is greedy: faster, a few more words wrong).
-    public var beamSize = 5
+    /// Whisper's beam width (1 is greedy: faster, a few more words wrong). 3 hears as many words
+    /// as 5 on every recording here, and its decoder takes about a third less time
+    /// (`bench/whisper-beam.py`, docs/benchmarks.md).
+    public var beamSize = 3
     /// Threads Whisper may use (0: one per core).
     public var threads = 0
     /// How long one utterance may take before the worker is restarted and asked again.
