@@ -457,7 +457,8 @@ extension Daemon {
                 ]
                 engines.append(
                     WyomingTranscriber(
-                        name: "whisper-base", endpoint: .child(arguments), languages: whisperLanguages, timeoutMs: settings.timeoutMs, logger: logger))
+                        name: "whisper-base", endpoint: .child(arguments), languages: whisperLanguages, timeoutMs: settings.timeoutMs,
+                        stopsOnSignal: true, logger: logger))
             }
         }
         return engines.isEmpty ? nil : AccurateHearing(engines: engines)

@@ -19,6 +19,11 @@ public final class AccurateHearing: Sendable {
         return noisy ? hearing.filter(\.holdsUpInNoise) + hearing.filter { !$0.holdsUpInNoise } : hearing
     }
 
+    /// Asks every engine to stop the utterance it hears now (`UtteranceTranscriber.stop`).
+    public func stop() {
+        for engine in engines { engine.stop() }
+    }
+
     /// The engine that detects the language of an utterance, if any.
     public var detector: (any UtteranceTranscriber)? {
         engines.first { $0.detectsLanguage && $0.isAvailable }

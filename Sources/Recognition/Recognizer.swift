@@ -67,7 +67,13 @@ public struct SentenceEnd: Sendable, Equatable {
 /// A recognizer failure, with what to do about it.
 public struct RecognizerError: Error, CustomStringConvertible, Sendable {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// Whether the engine stopped because it was asked to (`UtteranceTranscriber.stop`): the
+    /// utterance is not wanted any more, and no other engine should hear it instead.
+    public let stopped: Bool
+    public init(_ description: String, stopped: Bool = false) {
+        self.description = description
+        self.stopped = stopped
+    }
 }
 
 /// A streaming speech recognizer for one language.

@@ -66,9 +66,14 @@ public protocol UtteranceTranscriber: AnyObject, Sendable {
     /// How much of the room before the voice it hears, in ms (nil: all the endpointer kept, its
     /// pre-roll). Moonshine's is `AccurateHearing.moonshineRoomBeforeVoiceMs`.
     var roomBeforeVoiceMs: Int? { get }
+    /// Asks it to stop the utterance it is hearing now, from another thread: `transcribe` then
+    /// throws a `RecognizerError` that is `stopped`, as soon as the engine can. Nothing happens
+    /// when it hears nothing, or cannot stop (the default: the utterance is heard to its end).
+    func stop()
 }
 
 extension UtteranceTranscriber {
+    public func stop() {}
     public var holdsUpInNoise: Bool { false }
     public var roomBeforeVoiceMs: Int? { nil }
     public var isAvailable: Bool { true }

@@ -149,7 +149,12 @@ public enum WyomingRequest {
 
     struct ErrorData: Decodable {
         var text: String?
+        var code: String?
     }
+
+    /// The `error` code of an utterance the worker stopped because it was asked to
+    /// (docs/protocol.md, "Stopping an utterance").
+    public static let stoppedCode = "stopped"
 
     /// The transcript an answer carries, or the server's error.
     public static func transcript(from event: WyomingEvent, _ request: TranscriptionRequest, engine: String) throws(RecognizerError) -> Transcript {
@@ -162,8 +167,9 @@ public enum WyomingRequest {
                 text: text, language: language, confidence: data.confidence, languageProbabilities: data.languageProbabilities ?? [:],
                 decoded: data.decoded ?? true, engine: engine)
         case "error":
-            let text = (try? event.decode(ErrorData.self).text) ?? nil
-            throw RecognizerError("the speech server failed: \(text ?? "no reason given")")
+            let error = try? event.decode(ErrorData.self)
+            if error?.code == stoppedCode { throw RecognizerError("\(engine) stopped the utterance, as asked", stopped: true) }
+            throw RecognizerError("the speech server failed: \(error?.text ?? "no reason given")")
         default:
             throw RecognizerError("the speech server answered \(event.type), not a transcript")
         }

@@ -19,6 +19,9 @@ import Synchronization
 ///   a fresh worker.
 /// - A server is connected to for each utterance (as Wyoming clients do); one that is down
 ///   fails the utterance at once, and the daemon falls back to the engine it still has.
+/// - Parley's Whisper worker stops the utterance it hears on SIGUSR1 (`stopsOnSignal`, `stop`):
+///   it answers with an `error` whose code is `stopped` once its encoder is done, instead of
+///   decoding words nobody wants (docs/protocol.md).
 public final class WyomingTranscriber: UtteranceTranscriber {
     public enum Endpoint: Sendable, Equatable {
         /// A worker started with these arguments (the first is the program).
@@ -48,15 +51,23 @@ public final class WyomingTranscriber: UtteranceTranscriber {
     /// The languages its `info` answer says it hears, once it has answered (nil before, or when
     /// it names none): a server may run an English-only model, and must not be handed Spanish.
     private let declared = Mutex<Set<String>?>(nil)
+    /// Whether its worker stops the utterance it hears on SIGUSR1 (`stop`).
+    private let stopsOnSignal: Bool
+    /// The worker hearing an utterance now, while it does (for `stop`).
+    private let hearing = Mutex<pid_t?>(nil)
 
     /// - `languages`: what it hears (Whisper base: every language Parley speaks).
     /// - `timeoutMs`: how long one utterance may take, plus `timeoutPerSecondMs` for each
     ///   second of its audio; `startTimeoutMs`: how long the worker may take to load its model
     ///   and answer `describe`.
+    /// - `stopsOnSignal`: its worker (a child) stops the utterance it hears on SIGUSR1 and says
+    ///   so (Parley's Whisper worker does; any other program would be ended by the signal).
     public init(
         name: String, endpoint: Endpoint, languages: Set<String>, detectsLanguage: Bool = true, holdsUpInNoise: Bool = true,
-        roomBeforeVoiceMs: Int? = nil, timeoutMs: Int = 15_000, timeoutPerSecondMs: Int = 0, startTimeoutMs: Int = 60_000, logger: Logger
+        roomBeforeVoiceMs: Int? = nil, timeoutMs: Int = 15_000, timeoutPerSecondMs: Int = 0, startTimeoutMs: Int = 60_000,
+        stopsOnSignal: Bool = false, logger: Logger
     ) {
+        self.stopsOnSignal = stopsOnSignal
         self.name = name
         self.endpoint = endpoint
         self.languages = languages
@@ -124,8 +135,13 @@ public final class WyomingTranscriber: UtteranceTranscriber {
                     link = open
                 }
                 let answer: WyomingEvent
+                // `stop` may signal the worker only while it hears this utterance: not once it is
+                // closed (its process id may be another's by then).
+                if stopsOnSignal, let process = open.process { hearing.withLock { $0 = process } }
+                let exchanged = Result { () throws(RecognizerError) in try open.exchange(events, timeoutMs: timeoutMs) }
+                hearing.withLock { $0 = nil }
                 do throws(RecognizerError) {
-                    answer = try open.exchange(events, timeoutMs: timeoutMs)
+                    answer = try exchanged.get()
                 } catch {
                     open.close()
                     link = nil
@@ -145,6 +161,15 @@ public final class WyomingTranscriber: UtteranceTranscriber {
                 return try WyomingRequest.transcript(from: answer, request, engine: name)
             }
             throw lastError ?? RecognizerError("\(name) did not answer")
+        }
+    }
+
+    /// Stops the utterance its worker hears now (SIGUSR1, under the lock that says which
+    /// worker hears one): nothing when it hears none, or cannot stop. A signal that comes as
+    /// the worker answers stops nothing: it forgets it when the next utterance is asked.
+    public func stop() {
+        hearing.withLock { process in
+            if let process { kill(process, SIGUSR1) }
         }
     }
 

@@ -63,6 +63,17 @@ enum AccuratePass {
         var detection: SpeakerDetection?
         /// The language told from the utterance's opening, kept for the next pass over it.
         var opening: Opening? = nil
+        /// Whether an engine stopped hearing it because it was not wanted any more
+        /// (`AccurateHearing.stop`): no words, and nothing to answer a turn from.
+        var stopped = false
+
+        /// An utterance whose pass was stopped: nobody gets its (empty) words.
+        static func stopped(_ utterance: Utterance) -> Heard {
+            let (speaker, target) = utterance.sides.heard(utterance.sides.source, expected: utterance.expected)
+            return Heard(
+                speaker: speaker, language: utterance.sides.source, target: target, recognition: Recognition(text: "", confidence: nil),
+                stopped: true)
+        }
     }
 
     /// What the detector told from the opening of an utterance (`openingMs` of its voice): a
@@ -121,7 +132,7 @@ enum AccuratePass {
                     fromOpening = true
                 }
             }
-            do {
+            do throws(RecognizerError) {
                 let transcript: Transcript
                 if fromOpening, let known, known.candidates == asked.candidates, known.samples == heardByDetector {
                     transcript = known.transcript
@@ -137,6 +148,11 @@ enum AccuratePass {
                         decidedBy: .languageID, scores: transcript.languageProbabilities, rivalLanguage: rival,
                         rivalText: utterance.streaming.first { $0.language == rival }?.recognition.text)
                 }
+            } catch where error.stopped {
+                // Not wanted any more: no other engine hears it (the one beside is waited for:
+                // it must not hear on while the next pass starts).
+                _ = early?.result()
+                return .stopped(utterance)
             } catch {
                 report("\(detector.name) could not tell the language: \(error); the streaming recognizers decide")
             }
@@ -155,13 +171,16 @@ enum AccuratePass {
         if recognition == nil, let early, early.language == chosen {
             switch early.result() {
             case .success(let transcript): recognition = Recognition(transcript, streaming: streamed)
+            case .failure(let error) where error.stopped: return .stopped(utterance)
             case .failure(let error):
                 report("\(early.engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: early.engine, for: chosen, in: hearing)) hears it")
             }
         }
         for engine in hearing.engines(for: chosen, noisy: noisy) where recognition == nil && !(early?.language == chosen && engine === early?.engine) {
-            do {
+            do throws(RecognizerError) {
                 recognition = Recognition(try engine.transcribe(utterance.samples(for: engine), TranscriptionRequest(language: chosen)), streaming: streamed)
+            } catch where error.stopped {
+                return .stopped(utterance)
             } catch {
                 report("\(engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: engine, for: chosen, in: hearing)) hears it")
             }
@@ -261,6 +280,10 @@ actor AccurateWorker {
     /// Ends of turns answered from a speculation, and passes run (for tests and the log).
     private(set) var reused = 0
     private(set) var passes = 0
+    /// Passes stopped because they were not wanted any more (of `passes`).
+    private(set) var stopped = 0
+    /// How often a running pass checks whether it is still wanted.
+    static let watchInterval = Duration.milliseconds(30)
 
     init(hearing: AccurateHearing, logger: Logger, report: @escaping @Sendable (String) -> Void) {
         (commands, inbox) = AsyncStream.makeStream()
@@ -296,7 +319,17 @@ actor AccurateWorker {
                 }
                 passes += 1
                 let started = ContinuousClock.now
+                // A pass the person went on from (or a newer pass replaced) is stopped, so that the
+                // one that follows does not wait for words nobody will get.
+                let watch = PassWatch(every: Self.watchInterval, wanted: wanted) { [hearing] in hearing.stop() }
                 let heard = AccuratePass.hear(utterance, with: hearing, known: lastOpening, report: report)
+                watch.finish()
+                if heard.stopped {
+                    stopped += 1
+                    logger.debug(
+                        "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio, stopped after \((ContinuousClock.now - started).milliseconds) ms: not wanted any more")
+                    continue
+                }
                 lastOpening = heard.opening
                 // Where a turn's time goes (no words: they stay in the history the user chose).
                 logger.debug(
@@ -305,10 +338,43 @@ actor AccurateWorker {
                 reply(heard)
             case .close:
                 if passes > 0 {
-                    logger.notice("the accurate pass heard \(passes) utterances; \(reused) turn ends were answered from what it heard during the pause")
+                    logger.notice(
+                        "the accurate pass heard \(passes) utterances (\(stopped) stopped when the person went on); \(reused) turn ends were answered from what it heard during the pause")
                 }
                 inbox.finish()
             }
         }
+    }
+}
+
+/// Watches a running pass on a thread of its own: once `wanted` says it is not wanted any more,
+/// `stop` is called, once. Nothing is called after `finish` returns (the next pass is not
+/// stopped by this one's watch).
+final class PassWatch: Sendable {
+    private let finished = Mutex(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(every interval: Duration, wanted: @escaping @Sendable () -> Bool, stop: @escaping @Sendable () -> Void) {
+        let milliseconds = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+        // A thread of its own, as `AccuratePass.Ahead`: the pool's threads may all be blocked.
+        let thread = Thread { [self] in
+            while done.wait(timeout: .now() + .milliseconds(max(1, milliseconds))) == .timedOut {
+                let over = finished.withLock { finished -> Bool in
+                    guard !finished else { return true }
+                    guard !wanted() else { return false }
+                    stop()
+                    return true
+                }
+                if over { return }
+            }
+        }
+        thread.name = "parley-pass-watch"
+        thread.start()
+    }
+
+    /// The pass is over: the watch ends, and stops nothing from now on.
+    func finish() {
+        finished.withLock { $0 = true }
+        done.signal()
     }
 }

@@ -309,9 +309,16 @@ public final class ScriptedTranscriber: UtteranceTranscriber {
         var heard: [Int] = []
         var requests: [TranscriptionRequest] = []
         var failing = false
+        /// Utterances shorter than this are held (`holds(under:)`).
+        var holdUnder = 0
+        var holdSeconds = 10.0
+        var holding = false
+        var stopAsked = false
+        var stops = 0
     }
 
     private let state = Mutex(State())
+    private let stopped = DispatchSemaphore(value: 0)
 
     public init(name: String = "scripted", languages: Set<String> = ["en", "es"], holdsUpInNoise: Bool = false, roomBeforeVoiceMs: Int? = nil) {
         self.name = name
@@ -333,6 +340,27 @@ public final class ScriptedTranscriber: UtteranceTranscriber {
     /// Every utterance from now on fails, as an engine that crashed.
     public func fail() { state.withLock { $0.failing = true } }
 
+    /// From now on an utterance shorter than `samples` is held, as a slow engine on a long pass:
+    /// `transcribe` waits until `stop` (then throws an error that is `stopped`) or for `seconds`
+    /// (then answers).
+    public func holds(under samples: Int, for seconds: Double = 10) {
+        state.withLock { ($0.holdUnder, $0.holdSeconds) = (samples, seconds) }
+    }
+
+    /// Whether it is holding an utterance now.
+    public var isHolding: Bool { state.withLock { $0.holding } }
+
+    /// How many utterances were stopped.
+    public var stops: Int { state.withLock { $0.stops } }
+
+    public func stop() {
+        state.withLock { state in
+            guard state.holding, !state.stopAsked else { return }
+            state.stopAsked = true
+            stopped.signal()
+        }
+    }
+
     /// How many samples each utterance it heard had, in order.
     public var heard: [Int] { state.withLock { $0.heard } }
 
@@ -342,10 +370,22 @@ public final class ScriptedTranscriber: UtteranceTranscriber {
     public func hears(_ language: String) -> Bool { languages.contains(language) }
 
     public func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
-        let script = state.withLock { state in
+        let (script, hold) = state.withLock { state in
             state.heard.append(samples.count)
             state.requests.append(request)
-            return state.failing ? nil : state.scripts.last { $0.from <= samples.count }
+            state.holding = samples.count < state.holdUnder
+            return (state.failing ? nil : state.scripts.last { $0.from <= samples.count }, state.holding ? state.holdSeconds : nil)
+        }
+        if let hold {
+            let waited = stopped.wait(timeout: .now() + hold)
+            let asked = state.withLock { state in
+                defer { (state.holding, state.stopAsked) = (false, false) }
+                if state.stopAsked { state.stops += 1 }
+                return state.stopAsked
+            }
+            // A stop asked as the wait ran out: its signal is taken, so the next hold waits.
+            if asked, waited == .timedOut { stopped.wait() }
+            if asked { throw RecognizerError("\(name) stopped, as asked", stopped: true) }
         }
         guard let script else { throw RecognizerError("\(name) has nothing scripted") }
         let language = request.language ?? request.candidates.first ?? "en"

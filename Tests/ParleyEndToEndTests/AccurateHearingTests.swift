@@ -4,6 +4,7 @@ import ParleyCore
 import ParleyHistory
 import ParleyRecognition
 import ParleyTesting
+import Synchronization
 import Testing
 
 /// The accurate pass with the real engines (`make engines`): Moonshine tiny and Whisper base
@@ -169,6 +170,38 @@ struct AccurateHearingTests {
         }
     }
 
+    /// A pass nobody wants any more (the person went on) is stopped: the worker answers that it
+    /// stopped, the same worker hears the next utterance whole, and a stop asked while it hears
+    /// nothing changes nothing.
+    @Test func whisperStopsAnUtteranceNobodyWantsAndHearsTheNext() throws {
+        let whisper = AccurateEngines.whisper()
+        try whisper.warm()
+        let path = "\(spanish)/fleurs-es-009.wav"
+        let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
+        let long = samples + samples
+        final class Outcome: Sendable { let result = Mutex<Result<Transcript, RecognizerError>?>(nil) }
+        let outcome = Outcome()
+        let thread = Thread {
+            let result = Result { () throws(RecognizerError) in try whisper.transcribe(long, TranscriptionRequest(language: "es")) }
+            outcome.result.withLock { $0 = result }
+        }
+        thread.start()
+        // Asked again and again until it answers: a stop before the utterance is sent is none.
+        while outcome.result.withLock({ $0 == nil }) {
+            whisper.stop()
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        switch outcome.result.withLock({ $0 }) {
+        case .failure(let error)?: #expect(error.stopped, "\(error)")
+        case .success(let transcript)?: Issue.record("heard to its end: \(transcript.text)")
+        case nil: Issue.record("no answer")
+        }
+        whisper.stop()
+        let heard = try whisper.transcribe(samples, TranscriptionRequest(language: "es"))
+        #expect(EndToEnd.wordRecall(heard.text, reference: try reference(path)) >= 0.8, "heard \"\(heard.text)\"")
+        #expect(whisper.starts == 1, "the worker was not restarted")
+    }
+
     @Test func moonshineHearsEnglishInAWorkerOfItsOwn() throws {
         let moonshine = try AccurateEngines.moonshine()
         for name in ["vctk-p238_165", "cathy-a0122", "vctk-p301_102"] {
@@ -286,8 +319,8 @@ enum AccurateEngines {
             name: "whisper-base",
             endpoint: .child([
                 "/usr/bin/python3", folder + "/whisper/parley-whisper", "--model", folder + "/whisper/base", "--python-path", folder + "/whisper/python",
-                "--threads", "2", "--beam-size", "5",
+                "--threads", "2", "--beam-size", "3",
             ]),
-            languages: whisperLanguages, logger: Logger(label: "test"))
+            languages: whisperLanguages, stopsOnSignal: true, logger: Logger(label: "test"))
     }
 }

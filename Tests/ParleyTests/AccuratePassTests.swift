@@ -21,6 +21,8 @@ struct AccuratePassTests {
         let detectsLanguage: Bool
         var detected = "en"
         var failing = false
+        /// Answers as an engine asked to stop the utterance (`UtteranceTranscriber.stop`).
+        var stopping = false
         var requests: [TranscriptionRequest] = []
         var heardCounts: [Int] = []
         let holdsUpInNoise: Bool
@@ -38,6 +40,7 @@ struct AccuratePassTests {
             requests.append(request)
             heardCounts.append(samples.count)
             if failing { throw RecognizerError("\(name) crashed") }
+            if stopping { throw RecognizerError("\(name) stopped", stopped: true) }
             let language = request.language ?? detected
             if request.language == nil, request.detectOnly.contains(language) {
                 return Transcript(text: "", language: language, languageProbabilities: [language: 0.97], decoded: false, engine: name)
@@ -185,6 +188,24 @@ struct AccuratePassTests {
         #expect(reports.last?.hasSuffix("the streaming recognizer hears it") == true)
     }
 
+    /// A pass stopped because nobody wants it any more gives no words and asks no other engine:
+    /// neither while Whisper tells the language (Moonshine, hearing beside it, is waited for),
+    /// nor while it hears the words.
+    @Test func aStoppedPassGivesNoWordsAndAsksNoOtherEngine() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        whisper.stopping = true
+        let hearing = AccurateHearing(engines: [moonshine, whisper])
+        let told = AccuratePass.hear(utterance(), with: hearing) { Issue.record("reported \($0)") }
+        #expect(told.stopped && told.recognition.text.isEmpty)
+        #expect(whisper.requests.count == 1 && moonshine.requests.count == 1, "moonshine heard beside it, and was waited for")
+        let spanish = AccuratePass.hear(utterance(detect: false, streaming: [("es", "streamed spanish")]), with: AccurateHearing(engines: [whisper, moonshine])) {
+            Issue.record("reported \($0)")
+        }
+        #expect(spanish.stopped && spanish.recognition.text.isEmpty, "not the streaming words either")
+        #expect(whisper.requests.count == 2 && moonshine.requests.count == 1)
+    }
+
     @Test func withoutDetectionTheExpectedSpeakersLanguageIsHeard() {
         let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
         let heard = AccuratePass.hear(utterance(detect: false, streaming: [("en", "streamed")]), with: AccurateHearing(engines: [whisper])) { _ in }
@@ -259,6 +280,19 @@ struct WyomingTests {
         }
     }
 
+    @Test func aWorkerThatStoppedAsAskedSaysSo() throws {
+        let stopped = WyomingEvent(type: "error", data: Data(#"{"text":"stopped, as asked","code":"stopped"}"#.utf8))
+        let failed = WyomingEvent(type: "error", data: Data(#"{"text":"model not loaded","code":"parley-whisper"}"#.utf8))
+        for (event, isStopped) in [(stopped, true), (failed, false)] {
+            do {
+                _ = try WyomingRequest.transcript(from: event, TranscriptionRequest(language: "es"), engine: "s")
+                Issue.record("an error is an error")
+            } catch {
+                #expect(error.stopped == isStopped, "\(error)")
+            }
+        }
+    }
+
     @Test func aHeaderThatIsNotJSONIsRefused() {
         #expect(throws: RecognizerError.self) { try WyomingEvent.read(reader(Array("not json\n".utf8))) }
     }
@@ -329,6 +363,28 @@ struct AccurateConversationTests {
         let heard = engine.heard
         #expect(heard.first.map { $0 < 25_000 } == true, "the first pause was heard: \(heard)")
         #expect(heard.last.map { $0 >= 25_000 } == true, "the end heard the whole utterance: \(heard)")
+        _ = await conversation.finish()
+    }
+
+    /// The pause's pass is still being heard (a slow engine on a long sentence) when the person
+    /// goes on: it is stopped, and the end's pass over the whole utterance does not wait for it.
+    @Test func aPauseThePersonWentOnFromStopsItsPass() async throws {
+        let engine = ScriptedTranscriber(name: "accurate")
+        engine.willHear("a young man")
+        engine.willHear("a young man and his dog", from: 25_000)
+        engine.holds(under: 25_000)
+        let conversation = try conversation(engine, likelyEndMs: 1_000)
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 400])
+        let deadline = Date(timeIntervalSinceNow: TestConversation.patience)
+        while !engine.isHolding && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(engine.isHolding, "the pause's pass started")
+        conversation.microphone.speech(ms: 600)
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "a young man and his dog")
+        #expect(engine.stops == 1, "the pause's pass was stopped")
+        #expect(engine.heard.count == 2 && engine.heard.last.map { $0 >= 25_000 } == true, "\(engine.heard)")
         _ = await conversation.finish()
     }
 
