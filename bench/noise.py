@@ -19,8 +19,8 @@ Spanish):
 - PocketSphinx: `[transcriber] enabled = false` (Spanish: models/es);
 - Moonshine tiny (English only: it hears no other language): the accurate pass on, an engines
   folder holding Moonshine only;
-- Whisper base: the accurate pass on, no Moonshine, so Whisper hears the language (beam 5, one
-  `parley-whisper --uri tcp://127.0.0.1:PORT` that parleyd connects to).
+- Whisper base: the accurate pass on, no Moonshine, so Whisper hears the language (the shipped
+  beam, one `parley-whisper --uri tcp://127.0.0.1:PORT` that parleyd connects to).
 The Silero voice detector comes with Moonshine's library: the Moonshine runs (and auto mode,
 below) have it beside the level, as shipped; the PocketSphinx and Whisper runs find speech by
 the level alone, unless `--silero`: then they get an engines folder holding Moonshine's library

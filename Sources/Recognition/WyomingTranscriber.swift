@@ -53,8 +53,9 @@ public final class WyomingTranscriber: UtteranceTranscriber {
     private let declared = Mutex<Set<String>?>(nil)
     /// Whether its worker stops the utterance it hears on SIGUSR1 (`stop`).
     private let stopsOnSignal: Bool
-    /// The worker hearing an utterance now, while it does (for `stop`).
-    private let hearing = Mutex<pid_t?>(nil)
+    /// The worker hearing an utterance now, while it does, and whether `stop` signalled it
+    /// meanwhile.
+    private let hearing = Mutex<(process: pid_t?, signalled: Bool)>((nil, false))
 
     /// - `languages`: what it hears (Whisper base: every language Parley speaks).
     /// - `timeoutMs`: how long one utterance may take, plus `timeoutPerSecondMs` for each
@@ -137,9 +138,12 @@ public final class WyomingTranscriber: UtteranceTranscriber {
                 let answer: WyomingEvent
                 // `stop` may signal the worker only while it hears this utterance: not once it is
                 // closed (its process id may be another's by then).
-                if stopsOnSignal, let process = open.process { hearing.withLock { $0 = process } }
+                if stopsOnSignal, let process = open.process { hearing.withLock { $0 = (process, false) } }
                 let exchanged = Result { () throws(RecognizerError) in try open.exchange(events, timeoutMs: timeoutMs) }
-                hearing.withLock { $0 = nil }
+                let signalled = hearing.withLock { hearing in
+                    defer { hearing = (nil, false) }
+                    return hearing.signalled
+                }
                 do throws(RecognizerError) {
                     answer = try exchanged.get()
                 } catch {
@@ -157,19 +161,28 @@ public final class WyomingTranscriber: UtteranceTranscriber {
                     open.close()
                     link = nil
                 }
-                // An `error` answer fails this utterance; the worker itself is well.
-                return try WyomingRequest.transcript(from: answer, request, engine: name)
+                // An `error` answer fails this utterance; the worker itself is well. It stopped
+                // only if it was asked to here: a "stopped" answer to nobody's request (a server,
+                // a signal from elsewhere) is a failure, and the next engine hears the utterance.
+                do throws(RecognizerError) {
+                    return try WyomingRequest.transcript(from: answer, request, engine: name)
+                } catch where error.stopped && !signalled {
+                    throw RecognizerError("\(name) stopped the utterance, though nobody asked it to")
+                }
             }
             throw lastError ?? RecognizerError("\(name) did not answer")
         }
     }
 
     /// Stops the utterance its worker hears now (SIGUSR1, under the lock that says which
-    /// worker hears one): nothing when it hears none, or cannot stop. A signal that comes as
-    /// the worker answers stops nothing: it forgets it when the next utterance is asked.
+    /// worker hears one): nothing when it hears none, or cannot stop. The worker forgets a
+    /// signal when the next utterance is asked for, so one that comes before the worker has
+    /// read the request, or as it answers, stops nothing (`PassWatch` asks again).
     public func stop() {
-        hearing.withLock { process in
-            if let process { kill(process, SIGUSR1) }
+        hearing.withLock { hearing in
+            guard let process = hearing.process else { return }
+            kill(process, SIGUSR1)
+            hearing.signalled = true
         }
     }
 

@@ -347,9 +347,10 @@ actor AccurateWorker {
     }
 }
 
-/// Watches a running pass on a thread of its own: once `wanted` says it is not wanted any more,
-/// `stop` is called, once. Nothing is called after `finish` returns (the next pass is not
-/// stopped by this one's watch).
+/// Watches a running pass on a thread of its own: once `wanted` says it is not wanted any more
+/// (it never is again), `stop` is called at every look until the pass is over: an engine that
+/// heard nothing at the first call (another engine was hearing) may hear at the next. Nothing
+/// is called after `finish` returns (the next pass is not stopped by this one's watch).
 final class PassWatch: Sendable {
     private let finished = Mutex(false)
     private let done = DispatchSemaphore(value: 0)
@@ -361,9 +362,8 @@ final class PassWatch: Sendable {
             while done.wait(timeout: .now() + .milliseconds(max(1, milliseconds))) == .timedOut {
                 let over = finished.withLock { finished -> Bool in
                     guard !finished else { return true }
-                    guard !wanted() else { return false }
-                    stop()
-                    return true
+                    if !wanted() { stop() }
+                    return false
                 }
                 if over { return }
             }

@@ -311,7 +311,7 @@ public final class ScriptedTranscriber: UtteranceTranscriber {
         var failing = false
         /// Utterances shorter than this are held (`holds(under:)`).
         var holdUnder = 0
-        var holdSeconds = 10.0
+        var holdSeconds = 60.0
         var holding = false
         var stopAsked = false
         var stops = 0
@@ -343,7 +343,7 @@ public final class ScriptedTranscriber: UtteranceTranscriber {
     /// From now on an utterance shorter than `samples` is held, as a slow engine on a long pass:
     /// `transcribe` waits until `stop` (then throws an error that is `stopped`) or for `seconds`
     /// (then answers).
-    public func holds(under samples: Int, for seconds: Double = 10) {
+    public func holds(under samples: Int, for seconds: Double = 60) {
         state.withLock { ($0.holdUnder, $0.holdSeconds) = (samples, seconds) }
     }
 
