@@ -88,7 +88,7 @@ extension Interpreter {
                     guard let accurate, hearsAccurately(sides) else { return recognized(results, expected: speaker, sides: sides, serial: serial) }
                     let pass = AccuratePass.Utterance(
                         samples: utterance, expected: speaker, sides: sides, detect: detect,
-                        streaming: results, aboveFloorDB: aboveFloor, voiceFrom: voiceFrom, laneLanguages: Set(languages))
+                        streaming: results, aboveFloorDB: aboveFloor, voiceFrom: voiceFrom, laneLanguages: streamingLanes(languages))
                     accurate.inbox.yield(
                         .hear(pass, speculative: false, wanted: { [weak self] in self?.shared.withLock { $0.turn.turnSerial == serial } ?? false }) {
                             [self] heard in

@@ -320,6 +320,14 @@ public final class Interpreter: Sendable {
         return possible.allSatisfy(streams)
     }
 
+    /// Of `languages` (an utterance's, `TurnLogic.utteranceLanguages`), those a streaming
+    /// recognizer decodes (`AccuratePass.Utterance.laneLanguages`). An utterance is decoded in a
+    /// language Whisper alone hears (Portuguese) too, by no recognizer: the lanes tell nothing
+    /// of it, and the detector must hear the whole utterance to tell it.
+    func streamingLanes(_ languages: [String]) -> Set<String> {
+        Set(languages.filter(streams))
+    }
+
     /// Runs `body` under the lock and queues the recognizer work its actions call for in that
     /// same lock, so the recognizer sees opens, audio, finishes and cancels in the order the
     /// machine decided them, whichever thread decided.

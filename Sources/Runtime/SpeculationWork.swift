@@ -57,7 +57,7 @@ extension Interpreter {
                 detect: detectsSpeaker(state.turn, languages: state.turn.utteranceLanguages, sides: sides),
                 streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))],
                 aboveFloorDB: state.turn.endpointer.speechAboveFloorDB, voiceFrom: state.turn.utteranceOnset,
-                laneLanguages: Set(state.turn.utteranceLanguages))
+                laneLanguages: streamingLanes(state.turn.utteranceLanguages))
             accurate.inbox.yield(
                 .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.turn.isSpeculating(id) } ?? false }) { [weak self] heard in
                     self?.shared.withLock { state in

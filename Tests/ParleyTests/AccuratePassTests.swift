@@ -366,6 +366,26 @@ struct AccurateConversationTests {
         _ = await conversation.finish()
     }
 
+    /// Portuguese has no streaming recognizer (Whisper alone hears it), so the lanes cannot have
+    /// told it from English: Whisper hears the whole utterance to tell who spoke, not only its
+    /// opening (3 s told Portuguese from English wrong on recordings the whole told right).
+    @Test func whisperHearsTheWholeUtteranceWhereTheOtherLanguageHasNoStreamingRecognizer() async throws {
+        let moonshine = AccuratePassTests.ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = AccuratePassTests.ScriptedEngine(name: "whisper", languages: ["en", "pt"], detects: true)
+        var config = ParleyConfig()
+        config.speakerB = "pt"
+        let conversation = try TestConversation(
+            config: config, hearable: ["en"], realTime: false, hearsPlayback: false, accurate: AccurateHearing(engines: [moonshine, whisper]))
+        conversation.recognizers.willHear("a long sentence", in: "en")
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 5_000, 2_000])
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "moonshine heard en")
+        _ = await conversation.finish()
+        let heard = whisper.heardCounts
+        #expect(!heard.isEmpty && heard.allSatisfy { $0 >= 5 * captureSampleRate }, "Whisper heard \(heard) samples")
+    }
+
     /// The pause's pass is still being heard (a slow engine on a long sentence) when the person
     /// goes on: it is stopped, and the end's pass over the whole utterance does not wait for it.
     @Test func aPauseThePersonWentOnFromStopsItsPass() async throws {
