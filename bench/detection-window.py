@@ -28,8 +28,6 @@ PAD_FRAMES=2 gives the encoder no silence after the audio instead of the worker'
 `make engines`.
 """
 import glob
-import importlib.machinery
-import importlib.util
 import json
 import os
 import statistics
@@ -40,8 +38,11 @@ import wave
 
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in bench/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ears  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENGINES = f"{ROOT}/.build/engines/whisper"
 SPEECH = os.path.normpath(os.environ.get("SPEECH", f"{ROOT}/../shared/speech"))
 RATE = 16000
 WINDOWS = [None if w == "whole" else float(w) for w in os.environ.get("WINDOWS", "1.0,1.5,2.0,3.0,4.0,whole").split(",")]
@@ -52,16 +53,6 @@ FRAME = 320                                       # 20 ms
 ABOVE_FLOOR_DB = 20.0
 SYNTHETIC = ("wavenet", "espeak", "piper", "tts")
 OTHER = {"en": "es"}                              # the other language of the conversation; else "en"
-
-
-def load_worker():
-    """libexec/parley-whisper as a module (its main() is not run)."""
-    sys.path.insert(0, f"{ENGINES}/python")
-    loader = importlib.machinery.SourceFileLoader("parley_whisper", f"{ROOT}/libexec/parley-whisper")
-    spec = importlib.util.spec_from_loader("parley_whisper", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def recordings():
@@ -111,14 +102,10 @@ def percentile(values, q):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/detection-window.json"
-    worker = load_worker()
+    # As main() does with parleyd's defaults ([transcriber] threads = 0); the beam plays no part.
+    worker, whisper = ears.whisper_in_process()
     if "PAD_FRAMES" in os.environ:
         worker.PAD_FRAMES = int(os.environ["PAD_FRAMES"])
-    # As main() does with parleyd's defaults ([transcriber] threads = 0, beam_size = 5).
-    whisper = worker.Whisper(f"{ENGINES}/base", 0, 5, "int8")
-    whisper.transcribe(bytes(RATE), language="en")
-    worker.release_memory()
-    worker.release_code()
 
     results = []
     for group, language, path in recordings():

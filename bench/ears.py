@@ -18,6 +18,7 @@ import re
 import socket
 import sqlite3
 import subprocess
+import sys
 import time
 import tomllib
 import unicodedata
@@ -274,7 +275,8 @@ def whisper_command(engines, threads=2, beam_size=5, uri=None):
 
 
 class Whisper:
-    """The parley-whisper worker as parleyd starts it (a child on stdin/stdout), under `nice`."""
+    """The parley-whisper worker as parleyd starts it (a child on stdin/stdout), under `nice`. Beam
+    5 unless told: the benches' "engine alone" is Whisper at its best, not at the shipped beam."""
 
     def __init__(self, engines, threads=2, beam_size=5, nice=5):
         self.process = subprocess.Popen(["nice", "-n", str(nice), *whisper_command(engines, threads, beam_size)],
@@ -324,6 +326,25 @@ class Whisper:
     def close(self):
         self.process.stdin.close()
         self.process.wait(timeout=30)
+
+
+def whisper_in_process(beam_size=5):
+    """The Whisper worker's own code in this process: libexec/parley-whisper loaded as a module (its
+    main() is not run), its Whisper class set up and warmed as main() does for parleyd (the built
+    int8 model, threads 0 = one per core). Returns (module, whisper); the module's PAD_FRAMES may
+    be changed after. Needs the Python that runs the worker (/usr/bin/python3) and `make engines`."""
+    import importlib.machinery
+    import importlib.util
+    folder = f"{REPO}/.build/engines/whisper"
+    sys.path.insert(0, f"{folder}/python")
+    loader = importlib.machinery.SourceFileLoader("parley_whisper", f"{REPO}/libexec/parley-whisper")
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("parley_whisper", loader))
+    loader.exec_module(module)
+    whisper = module.Whisper(f"{folder}/base", 0, beam_size, "int8")
+    whisper.transcribe(bytes(RATE), language="en")
+    module.release_memory()
+    module.release_code()
+    return module, whisper
 
 
 def shipped_beam_size():

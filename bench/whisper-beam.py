@@ -22,8 +22,6 @@ Usage: /usr/bin/python3 bench/whisper-beam.py [OUT.json]   (default /tmp/whisper
 BEAMS=5,2 measures only those; LANGUAGES=es only Spanish; PAD_FRAMES=50 gives the encoder 0.5 s
 of silence after the audio instead of the worker's 2 s). Needs `make engines`.
 """
-import importlib.machinery
-import importlib.util
 import json
 import os
 import statistics
@@ -37,21 +35,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import ears  # noqa: E402
 
-ENGINES = f"{ROOT}/.build/engines/whisper"
 RATE = 16000
 BEAMS = [int(b) for b in os.environ.get("BEAMS", "5,3,2,1").split(",")]
 LANGUAGES = os.environ.get("LANGUAGES", "es,fr,pt,it").split(",")
 JOIN_PAUSE = 0.6
-
-
-def load_worker():
-    """libexec/parley-whisper as a module (its main() is not run)."""
-    sys.path.insert(0, f"{ENGINES}/python")
-    loader = importlib.machinery.SourceFileLoader("parley_whisper", f"{ROOT}/libexec/parley-whisper")
-    spec = importlib.util.spec_from_loader("parley_whisper", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def cases():
@@ -85,13 +72,9 @@ def median(values):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/whisper-beam.json"
-    worker = load_worker()
+    worker, whisper = ears.whisper_in_process()
     if "PAD_FRAMES" in os.environ:
         worker.PAD_FRAMES = int(os.environ["PAD_FRAMES"])
-    whisper = worker.Whisper(f"{ENGINES}/base", 0, 5, "int8")
-    whisper.transcribe(bytes(RATE), language="en")
-    worker.release_memory()
-    worker.release_code()
 
     records = []
     for lang, name, samples, reference in cases():
