@@ -104,8 +104,6 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/detection-window.json"
     # As main() does with parleyd's defaults ([transcriber] threads = 0); the beam plays no part.
     worker, whisper = ears.whisper_in_process()
-    if "PAD_FRAMES" in os.environ:
-        worker.PAD_FRAMES = int(os.environ["PAD_FRAMES"])
 
     results = []
     for group, language, path in recordings():

@@ -331,8 +331,9 @@ class Whisper:
 def whisper_in_process(beam_size=5):
     """The Whisper worker's own code in this process: libexec/parley-whisper loaded as a module (its
     main() is not run), its Whisper class set up and warmed as main() does for parleyd (the built
-    int8 model, threads 0 = one per core). Returns (module, whisper); the module's PAD_FRAMES may
-    be changed after. Needs the Python that runs the worker (/usr/bin/python3) and `make engines`."""
+    int8 model, threads 0 = one per core). Returns (module, whisper). PAD_FRAMES=N in the
+    environment gives the encoder N frames (10 ms) of silence after the audio instead of the
+    worker's own. Needs the Python that runs the worker (/usr/bin/python3) and `make engines`."""
     import importlib.machinery
     import importlib.util
     folder = f"{REPO}/.build/engines/whisper"
@@ -340,6 +341,8 @@ def whisper_in_process(beam_size=5):
     loader = importlib.machinery.SourceFileLoader("parley_whisper", f"{REPO}/libexec/parley-whisper")
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader("parley_whisper", loader))
     loader.exec_module(module)
+    if "PAD_FRAMES" in os.environ:
+        module.PAD_FRAMES = int(os.environ["PAD_FRAMES"])
     whisper = module.Whisper(f"{folder}/base", 0, beam_size, "int8")
     whisper.transcribe(bytes(RATE), language="en")
     module.release_memory()

@@ -73,8 +73,6 @@ def median(values):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/whisper-beam.json"
     worker, whisper = ears.whisper_in_process()
-    if "PAD_FRAMES" in os.environ:
-        worker.PAD_FRAMES = int(os.environ["PAD_FRAMES"])
 
     records = []
     for lang, name, samples, reference in cases():
