@@ -24,8 +24,8 @@ on the machine makes the wall times noisy; the CPU time much less so).
 
 Usage: /usr/bin/python3 bench/detection-window.py [OUT.json]   (default /tmp/detection-window.json;
 SPEECH=... points at another speech folder; WINDOWS=3.0,whole measures only those windows;
-PAD_FRAMES=2 gives the encoder no silence after the audio instead of the worker's 2 s). Needs
-`make engines`.
+DETECT_PAD_FRAMES=200 gives the encoder 2 s of silence after the audio, as the worker did before
+session 44; it now adds none to audio whose language alone is asked for). Needs `make engines`.
 """
 import glob
 import json
@@ -46,8 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEECH = os.path.normpath(os.environ.get("SPEECH", f"{ROOT}/../shared/speech"))
 RATE = 16000
 WINDOWS = [None if w == "whole" else float(w) for w in os.environ.get("WINDOWS", "1.0,1.5,2.0,3.0,4.0,whole").split(",")]
-# None: the whole recording (from the same start). PAD_FRAMES: the silence the worker adds after the
-# audio (its own default when unset).
+# None: the whole recording (from the same start).
 LEAD = 0.2                                        # seconds kept before speech starts
 FRAME = 320                                       # 20 ms
 ABOVE_FLOOR_DB = 20.0

@@ -333,7 +333,8 @@ def whisper_in_process(beam_size=5):
     main() is not run), its Whisper class set up and warmed as main() does for parleyd (the built
     int8 model, threads 0 = one per core). Returns (module, whisper). PAD_FRAMES=N in the
     environment gives the encoder N frames (10 ms) of silence after the audio instead of the
-    worker's own. Needs the Python that runs the worker (/usr/bin/python3) and `make engines`."""
+    worker's own; DETECT_PAD_FRAMES=N the same for audio whose language alone is asked for.
+    Needs the Python that runs the worker (/usr/bin/python3) and `make engines`."""
     import importlib.machinery
     import importlib.util
     folder = f"{REPO}/.build/engines/whisper"
@@ -341,8 +342,9 @@ def whisper_in_process(beam_size=5):
     loader = importlib.machinery.SourceFileLoader("parley_whisper", f"{REPO}/libexec/parley-whisper")
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader("parley_whisper", loader))
     loader.exec_module(module)
-    if "PAD_FRAMES" in os.environ:
-        module.PAD_FRAMES = int(os.environ["PAD_FRAMES"])
+    for name in ("PAD_FRAMES", "DETECT_PAD_FRAMES"):
+        if name in os.environ:
+            setattr(module, name, int(os.environ[name]))
     whisper = module.Whisper(f"{folder}/base", 0, beam_size, "int8")
     whisper.transcribe(bytes(RATE), language="en")
     module.release_memory()
