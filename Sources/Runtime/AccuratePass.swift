@@ -282,8 +282,8 @@ actor AccurateWorker {
     private(set) var passes = 0
     /// Passes stopped because they were not wanted any more (of `passes`).
     private(set) var stopped = 0
-    /// How often a running pass checks whether it is still wanted.
-    static let watchInterval = Duration.milliseconds(30)
+    /// How often (ms) a running pass checks whether it is still wanted.
+    static let watchIntervalMs = 30
 
     init(hearing: AccurateHearing, logger: Logger, report: @escaping @Sendable (String) -> Void) {
         (commands, inbox) = AsyncStream.makeStream()
@@ -321,7 +321,7 @@ actor AccurateWorker {
                 let started = ContinuousClock.now
                 // A pass the person went on from (or a newer pass replaced) is stopped, so that the
                 // one that follows does not wait for words nobody will get.
-                let watch = PassWatch(every: Self.watchInterval, wanted: wanted) { [hearing] in hearing.stop() }
+                let watch = PassWatch(everyMs: Self.watchIntervalMs, wanted: wanted) { [hearing] in hearing.stop() }
                 let heard = AccuratePass.hear(utterance, with: hearing, known: lastOpening, report: report)
                 watch.finish()
                 if heard.stopped {
@@ -355,11 +355,10 @@ final class PassWatch: Sendable {
     private let finished = Mutex(false)
     private let done = DispatchSemaphore(value: 0)
 
-    init(every interval: Duration, wanted: @escaping @Sendable () -> Bool, stop: @escaping @Sendable () -> Void) {
-        let milliseconds = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+    init(everyMs interval: Int, wanted: @escaping @Sendable () -> Bool, stop: @escaping @Sendable () -> Void) {
         // A thread of its own, as `AccuratePass.Ahead`: the pool's threads may all be blocked.
         let thread = Thread { [self] in
-            while done.wait(timeout: .now() + .milliseconds(max(1, milliseconds))) == .timedOut {
+            while done.wait(timeout: .now() + .milliseconds(max(1, interval))) == .timedOut {
                 let over = finished.withLock { finished -> Bool in
                     guard !finished else { return true }
                     if !wanted() { stop() }
