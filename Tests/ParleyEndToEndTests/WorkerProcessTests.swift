@@ -35,6 +35,22 @@ struct HungWorkerTests {
         }
     }
 
+    /// A worker that answers "stopped" though parleyd never asked it to stop (a server, a stray
+    /// signal): the utterance fails as any failure does, so the next engine hears it, and is not
+    /// taken for a pass nobody wants (whose words nobody would get).
+    @Test func aStoppedAnswerNobodyAskedForIsAFailure() throws {
+        let info = #"{"type":"info","data_length":2}"# + "\n{}"
+        let body = #"{"text":"stopped, as asked","code":"stopped"}"#
+        let stopped = #"{"type":"error","data_length":"# + "\(body.utf8.count)}\n" + body
+        let worker = WyomingTranscriber(
+            name: "whisper-base", endpoint: .child(["/bin/sh", "-c", "printf '%s' '\(info)'; printf '%s' '\(stopped)'; exec sleep 30"]),
+            languages: ["es"], timeoutMs: 5_000, startTimeoutMs: 5_000, stopsOnSignal: true, logger: Logger(label: "test"))
+        var failure: RecognizerError?
+        do { _ = try worker.transcribe([Int16](repeating: 0, count: 8_000), TranscriptionRequest(language: "es")) } catch { failure = error }
+        #expect(failure.map { !$0.stopped } == true, "\(String(describing: failure))")
+        #expect(failure?.description.contains("though nobody asked it to") == true, "\(String(describing: failure))")
+    }
+
     @Test func aWorkerThatCannotStartIsLeftOutOfWhoHearsForAWhile() throws {
         let broken = WyomingTranscriber(
             name: "moonshine-tiny", endpoint: .child(["/bin/sh", "-c", "exit 2"]), languages: ["en"], detectsLanguage: false,
