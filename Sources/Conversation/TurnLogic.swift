@@ -95,6 +95,8 @@ public struct TurnLogic: Sendable {
     public private(set) var userPaused = false
     /// Whether the capture device failed and is being opened again.
     public private(set) var deviceLost = false
+    /// Whether this utterance's opening was handed on to tell its language (`Period.tellOpening`).
+    public private(set) var openingTold = false
     /// The running speculation (`Speculation.swift`): dropped when speech resumes, the
     /// utterance is cancelled, a new one starts, or the turn ends with other words.
     public internal(set) var speculation: Speculation?
@@ -176,6 +178,7 @@ public struct TurnLogic: Sendable {
                 dropSpeculation()
                 turnSerial += 1
                 endCueAllowed = true
+                openingTold = false
                 heldAudio = []
                 resumedEnd = nil
                 endDecidedAt = nil
@@ -290,6 +293,10 @@ public struct TurnLogic: Sendable {
         /// a person's words.
         public var notices: [String] = []
         public var speculation = Speculation.keep
+        /// The utterance's voice has lasted `openingMs`: its first `tellOpening` samples (the
+        /// pre-roll and the opening) may be given to the detector now, to tell its language while
+        /// the person goes on speaking (once an utterance; auto mode with both languages decoded).
+        public var tellOpening: Int?
         public var actions: [ConversationMachine.Action] = []
         public var feed: Feed?
         /// The level above which the next period needs the voice detector's judgement: in
@@ -350,6 +357,7 @@ public struct TurnLogic: Sendable {
                 audio = frame
                 // Before a speculation looks at it: the pause it measures ends here.
                 if keepsAudio { utteranceAudio += frame }
+                period.tellOpening = openingToTell()
             }
             if endpointer.isInSpeech, endpointer.pause == nil {
                 period.speculation = .drop
@@ -455,6 +463,24 @@ public struct TurnLogic: Sendable {
     /// end of: all but the pause, and `keptPauseMs` of it.
     public static func accurateLength(of count: Int, pause: Int, sampleRate: Int) -> Int {
         max(0, count - max(0, pause - keptPauseMs * sampleRate / 1000))
+    }
+
+    /// How much of an utterance's voice the detector hears to tell its language when both
+    /// languages are decoded by streaming lanes (which are seldom wrong): the language is in the
+    /// first seconds, and the detector's work on the rest took a core from the engine whose words
+    /// the person waits for (Moonshine).
+    public static let openingMs = 2500
+
+    /// The samples of the utterance (from its pre-roll) through the end of its opening, once
+    /// they are all heard: the first time, in auto mode with both languages decoded (the lanes
+    /// then say who likely spoke, and the detector tells it from the opening alone). Nil
+    /// otherwise. Marks the opening told.
+    private mutating func openingToTell() -> Int? {
+        guard keepsAudio, dualDecoding, !openingTold, case .hearing = machine.state, utteranceLanguages.count > 1 else { return nil }
+        let through = utteranceOnset + Self.openingMs * endpointer.sampleRate / 1000
+        guard utteranceAudio.count >= through else { return nil }
+        openingTold = true
+        return through
     }
 
     /// How much of the pause that ended an utterance the accurate pass hears (under the

@@ -87,9 +87,8 @@ enum AccuratePass {
     }
 
     /// How much of the voice the detector hears to tell the language while another engine
-    /// hears the words (Moonshine, for English): the language is in the first seconds, and the
-    /// detector's work on the rest took a core from the engine whose words the person waits for.
-    static let openingMs = 3000
+    /// hears the words (Moonshine, for English): `TurnLogic.openingMs`.
+    static let openingMs = TurnLogic.openingMs
 
     /// The opening of `utterance` that `detector` hears while another engine hears the words:
     /// what it would hear of the whole, through `openingMs` after the voice begins.
@@ -99,10 +98,37 @@ enum AccuratePass {
         return Array(heard.prefix(max(0, utterance.voiceFrom - before) + openingMs * captureSampleRate / 1000))
     }
 
+    /// What the detector is asked to tell the language from the opening alone: where the lanes
+    /// decode both candidate languages (they are seldom wrong, and the detector only checks them);
+    /// nil where one has no lane (Portuguese: the detector hears the whole).
+    static func openingRequest(_ request: TranscriptionRequest, for utterance: Utterance) -> TranscriptionRequest? {
+        guard Set(request.candidates).isSubset(of: utterance.laneLanguages) else { return nil }
+        var asked = request
+        asked.detectOnly = Set(request.candidates)
+        return asked
+    }
+
+    /// What the detector is asked to tell the language of `utterance`'s opening while the person
+    /// goes on speaking (`TurnLogic.Period.tellOpening`: `utterance` holds the pre-roll and the
+    /// opening): the detector, the samples and the request. The pass at the utterance's pause or
+    /// end then finds it told (`hear`'s `known`), and the engine that hears the words (Moonshine)
+    /// has the processor to itself. Nil where the pass would not tell it from the opening.
+    static func openingToTell(_ utterance: Utterance, with hearing: AccurateHearing) -> (
+        detector: any UtteranceTranscriber, samples: [Int16], request: TranscriptionRequest
+    )? {
+        let sides = utterance.sides
+        guard utterance.detect, let detector = hearing.detector, let request = hearing.detection(between: [sides.source, sides.target]),
+            let asked = openingRequest(request, for: utterance)
+        else { return nil }
+        return (detector, opening(of: utterance, for: detector), asked)
+    }
+
     /// Hears `utterance` with `hearing`'s engines. Blocks: called on the accurate worker.
-    /// `known`: the opening the detector heard in the last pass (the same utterance's gives the
-    /// same samples, and its language is not told again).
-    static func hear(_ utterance: Utterance, with hearing: AccurateHearing, known: Opening? = nil, report: (String) -> Void) -> Heard {
+    /// `known`: the opening whose language was told last, in the last pass or while the person
+    /// spoke (the same utterance's gives the same samples, and its language is not told again).
+    /// It may wait for an opening being told: it is called before the detector is asked anything
+    /// in an utterance it tells, so the detector hears one thing at a time.
+    static func hear(_ utterance: Utterance, with hearing: AccurateHearing, known: () -> Opening? = { nil }, report: (String) -> Void) -> Heard {
         let sides = utterance.sides
         var language: String?
         var detection: SpeakerDetection?
@@ -126,16 +152,17 @@ enum AccuratePass {
                 // tells the language, from the opening, and if that is a language it hears itself
                 // (the lanes were wrong), it hears the whole after (below). Where the other
                 // language has no lane (French, Portuguese), it tells and decodes in one call.
-                if Set(request.candidates).isSubset(of: utterance.laneLanguages) {
+                if let told = openingRequest(request, for: utterance) {
                     heardByDetector = opening(of: utterance, for: detector)
-                    asked.detectOnly = Set(request.candidates)
+                    asked = told
                     fromOpening = true
                 }
             }
+            let told = known()
             do throws(RecognizerError) {
                 let transcript: Transcript
-                if fromOpening, let known, known.candidates == asked.candidates, known.samples == heardByDetector {
-                    transcript = known.transcript
+                if fromOpening, let told, told.candidates == asked.candidates, told.samples == heardByDetector {
+                    transcript = told.transcript
                 } else {
                     transcript = try detector.transcribe(heardByDetector, asked)
                 }
@@ -205,28 +232,19 @@ enum AccuratePass {
     final class Ahead: Sendable {
         let engine: any UtteranceTranscriber
         let language: String
-        private let done = DispatchSemaphore(value: 0)
-        private let outcome = Mutex<Result<Transcript, RecognizerError>?>(nil)
+        private let words: Pending<Result<Transcript, RecognizerError>>
 
         init(_ engine: any UtteranceTranscriber, _ samples: [Int16], language: String) {
             self.engine = engine
             self.language = language
-            // A thread of its own, not the dispatch pool: the accurate worker waits for it, and
-            // a pool whose threads are all blocked (decoders, the sound card) would never run it.
-            let thread = Thread { [self] in
-                let result = Result { () throws(RecognizerError) in try engine.transcribe(samples, TranscriptionRequest(language: language)) }
-                outcome.withLock { $0 = result }
-                done.signal()
+            words = Pending(name: "parley-ahead") {
+                Result { () throws(RecognizerError) in try engine.transcribe(samples, TranscriptionRequest(language: language)) }
             }
-            thread.name = "parley-ahead"
-            thread.start()
         }
 
         /// Waits for the words.
         func result() -> Result<Transcript, RecognizerError> {
-            done.wait()
-            done.signal()
-            return outcome.withLock { $0 } ?? .failure(RecognizerError("\(engine.name) gave no answer"))
+            words.value() ?? .failure(RecognizerError("\(engine.name) gave no answer"))
         }
     }
 
@@ -263,6 +281,9 @@ actor AccurateWorker {
         /// `speculative`: at a pause, ahead of the end of the turn.
         case hear(
             AccuratePass.Utterance, speculative: Bool, wanted: @Sendable () -> Bool = { true }, reply: @Sendable (AccuratePass.Heard) -> Void)
+        /// Tell the language of an utterance's opening while the person speaks on
+        /// (`AccuratePass.tell`), while `wanted` says so (the utterance is still the one heard).
+        case tell(AccuratePass.Utterance, wanted: @Sendable () -> Bool)
         case close
     }
 
@@ -282,6 +303,22 @@ actor AccurateWorker {
     private(set) var passes = 0
     /// Passes stopped because they were not wanted any more (of `passes`).
     private(set) var stopped = 0
+    /// Openings whose language was told while the person spoke (`Command.tell`).
+    private(set) var openingsTold = 0
+    /// The opening whose language is being told while the person speaks, on a thread of its own
+    /// (a pass that starts meanwhile has Moonshine hear the words beside it).
+    private var telling: Telling?
+
+    /// Waits for the opening being told, if any, and keeps it as the last one told.
+    private func settleTelling() {
+        guard let told = telling?.opening() else {
+            telling = nil
+            return
+        }
+        telling = nil
+        openingsTold += 1
+        lastOpening = told
+    }
     /// How often (ms) a running pass checks whether it is still wanted.
     static let watchIntervalMs = 30
 
@@ -322,28 +359,99 @@ actor AccurateWorker {
                 // A pass the person went on from (or a newer pass replaced) is stopped, so that the
                 // one that follows does not wait for words nobody will get.
                 let watch = PassWatch(everyMs: Self.watchIntervalMs, wanted: wanted) { [hearing] in hearing.stop() }
-                let heard = AccuratePass.hear(utterance, with: hearing, known: lastOpening, report: report)
+                // The detector tells an opening for one utterance at a time: a pass that would not
+                // ask for the one being told (none is told for it) waits for it first.
+                if !utterance.detect { settleTelling() }
+                let pending = telling
+                let last = lastOpening
+                let heard = AccuratePass.hear(utterance, with: hearing, known: { pending?.opening() ?? last }, report: report)
                 watch.finish()
+                settleTelling()
                 if heard.stopped {
                     stopped += 1
                     logger.debug(
                         "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio, stopped after \((ContinuousClock.now - started).milliseconds) ms: not wanted any more")
                     continue
                 }
-                lastOpening = heard.opening
+                // A pass that told no opening (a Spanish one, decoded whole) leaves the one told
+                // while the person spoke: only the same samples are ever answered from it.
+                if let opening = heard.opening { lastOpening = opening }
                 // Where a turn's time goes (no words: they stay in the history the user chose).
                 logger.debug(
                     "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \((ContinuousClock.now - started).milliseconds) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language)), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor")
                 lastSpeculation = speculative ? (utterance, heard) : nil
                 reply(heard)
+            case .tell(let utterance, let wanted):
+                if !wanted() { continue }
+                settleTelling()
+                guard let (detector, samples, request) = AccuratePass.openingToTell(utterance, with: hearing) else { continue }
+                telling = Telling(samples: samples, candidates: request.candidates) { [hearing, logger] in
+                    let started = ContinuousClock.now
+                    let watch = PassWatch(everyMs: Self.watchIntervalMs, wanted: wanted) { hearing.stop() }
+                    defer { watch.finish() }
+                    do throws(RecognizerError) {
+                        let transcript = try detector.transcribe(samples, request)
+                        logger.debug(
+                            "the accurate pass: \(transcript.language) told from the opening (\(samples.count * 1000 / captureSampleRate) ms) while the person speaks, in \((ContinuousClock.now - started).milliseconds) ms")
+                        return transcript
+                    } catch {
+                        // The pass at the pause or the end asks again, and reports what goes wrong then.
+                        logger.debug("the accurate pass: the opening's language not told while the person speaks: \(error)")
+                        return nil
+                    }
+                }
             case .close:
                 if passes > 0 {
                     logger.notice(
-                        "the accurate pass heard \(passes) utterances (\(stopped) stopped when the person went on); \(reused) turn ends were answered from what it heard during the pause")
+                        "the accurate pass heard \(passes) utterances (\(stopped) stopped when the person went on); \(reused) turn ends were answered from what it heard during the pause; \(openingsTold) openings' language told while the person spoke")
                 }
+                settleTelling()
                 inbox.finish()
             }
         }
+    }
+}
+
+/// A value made on a thread of its own, not the dispatch pool: its reader waits for it, and a
+/// pool whose threads are all blocked (decoders, the sound card) would never make it.
+final class Pending<Value: Sendable>: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let made = Mutex<Value?>(nil)
+
+    init(name: String, _ make: @escaping @Sendable () -> Value) {
+        let thread = Thread { [self] in
+            let value = make()
+            made.withLock { $0 = value }
+            done.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Waits for the value (at once once made; nil never: it is set before `done` is signalled).
+    func value() -> Value? {
+        done.wait()
+        done.signal()
+        return made.withLock { $0 }
+    }
+}
+
+/// The language of an utterance's opening, being told on a thread of its own while the person
+/// speaks (`AccurateWorker.Command.tell`).
+final class Telling: Sendable {
+    let samples: [Int16]
+    let candidates: [String]
+    private let transcript: Pending<Transcript?>
+
+    init(samples: [Int16], candidates: [String], tell: @escaping @Sendable () -> Transcript?) {
+        self.samples = samples
+        self.candidates = candidates
+        transcript = Pending(name: "parley-opening", tell)
+    }
+
+    /// Waits for the language told: the opening, or nil when the detector could not tell it.
+    func opening() -> AccuratePass.Opening? {
+        (transcript.value() ?? nil).map { AccuratePass.Opening(samples: samples, candidates: candidates, transcript: $0) }
     }
 }
 

@@ -255,6 +255,7 @@ public final class Interpreter: Sendable {
             for line in period.notices { logger.notice("\(line)") }
             forgetDroppedSpeculation(&state)
             if period.speculation == .consider { speculate(&state) }
+            if let through = period.tellOpening { tellOpening(&state, through: through) }
             queueRecognition(period.actions, &state)
             // Queued after the utterance was opened, in the same lock.
             if let feed = period.feed {

@@ -75,6 +75,23 @@ extension Interpreter {
         }
     }
 
+    /// Has the accurate worker tell the language of the utterance's opening, its first `length`
+    /// samples, while the person goes on speaking (`TurnLogic.Period.tellOpening`), where the
+    /// accurate pass tells who spoke: the pass at its pause then finds it told, and Moonshine
+    /// hears the words with the processor to itself. Called under the lock.
+    func tellOpening(_ state: inout Shared, through length: Int) {
+        let turn = state.turn
+        guard let accurate, let sides = turn.utteranceSides, let speaker = turn.machine.state.speaker, hearsAccurately(sides),
+            detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides)
+        else { return }
+        let serial = turn.turnSerial
+        let opening = AccuratePass.Utterance(
+            samples: turn.accurateAudio(through: length), expected: speaker, sides: sides, detect: true, streaming: [],
+            aboveFloorDB: turn.endpointer.speechAboveFloorDB, voiceFrom: turn.utteranceOnset, laneLanguages: streamingLanes(turn.utteranceLanguages))
+        // Wanted while the utterance is the one heard (its pause's or end's pass needs it).
+        accurate.inbox.yield(.tell(opening, wanted: { [weak self] in self?.shared.withLock { $0.turn.turnSerial == serial } ?? false }))
+    }
+
     /// Translates a speculation's words on the concurrency pool, and has its audio made.
     private func speculativeTranslation(id: Int, of text: String, from language: String, to target: String) -> Task<RoutedTranslation, any Error> {
         let translator = self.translator

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyConversation
 import ParleyCore
 import ParleyHistory
 import ParleyRecognition
@@ -157,13 +158,13 @@ struct AccurateHearingTests {
         #expect(EndToEnd.wordRecall(heard.text, reference: try reference("\(self.spanish)/fleurs-es-006.wav")) >= 0.8, "heard \"\(heard.text)\"")
     }
 
-    /// The opening of an utterance (its first 3 s), asked for the language alone: the worker
-    /// tells Spanish from English without the silence a decoding is given.
+    /// The opening of an utterance (its first `TurnLogic.openingMs`), asked for the language
+    /// alone: the worker tells Spanish from English without the silence a decoding is given.
     @Test func whisperTellsTheLanguageFromTheOpeningAlone() throws {
         let whisper = AccurateEngines.whisper()
         for (path, language) in [("\(self.english)/vctk-p301_102.wav", "en"), ("\(self.spanish)/fleurs-es-008.wav", "es")] {
             let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
-            let opening = Array(samples.prefix(3 * captureSampleRate))
+            let opening = Array(samples.prefix(TurnLogic.openingMs * captureSampleRate / 1000))
             let told = try whisper.transcribe(opening, TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en", "es"]))
             #expect(told.language == language && !told.decoded && told.text.isEmpty, "\(path): \(told)")
             #expect((told.languageProbabilities[language] ?? 0) > 0.9, "\(path): \(told.languageProbabilities)")

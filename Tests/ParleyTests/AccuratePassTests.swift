@@ -7,6 +7,7 @@ import ParleyProtocol
 import ParleyTesting
 @testable import ParleyRecognition
 import ParleyConversation
+import Synchronization
 import Testing
 @testable import ParleyRuntime
 
@@ -25,6 +26,8 @@ struct AccuratePassTests {
         var stopping = false
         var requests: [TranscriptionRequest] = []
         var heardCounts: [Int] = []
+        /// Requests so far, safe to read while a worker asks (`requests` is read once it is done).
+        let asked = Atomic(0)
         let holdsUpInNoise: Bool
 
         init(name: String, languages: Set<String>, detects: Bool = false) {
@@ -39,6 +42,7 @@ struct AccuratePassTests {
         func transcribe(_ samples: [Int16], _ request: TranscriptionRequest) throws(RecognizerError) -> Transcript {
             requests.append(request)
             heardCounts.append(samples.count)
+            asked.add(1, ordering: .sequentiallyConsistent)
             if failing { throw RecognizerError("\(name) crashed") }
             if stopping { throw RecognizerError("\(name) stopped", stopped: true) }
             let language = request.language ?? detected
@@ -86,12 +90,12 @@ struct AccuratePassTests {
         #expect(moonshine.heardCounts == [long.samples.count])
         var later = long
         later.samples += [Int16](repeating: 0, count: captureSampleRate)
-        let again = AccuratePass.hear(later, with: hearing, known: heard.opening) { Issue.record("reported \($0)") }
+        let again = AccuratePass.hear(later, with: hearing, known: { heard.opening }) { Issue.record("reported \($0)") }
         #expect(again.language == "en" && again.detection?.decidedBy == .languageID)
         #expect(whisper.requests.count == 1, "the opening's language was known")
         var other = long
         other.samples[100] = 1
-        _ = AccuratePass.hear(other, with: hearing, known: heard.opening) { _ in }
+        _ = AccuratePass.hear(other, with: hearing, known: { heard.opening }) { _ in }
         #expect(whisper.requests.count == 2, "another opening is told again")
     }
 
@@ -384,6 +388,32 @@ struct AccurateConversationTests {
         _ = await conversation.finish()
         let heard = whisper.heardCounts
         #expect(!heard.isEmpty && heard.allSatisfy { $0 >= 5 * captureSampleRate }, "Whisper heard \(heard) samples")
+    }
+
+    /// A long English utterance in auto mode: Whisper tells its language from the opening while
+    /// the person is still speaking, so the pass at the pause is Moonshine's alone (it had shared
+    /// the processor with Whisper's telling), and answers from the language told.
+    @Test func theLanguageIsToldFromTheOpeningWhileThePersonSpeaks() async throws {
+        let moonshine = AccuratePassTests.ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = AccuratePassTests.ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        let conversation = try TestConversation(realTime: false, hearsPlayback: false, accurate: AccurateHearing(engines: [moonshine, whisper]))
+        conversation.recognizers.willHear("a long sentence", in: "en")
+        conversation.start()
+        // The person has spoken for 4 s, and goes on (nothing more is heard yet).
+        conversation.microphone.alternate(ms: [200, 4_000])
+        let deadline = Date(timeIntervalSinceNow: TestConversation.patience)
+        while whisper.asked.load(ordering: .sequentiallyConsistent) == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(whisper.asked.load(ordering: .sequentiallyConsistent) == 1, "Whisper told the language while the person spoke")
+        #expect(moonshine.asked.load(ordering: .sequentiallyConsistent) == 0, "no pause yet, no pass")
+        conversation.microphone.speech(ms: 1_000)
+        conversation.microphone.silence(ms: 2_000)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "moonshine heard en")
+        _ = await conversation.finish()
+        #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en", "es"])], "told once")
+        let opening = try #require(whisper.heardCounts.first)
+        #expect(opening < 4_000 * captureSampleRate / 1000 && opening >= AccuratePass.openingMs * captureSampleRate / 1000, "\(opening) samples")
+        #expect(!moonshine.heardCounts.isEmpty && moonshine.heardCounts.allSatisfy { $0 >= 5 * captureSampleRate }, "\(moonshine.heardCounts)")
     }
 
     /// The pause's pass is still being heard (a slow engine on a long sentence) when the person

@@ -219,6 +219,37 @@ struct TurnLogicTests {
         #expect(!drive.logic.isAwaitingJudgement)
     }
 
+    /// Once an utterance's voice has lasted `openingMs`, its opening is handed on once, so the
+    /// detector tells the language while the person speaks on; never with one language decoded.
+    @Test func theOpeningIsHandedOnOnceAnUtteranceAsSoonAsItIsHeard() throws {
+        let long = Signals.tone(ms: TurnLogic.openingMs + 1500, amplitude: 0.3)
+        var drive = Drive(mode: .auto, dual: true)
+        drive.feed(background + long + pause(ms: 200))
+        let told = drive.periods.enumerated().compactMap { index, period in period.tellOpening.map { (index, $0) } }
+        #expect(told.count == 1, "\(told)")
+        let (index, through) = try #require(told.first)
+        let onset = drive.logic.utteranceOnset
+        #expect(through == onset + TurnLogic.openingMs * Signals.rate / 1000)
+        // As soon as its audio is all kept: the period before did not hold it yet.
+        let started = try #require(drive.periods.firstIndex { $0.actions.contains(.startRecognition(.a, enEs)) })
+        let kept = drive.periods[started...index].compactMap { $0.feed?.audio.count }.reduce(0, +)
+        #expect(kept >= through && kept - through < 320, "\(kept) samples kept when \(through) were needed")
+        #expect(drive.logic.openingTold)
+        // The next utterance is told again; a short one is not.
+        drive.feed(pause(ms: 1500))
+        _ = drive.logic.handle(.recognized(text: ""))
+        #expect(drive.logic.stateName == "listening")
+        drive.feed(long + pause(ms: 1500))
+        _ = drive.logic.handle(.recognized(text: ""))
+        #expect(drive.periods.filter { $0.tellOpening != nil }.count == 2)
+        drive.feed(words + pause(ms: 1500))
+        #expect(drive.periods.filter { $0.tellOpening != nil }.count == 2)
+        // With one language decoded, the lanes cannot say who spoke: the detector hears the whole.
+        var single = Drive(mode: .auto, dual: false)
+        single.feed(background + long + pause(ms: 200))
+        #expect(single.periods.allSatisfy { $0.tellOpening == nil })
+    }
+
     @Test func aJudgementOfAnotherLanguageOrOlderAudioIsNotKept() {
         var drive = Drive()
         drive.feed(background + words)
