@@ -28,6 +28,8 @@ struct AccuratePassTests {
         var heardCounts: [Int] = []
         /// Requests so far, safe to read while a worker asks (`requests` is read once it is done).
         let asked = Atomic(0)
+        /// When set, a request for the language alone waits for it (a detector still telling).
+        var gate: DispatchSemaphore?
         let holdsUpInNoise: Bool
 
         init(name: String, languages: Set<String>, detects: Bool = false) {
@@ -43,6 +45,10 @@ struct AccuratePassTests {
             requests.append(request)
             heardCounts.append(samples.count)
             asked.add(1, ordering: .sequentiallyConsistent)
+            if let gate, request.language == nil, !request.detectOnly.isEmpty {
+                gate.wait()
+                gate.signal()
+            }
             if failing { throw RecognizerError("\(name) crashed") }
             if stopping { throw RecognizerError("\(name) stopped", stopped: true) }
             let language = request.language ?? detected
@@ -414,6 +420,31 @@ struct AccurateConversationTests {
         let opening = try #require(whisper.heardCounts.first)
         #expect(opening < 4_000 * captureSampleRate / 1000 && opening >= AccuratePass.openingMs * captureSampleRate / 1000, "\(opening) samples")
         #expect(!moonshine.heardCounts.isEmpty && moonshine.heardCounts.allSatisfy { $0 >= 5 * captureSampleRate }, "\(moonshine.heardCounts)")
+    }
+
+    /// The person pauses while Whisper is still telling the opening's language: the pass at the
+    /// pause has Moonshine hear the words at once, beside it, and takes the language told.
+    @Test func aPassThatStartsWhileTheOpeningIsToldHasMoonshineHearBesideIt() async throws {
+        let moonshine = AccuratePassTests.ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = AccuratePassTests.ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        let telling = DispatchSemaphore(value: 0)
+        whisper.gate = telling
+        let conversation = try TestConversation(realTime: false, hearsPlayback: false, accurate: AccurateHearing(engines: [moonshine, whisper]))
+        conversation.recognizers.willHear("a long sentence", in: "en")
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, TurnLogic.openingMs + 500])
+        let deadline = Date(timeIntervalSinceNow: TestConversation.patience)
+        while whisper.asked.load(ordering: .sequentiallyConsistent) == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(whisper.asked.load(ordering: .sequentiallyConsistent) == 1, "Whisper is telling the opening")
+        conversation.microphone.silence(ms: 2_000)
+        while moonshine.asked.load(ordering: .sequentiallyConsistent) == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(moonshine.asked.load(ordering: .sequentiallyConsistent) >= 1, "Moonshine hears while the opening is told")
+        #expect(whisper.asked.load(ordering: .sequentiallyConsistent) == 1, "Whisper is asked nothing else meanwhile")
+        telling.signal()
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "moonshine heard en")
+        _ = await conversation.finish()
+        #expect(whisper.requests.count == 1, "the language told was the pass's: \(whisper.requests)")
     }
 
     /// The pause's pass is still being heard (a slow engine on a long sentence) when the person
