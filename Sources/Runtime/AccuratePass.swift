@@ -282,7 +282,8 @@ actor AccurateWorker {
         case hear(
             AccuratePass.Utterance, speculative: Bool, wanted: @Sendable () -> Bool = { true }, reply: @Sendable (AccuratePass.Heard) -> Void)
         /// Tell the language of an utterance's opening while the person speaks on
-        /// (`AccuratePass.tell`), while `wanted` says so (the utterance is still the one heard).
+        /// (`AccuratePass.openingToTell`), on a thread of its own (`Telling`), while `wanted` says
+        /// so (the utterance is still the one heard).
         case tell(AccuratePass.Utterance, wanted: @Sendable () -> Bool)
         case close
     }
