@@ -76,7 +76,7 @@ enum AccuratePass {
         }
     }
 
-    /// What the detector told from the opening of an utterance (`openingMs` of its voice): a
+    /// What the detector told from the opening of an utterance (`TurnLogic.openingMs` of its voice): a
     /// later pass over the same utterance (at its next pause, or at its end) gives the detector
     /// the same samples, and is answered from this instead.
     struct Opening: Sendable {
@@ -86,16 +86,12 @@ enum AccuratePass {
         var transcript: Transcript
     }
 
-    /// How much of the voice the detector hears to tell the language while another engine
-    /// hears the words (Moonshine, for English): `TurnLogic.openingMs`.
-    static let openingMs = TurnLogic.openingMs
-
     /// The opening of `utterance` that `detector` hears while another engine hears the words:
-    /// what it would hear of the whole, through `openingMs` after the voice begins.
+    /// what it would hear of the whole, through `TurnLogic.openingMs` after the voice begins.
     static func opening(of utterance: Utterance, for detector: any UtteranceTranscriber) -> [Int16] {
         let heard = utterance.samples(for: detector)
         let before = utterance.samples.count - heard.count
-        return Array(heard.prefix(max(0, utterance.voiceFrom - before) + openingMs * captureSampleRate / 1000))
+        return Array(heard.prefix(max(0, utterance.voiceFrom - before) + TurnLogic.openingMs * captureSampleRate / 1000))
     }
 
     /// What the detector is asked to tell the language from the opening alone: where the lanes

@@ -50,14 +50,10 @@ extension Interpreter {
             guard let accurate, let sides = state.turn.utteranceSides, let speaker = state.turn.machine.state.speaker else { return }
             // Called at every period of a pause, under the capture loop's lock: the audio is
             // copied only when a new pass starts.
-            let samples = state.turn.accurateAudio(through: length)
             logger.debug("the accurate pass starts at a pause of \(pause * 1000 / captureSampleRate) ms")
-            let pass = AccuratePass.Utterance(
-                samples: samples, expected: speaker, sides: sides,
-                detect: detectsSpeaker(state.turn, languages: state.turn.utteranceLanguages, sides: sides),
-                streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))],
-                aboveFloorDB: state.turn.endpointer.speechAboveFloorDB, voiceFrom: state.turn.utteranceOnset,
-                laneLanguages: streamingLanes(state.turn.utteranceLanguages))
+            let pass = heardSoFar(
+                state.turn, through: length, speaker: speaker, sides: sides,
+                streaming: [(language: candidate.language, recognition: Recognition(text: candidate.text, confidence: nil))])
             accurate.inbox.yield(
                 .hear(pass, speculative: true, wanted: { [weak self] in self?.shared.withLock { $0.turn.isSpeculating(id) } ?? false }) { [weak self] heard in
                     self?.shared.withLock { state in
@@ -84,12 +80,22 @@ extension Interpreter {
         guard let accurate, let sides = turn.utteranceSides, let speaker = turn.machine.state.speaker, hearsAccurately(sides),
             detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides)
         else { return }
+        let opening = heardSoFar(turn, through: length, speaker: speaker, sides: sides, streaming: [])
         let serial = turn.turnSerial
-        let opening = AccuratePass.Utterance(
-            samples: turn.accurateAudio(through: length), expected: speaker, sides: sides, detect: true, streaming: [],
-            aboveFloorDB: turn.endpointer.speechAboveFloorDB, voiceFrom: turn.utteranceOnset, laneLanguages: streamingLanes(turn.utteranceLanguages))
         // Wanted while the utterance is the one heard (its pause's or end's pass needs it).
         accurate.inbox.yield(.tell(opening, wanted: { [weak self] in self?.shared.withLock { $0.turn.turnSerial == serial } ?? false }))
+    }
+
+    /// The utterance being heard, through its first `length` samples (from its pre-roll), as the
+    /// accurate pass hears it, with what the streaming lanes heard of it. Called under the lock
+    /// (the audio is copied).
+    private func heardSoFar(
+        _ turn: TurnLogic, through length: Int, speaker: Speaker, sides: TurnLanguages, streaming: [(language: String, recognition: Recognition)]
+    ) -> AccuratePass.Utterance {
+        AccuratePass.Utterance(
+            samples: turn.accurateAudio(through: length), expected: speaker, sides: sides,
+            detect: detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides), streaming: streaming,
+            aboveFloorDB: turn.endpointer.speechAboveFloorDB, voiceFrom: turn.utteranceOnset, laneLanguages: streamingLanes(turn.utteranceLanguages))
     }
 
     /// Translates a speculation's words on the concurrency pool, and has its audio made.

@@ -92,7 +92,7 @@ struct AccuratePassTests {
         long.voiceFrom = captureSampleRate / 2
         let heard = AccuratePass.hear(long, with: hearing) { Issue.record("reported \($0)") }
         #expect(heard.language == "en" && heard.recognition.text == "moonshine heard en")
-        #expect(whisper.heardCounts == [(500 + AccuratePass.openingMs) * captureSampleRate / 1000], "the pre-roll and the opening")
+        #expect(whisper.heardCounts == [(500 + TurnLogic.openingMs) * captureSampleRate / 1000], "the pre-roll and the opening")
         #expect(moonshine.heardCounts == [long.samples.count])
         var later = long
         later.samples += [Int16](repeating: 0, count: captureSampleRate)
@@ -418,7 +418,7 @@ struct AccurateConversationTests {
         _ = await conversation.finish()
         #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en", "es"])], "told once")
         let opening = try #require(whisper.heardCounts.first)
-        #expect(opening < 4_000 * captureSampleRate / 1000 && opening >= AccuratePass.openingMs * captureSampleRate / 1000, "\(opening) samples")
+        #expect(opening < 4_000 * captureSampleRate / 1000 && opening >= TurnLogic.openingMs * captureSampleRate / 1000, "\(opening) samples")
         #expect(!moonshine.heardCounts.isEmpty && moonshine.heardCounts.allSatisfy { $0 >= 5 * captureSampleRate }, "\(moonshine.heardCounts)")
     }
 
