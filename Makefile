@@ -190,6 +190,7 @@ bench: release
 	bench/accurate-lead.py $(ENGINES)
 	/usr/bin/python3 bench/detection-window.py
 	/usr/bin/python3 bench/whisper-beam.py
+	/usr/bin/python3 bench/silero-run-up.py $(ENGINES)
 
 ## Smart Turn v3.2 (bench/smart-turn.py): the model and its feature code from the pinned pipecat-ai wheel
 SMARTTURN_WHEEL = pipecat_ai-1.14.0-py3-none-any.whl

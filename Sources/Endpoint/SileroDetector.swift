@@ -12,7 +12,11 @@ import Synchronization
 /// 64 samples before them as context and its recurrent state carried from one window to the
 /// next; a period gets the judgement of the latest whole window. One window costs well under a
 /// millisecond on one thread, so it runs on the capture thread and never waits for anything;
-/// quiet periods are skipped (`skip`), so a quiet room costs next to nothing.
+/// quiet periods are skipped (`skip`), so a quiet room costs next to nothing. The model is
+/// recurrent and made for a stream: when judging starts again after skipped periods, it first
+/// hears the last `runUpSamples` of them, as it would have (`runUp`). Given only the loud
+/// periods, stitched together, it heard no voice at all in a person who spoke 28-30 dB over a
+/// quiet room (docs/benchmarks.md, "Silero hears the room before a voice").
 public final class SileroDetector: VoiceActivityDetector {
     public let name = "silero"
     /// Samples per judgement and of context before them, at 16 kHz.
@@ -37,6 +41,8 @@ public final class SileroDetector: VoiceActivityDetector {
         var latest: Float?
         /// Samples skipped since the last judgement.
         var skipped = 0
+        /// The last skipped audio (at most `runUpSamples`), heard before the next period judged.
+        var runUp: [Float] = []
         /// The model's input and output names, as C strings (freed in `deinit`).
         let inputNames = ["input", "state", "sr"].map(Self.cString)
         let outputNames = ["output", "stateN"].map(Self.cString)
@@ -97,6 +103,10 @@ public final class SileroDetector: VoiceActivityDetector {
     public func speechProbability(after frame: [Int16]) throws(VoiceActivityError) -> Float? {
         try resources.withLock { (resources: inout Resources) throws(VoiceActivityError) -> Float? in
             resources.skipped = 0
+            if !resources.runUp.isEmpty {
+                resources.pending = resources.runUp
+                resources.runUp.removeAll(keepingCapacity: true)
+            }
             resources.pending.append(contentsOf: frame.lazy.map { Float($0) / 32_768 })
             while resources.pending.count >= Self.window {
                 // The input: the last 64 samples of the window before, then this window.
@@ -113,18 +123,37 @@ public final class SileroDetector: VoiceActivityDetector {
     /// would remember a room that has moved on.
     static let forgetAfterSamples = captureSampleRate
 
-    public func skip(_ frame: [Int16]) {
+    /// How much of the skipped audio the model hears before the next period it judges: 0.5 s.
+    /// With 0.25 s it still missed most of that person's voice (bench/silero-run-up.py).
+    static let runUpSamples = captureSampleRate / 2
+
+    public func skip(_ frame: [Int16], room: Bool) {
         resources.withLock { resources in
-            resources.pending.removeAll(keepingCapacity: true)
+            if room {
+                if !resources.pending.isEmpty {
+                    resources.runUp = resources.pending
+                    resources.pending.removeAll(keepingCapacity: true)
+                }
+                resources.runUp.append(contentsOf: frame.lazy.map { Float($0) / 32_768 })
+                if resources.runUp.count > Self.runUpSamples { resources.runUp.removeFirst(resources.runUp.count - Self.runUpSamples) }
+            } else {
+                // Parley's own voice (or a paused conversation) is not the room a person starts from.
+                resources.pending.removeAll(keepingCapacity: true)
+                resources.runUp.removeAll(keepingCapacity: true)
+            }
             resources.skipped += frame.count
             if resources.skipped >= Self.forgetAfterSamples, resources.latest != nil { Self.forget(&resources) }
         }
     }
 
     public func reset() {
-        resources.withLock { resources in Self.forget(&resources) }
+        resources.withLock { resources in
+            Self.forget(&resources)
+            resources.runUp.removeAll()
+        }
     }
 
+    /// Starts afresh: zero state, no pending audio (the run-up, the room just before, is kept).
     private static func forget(_ resources: inout Resources) {
         resources.pending.removeAll()
         resources.input.update(repeating: 0, count: Self.inputCount)

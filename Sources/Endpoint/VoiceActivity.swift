@@ -9,8 +9,11 @@ public protocol VoiceActivityDetector: Sendable {
     /// speech, or nil while the detector has too little audio to judge.
     func speechProbability(after frame: [Int16]) throws(VoiceActivityError) -> Float?
     /// Takes a period it need not judge (too quiet to be speech, or heard while Parley speaks),
-    /// so it costs nothing; a long run of them is forgotten when judging resumes.
-    func skip(_ frame: [Int16])
+    /// so it costs nothing now; a long run of them is forgotten when judging resumes. `room`: the
+    /// period is the room heard while listening, which a recurrent detector hears first when
+    /// judging resumes (what a voice starts from); false while Parley speaks (its own voice) or
+    /// the conversation is paused.
+    func skip(_ frame: [Int16], room: Bool)
     /// Forgets the audio so far (the capture restarted: a resumed or reopened microphone).
     func reset()
 }

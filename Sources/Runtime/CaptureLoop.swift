@@ -115,7 +115,8 @@ struct CaptureLoop: Sendable {
     private func judge(_ frame: [Int16], _ level: Levels, above threshold: Float, with detector: inout (any VoiceActivityDetector)?) -> Float? {
         guard let current = detector else { return nil }
         guard level.rmsDB > threshold else {
-            current.skip(frame)
+            // An infinite threshold: nothing is listened to (Parley speaks, or it is paused).
+            current.skip(frame, room: threshold.isFinite)
             return 0
         }
         do {

@@ -38,6 +38,39 @@ struct NoisyRoomTests {
         #expect(clatter < 0.05, "the kitchen judged speech in \(Int(clatter * 100)) % of periods")
     }
 
+    /// A person 28-30 dB over a quiet room (speechocean762: English read by a Mandarin speaker),
+    /// after half a second of that room, fed as the capture loop feeds them: the detector judges
+    /// only the periods loud enough to be speech and skips the rest (`CaptureLoop.judge`,
+    /// `TurnLogic` asks for judgements above the endpointer's threshold while silent). Given those
+    /// loud periods alone, stitched together, Silero heard no voice in this person's 7.8 s, and no
+    /// speech started; hearing the room before each (`SileroDetector.runUpSamples`), it does.
+    @Test func aVoiceOverAQuietRoomStartsSpeechWhenOnlyItsLoudPeriodsAreJudged() throws {
+        let detector = try SileroDetector(library: Self.library)
+        let path = EndToEnd.repository + "/Tests/data/en-nonnative/speechocean762-9600-096000003.wav"
+        let (voice, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
+        let room = Array(voice.prefix(1600))
+        let audio = Array(repeatElement(room, count: 5).joined()) + voice
+        var endpointer = Endpointer(sampleRate: 16_000)
+        var judgeAbove: Float = -.infinity
+        var started: [SampleTime] = []
+        var judged = 0
+        for start in stride(from: 0, to: audio.count - 320, by: 320) {
+            let frame = Array(audio[start..<(start + 320)])
+            let level = Levels(measuring: frame).rmsDB
+            var speech: Float? = 0
+            if level > judgeAbove {
+                speech = try detector.speechProbability(after: frame)
+                judged += 1
+            } else {
+                detector.skip(frame, room: true)
+            }
+            if case .started(let at, _) = endpointer.process(frame, at: SampleTime(start), rmsDB: level, speech: speech) { started.append(at) }
+            judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
+        }
+        #expect(judged < audio.count / 320, "every period was judged: the test does not skip the quiet ones")
+        #expect(!started.isEmpty, "no speech started in 7.8 s of a voice 28-30 dB over the room")
+    }
+
     @Test func aMissingLibraryIsAClearError() {
         #expect(throws: VoiceActivityError.self) { try SileroDetector(library: "/nowhere/libmoonshine.so") }
         do {
