@@ -121,7 +121,8 @@ test: deps engines
 	Tests/run/run-tests.sh $$($(SWIFT) build --show-bin-path)
 
 ## system-checks: the systemd units (systemd-analyze verify, security score <= 2.0), the man
-## pages (up to date, complete, no warnings), the Whisper worker's rules for words it drops,
+## pages (up to date, complete, no warnings), the Whisper worker's rules for words it drops, the
+## Piper worker's pieces (every word once, a long first clause cut),
 ## `make install` / `make uninstall`, and the budgets that are sizes (the CLI's release build:
 ## at most 15 MB stripped, no ICU)
 system-checks: build
@@ -129,6 +130,7 @@ system-checks: build
 	Tests/system/check-units.sh $$($(SWIFT) build --show-bin-path)
 	Tests/system/check-man.sh $$($(SWIFT) build --show-bin-path)
 	Tests/system/check-whisper-rules.py
+	Tests/system/check-piper-pieces.py
 	Tests/system/check-install.sh
 
 ## test-system: boots Debian bookworm with systemd as PID 1 (qemu; KVM when /dev/kvm is usable),
@@ -191,6 +193,8 @@ bench: release
 	/usr/bin/python3 bench/detection-window.py
 	/usr/bin/python3 bench/whisper-beam.py
 	/usr/bin/python3 bench/silero-run-up.py $(ENGINES)
+	/usr/bin/python3 bench/first-piece.py $(ENGINES)
+	FIRST_PIECE_OPENERS=phrases /usr/bin/python3 bench/first-piece.py $(ENGINES)
 
 ## Smart Turn v3.2 (bench/smart-turn.py): the model and its feature code from the pinned pipecat-ai wheel
 SMARTTURN_WHEEL = pipecat_ai-1.14.0-py3-none-any.whl
