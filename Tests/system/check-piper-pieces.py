@@ -4,24 +4,15 @@ in order; a long first clause cut before a word that opens a clause, so the firs
 reply does not wait for the whole clause; short sentences and other languages as before. Run by
 `make system-checks`; needs no voice (the worker's engine is not loaded)."""
 import glob
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
-root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.dont_write_bytecode = True
-loader = importlib.machinery.SourceFileLoader("parley_piper", os.path.join(root, "libexec", "parley-piper"))
-spec = importlib.util.spec_from_loader("parley_piper", loader)
-worker = importlib.util.module_from_spec(spec)
-loader.exec_module(worker)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workerchecks  # noqa: E402
 
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
+root = workerchecks.ROOT
+worker = workerchecks.load("parley-piper")
+check = workerchecks.Checks("check-piper-pieces")
 
 
 def joined(pieces):
@@ -65,9 +56,4 @@ for path in transcripts:
                   f"{os.path.relpath(path, root)} ({language}): a first piece of {len(said[0])} characters")
 check(checked >= 10, f"only {checked} transcripts found under Tests/data")
 
-if failures:
-    print("check-piper-pieces: FAILED")
-    for failure in failures:
-        print(f"  - {failure}")
-    sys.exit(1)
-print(f"check-piper-pieces: ok ({checked} transcripts, every word said once and in order)")
+check.finish(f"ok ({checked} transcripts, every word said once and in order)")

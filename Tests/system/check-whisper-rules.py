@@ -3,25 +3,15 @@
 `cut_repetition`), on texts Whisper wrote here and on the transcripts of every recording in
 Tests/data. Run by `make system-checks`; needs no model (the worker's engine is not loaded)."""
 import glob
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
-root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.dont_write_bytecode = True
-loader = importlib.machinery.SourceFileLoader("parley_whisper", os.path.join(root, "libexec", "parley-whisper"))
-spec = importlib.util.spec_from_loader("parley_whisper", loader)
-worker = importlib.util.module_from_spec(spec)
-loader.exec_module(worker)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workerchecks  # noqa: E402
 
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-
+root = workerchecks.ROOT
+worker = workerchecks.load("parley-whisper")
+check = workerchecks.Checks("check-whisper-rules")
 
 # What Whisper wrote over babble alone (bench/noise.py --language es): a loop, at a log-probability
 # and no-speech probability no other rule catches.
@@ -47,8 +37,4 @@ check(worker.cut_repetition("I came for information. I came for information") ==
 check(worker.cut_repetition("No, no, no.") == "No, no, no.", "a word said three times was cut")
 check(worker.cut_repetition("la policía, la policía, la policía") == "la policía,", "a loop of two words was not cut")
 
-if failures:
-    for failure in failures:
-        print(f"check-whisper-rules: {failure}", file=sys.stderr)
-    sys.exit(1)
-print(f"check-whisper-rules: the worker keeps the words of {kept} transcripts and drops loops, failed decodings and no speech")
+check.finish(f"the worker keeps the words of {kept} transcripts and drops loops, failed decodings and no speech")
