@@ -54,7 +54,9 @@ struct NoisyRoomTests {
         var judgeAbove: Float = -.infinity
         var started: [SampleTime] = []
         var judged = 0
-        for start in stride(from: 0, to: audio.count - 320, by: 320) {
+        var periods = 0
+        for start in stride(from: 0, through: audio.count - 320, by: 320) {
+            periods += 1
             let frame = Array(audio[start..<(start + 320)])
             let level = Levels(measuring: frame).rmsDB
             var speech: Float? = 0
@@ -67,7 +69,7 @@ struct NoisyRoomTests {
             if case .started(let at, _) = endpointer.process(frame, at: SampleTime(start), rmsDB: level, speech: speech) { started.append(at) }
             judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
         }
-        #expect(judged < audio.count / 320, "every period was judged: the test does not skip the quiet ones")
+        #expect(judged < periods, "every period was judged: the test does not skip the quiet ones")
         #expect(!started.isEmpty, "no speech started in 7.8 s of a voice 28-30 dB over the room")
     }
 

@@ -33,6 +33,11 @@ for text in ["Yes, I think so.", "The fighters of Luna also paid tribute to him.
 # Spanish, French, Portuguese and Italian voices a user installs are cut the same way.
 check(worker.pieces("El director del museo dijo que la nueva exposición de arte moderno abrirá sus puertas en marzo.", "es")[0]
       == "El director del museo dijo", "a long Spanish first clause was not cut before a word that opens a clause")
+# Never leaving the clause's last words alone ("…like | that?"), nor before "so" ("never been | so happy").
+check(worker.pieces("Why would anyone really want to do something quite like that?", "en")
+      == ["Why would anyone really want to do something quite like that?"], "a clause's last word was left alone")
+check(worker.first_cut("I had never been so happy in all the years of my long and quiet life", "en") != 15,
+      "a clause was cut before 'so'")
 # Never before a preposition: a piece that starts with one is heard as "and ..." by a listener.
 check(worker.first_cut("Some patients might have contracted the bug in the hospital", "en") is None,
       "a clause was cut before a preposition")
@@ -54,6 +59,8 @@ for path in transcripts:
         if cut is not None:
             check(worker.FIRST_CUT[0] <= len(said[0]) <= worker.FIRST_CUT[1],
                   f"{os.path.relpath(path, root)} ({language}): a first piece of {len(said[0])} characters")
+            check(len(first_clause) - cut - 1 >= worker.FIRST_CUT[0],
+                  f"{os.path.relpath(path, root)} ({language}): the clause's last words left alone")
 check(checked >= 10, f"only {checked} transcripts found under Tests/data")
 
 check.finish(f"ok ({checked} transcripts, every word said once and in order)")
