@@ -41,7 +41,8 @@ public final class SileroDetector: VoiceActivityDetector {
         var latest: Float?
         /// Samples skipped since the last judgement.
         var skipped = 0
-        /// The last skipped audio (at most `runUpSamples`), heard before the next period judged.
+        /// The last skipped audio (up to twice `runUpSamples`), whose last `runUpSamples` are heard
+        /// before the next period judged.
         var runUp: [Float] = []
         /// The model's input and output names, as C strings (freed in `deinit`).
         let inputNames = ["input", "state", "sr"].map(Self.cString)
@@ -104,7 +105,7 @@ public final class SileroDetector: VoiceActivityDetector {
         try resources.withLock { (resources: inout Resources) throws(VoiceActivityError) -> Float? in
             resources.skipped = 0
             if !resources.runUp.isEmpty {
-                resources.pending = resources.runUp
+                resources.pending = Array(resources.runUp.suffix(Self.runUpSamples))
                 resources.runUp.removeAll(keepingCapacity: true)
             }
             resources.pending.append(contentsOf: frame.lazy.map { Float($0) / 32_768 })
@@ -135,7 +136,8 @@ public final class SileroDetector: VoiceActivityDetector {
                     resources.pending.removeAll(keepingCapacity: true)
                 }
                 resources.runUp.append(contentsOf: frame.lazy.map { Float($0) / 32_768 })
-                if resources.runUp.count > Self.runUpSamples { resources.runUp.removeFirst(resources.runUp.count - Self.runUpSamples) }
+                // Trimmed in blocks, not at every period: a quiet room's periods stay cheap.
+                if resources.runUp.count > 2 * Self.runUpSamples { resources.runUp.removeFirst(resources.runUp.count - Self.runUpSamples) }
             } else {
                 // Parley's own voice (or a paused conversation) is not the room a person starts from.
                 resources.pending.removeAll(keepingCapacity: true)
