@@ -29,10 +29,11 @@ Sets:
 Usage: bench/turn-end.py BIN_DIR   (PARLEY_SET=shared: every English and Spanish recording of
 ../shared/speech (SPEECH=DIR: another folder) instead of Tests/data's; PARLEY_OTHER=pt: English against Portuguese, English sentences
 only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear; PARLEY_PAUSES=0: the whole
-sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
+sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,8 @@ SHARED = os.environ.get("SPEECH", os.path.join(os.path.dirname(ROOT), "shared", 
 DATA = "/usr/share/pocketsphinx/test/data"
 LIBRIVOX = f"{DATA}/librivox/sense_and_sensibility_01_austen_64kb-"
 RATE = 16000
+# How often (s) the bench asks the daemon for the turns stored (`turns`).
+POLL = float(os.environ.get("PARLEY_POLL", "0.5"))
 # The calibration's "person" and "reply" (`calibrate`).
 CALIBRATION = (f"{LIBRIVOX}0880.wav", f"{LIBRIVOX}0920.wav")
 
@@ -283,7 +286,7 @@ def calibration_result(room, measured):
 def turns(work, bin_dir, env, after=0):
     """(id, words, pause_ms, ended_by, response_ms, turn) of the turns stored after turn `after`, asked
     of the daemon (it holds the history file exclusively)."""
-    out = subprocess.run([f"{bin_dir}/parley", "history", "--json", "--limit", "100", "--socket", f"{work}/control.sock"],
+    out = subprocess.run([f"{bin_dir}/parley", "history", "--json", "--limit", "10", "--socket", f"{work}/control.sock"],
                          env=env, capture_output=True, text=True)
     if out.returncode != 0:
         return []
@@ -325,17 +328,22 @@ def main():
             for name, path, kind, reference in clips(work):
                 started = time.monotonic() - begun
                 subprocess.run(["paplay", "-d", "room", path], env=env, check=True)
-                # Wait for the reply to be spoken and stored, then for the room to settle.
+                # Wait for the reply to be spoken and stored, then for the room to settle. Asked
+                # for twice a second: each look starts the CLI and has the daemon read its
+                # history, and looking every 50 ms took a third of a core from the engines
+                # while they heard the sentence (what is measured is in the room's recording
+                # and the stored turn, not when the bench sees it).
                 deadline = time.monotonic() + 20
                 while time.monotonic() < deadline and not turns(work, bin_dir, env, last):
-                    time.sleep(0.05)
+                    time.sleep(POLL)
                 # A sentence cut in two gives its second turn after the first reply is spoken.
                 quiet = time.monotonic()
+                count = len(turns(work, bin_dir, env, last))
                 while time.monotonic() < deadline + 10 and time.monotonic() - quiet < 6:
-                    count = len(turns(work, bin_dir, env, last))
-                    time.sleep(0.1)
-                    if len(turns(work, bin_dir, env, last)) != count:
-                        quiet = time.monotonic()
+                    time.sleep(POLL)
+                    now = len(turns(work, bin_dir, env, last))
+                    if now != count:
+                        count, quiet = now, time.monotonic()
                 stored = turns(work, bin_dir, env, last)
                 played.append((name, path, kind, reference, stored, started))
                 last = max([last] + [t[0] for t in stored])
@@ -365,10 +373,44 @@ def main():
         if os.environ.get("VERBOSE"):
             # Where the time went, by the daemon's own debug lines (no words in them).
             with open(f"{work}/parleyd.log") as log:
-                for line in log:
-                    if any(k in line for k in ("accurate pass", "streaming lanes", "speech started", "speech ended", "speech resumed", "state", "discarded", "heard after")):
-                        print(line.rstrip())
+                lines = log.read().splitlines()
+            for line in lines:
+                if any(k in line for k in ("accurate pass", "streaming lanes", "speech started", "speech ended", "speech resumed", "state", "discarded", "heard after")):
+                    print(line)
+            engines_time(lines)
         print(f"calibration: a reply {calibration[0]} ms after the person's last word is measured as {', '.join(calibration[1])}")
+
+
+def engines_time(lines):
+    """How much of the wait is the accurate engine's own time, from the daemon's debug lines: for
+    each turn, when its words were known after the person's last voiced period (the pause at
+    which the pass that gave them was asked for, plus the time until it answered, a wait in the
+    queue included), and how long the engine took; per language, medians. A reply cannot come
+    before its words: the rest of mouth-to-ear is the translation, the first piece of the voice
+    and the audio path."""
+    asked_at = {"a pause": None, "the end": None}  # the pause (ms) at which the latest pass of each kind was asked for
+    last = None  # the latest pass heard whole: (language, engine, audio ms, engine ms, words known ms)
+    known = {}
+    speed = {}
+    for line in lines:
+        if m := re.search(r"the accurate pass starts at a pause of (\d+) ms", line):
+            asked_at["a pause"] = int(m.group(1))
+        elif m := re.search(r"speech ended at [0-9.]+ s \(\w+, after ([0-9.]+) s of pause", line):
+            asked_at["the end"] = round(float(m.group(1)) * 1000)  # the end's own pass, if any, is asked for now
+        elif m := re.search(r"at (a pause|the end), (\d+) ms of audio heard in (\d+) ms by (\S+) \((\w+)\).* (\d+) ms after it was asked for", line):
+            audio, took, engine, language, after = int(m.group(2)), int(m.group(3)), m.group(4), m.group(5), int(m.group(6))
+            speed.setdefault(engine, []).append(took / audio * 1000)
+            at = asked_at[m.group(1)]
+            last = (language, engine, audio, took, None if at is None else at + after)
+            if m.group(1) == "the end" and last[4] is not None:
+                known.setdefault(language, []).append(last)
+        elif "answered from the pause's pass" in line and last and last[4] is not None:
+            known.setdefault(last[0], []).append(last)
+    for engine, values in sorted(speed.items()):
+        print(f"{engine}: {statistics.median(values):.0f} ms per second of audio in the room (median of {len(values)} passes heard whole)")
+    for language, turns in sorted(known.items()):
+        print(f"{language}: words known {statistics.median(t[4] for t in turns):.0f} ms after the last voiced period (median of {len(turns)} turns), "
+              f"of which the engine {statistics.median(t[3] for t in turns):.0f} ms on {statistics.median(t[2] for t in turns):.0f} ms of audio")
 
 
 def report(played, room):

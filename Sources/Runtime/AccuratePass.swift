@@ -274,9 +274,11 @@ actor AccurateWorker {
         case warm
         /// Hear an utterance, only while `wanted` says so when its turn in the queue comes
         /// (speech may have resumed: after a pause, or after an end that was withdrawn);
-        /// `speculative`: at a pause, ahead of the end of the turn.
+        /// `speculative`: at a pause, ahead of the end of the turn. `asked`: when it was asked for
+        /// (a pass may wait in the queue behind another).
         case hear(
-            AccuratePass.Utterance, speculative: Bool, wanted: @Sendable () -> Bool = { true }, reply: @Sendable (AccuratePass.Heard) -> Void)
+            AccuratePass.Utterance, speculative: Bool, wanted: @Sendable () -> Bool = { true }, asked: ContinuousClock.Instant = .now,
+            reply: @Sendable (AccuratePass.Heard) -> Void)
         /// Tell the language of an utterance's opening while the person speaks on
         /// (`AccuratePass.openingToTell`), on a thread of its own (`Telling`), while `wanted` says
         /// so (the utterance is still the one heard).
@@ -333,7 +335,7 @@ actor AccurateWorker {
                 for case let engine as WyomingTranscriber in hearing.engines {
                     do { try engine.warm() } catch { report("\(error)") }
                 }
-            case .hear(let utterance, let speculative, let wanted, let reply):
+            case .hear(let utterance, let speculative, let wanted, let asked, let reply):
                 if !wanted() { continue }
                 // The same audio between the same sides: the pause's words stand, even if the
                 // floor moved the utterance across `noisyBelowDB` since (near it, either engine
@@ -375,7 +377,7 @@ actor AccurateWorker {
                 if let opening = heard.opening { lastOpening = opening }
                 // Where a turn's time goes (no words: they stay in the history the user chose).
                 logger.debug(
-                    "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \((ContinuousClock.now - started).milliseconds) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language)), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor")
+                    "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \((ContinuousClock.now - started).milliseconds) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language)), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor, \((ContinuousClock.now - asked).milliseconds) ms after it was asked for")
                 lastSpeculation = speculative ? (utterance, heard) : nil
                 reply(heard)
             case .tell(let utterance, let wanted):
