@@ -330,9 +330,10 @@ def main():
                 subprocess.run(["paplay", "-d", "room", path], env=env, check=True)
                 # Wait for the reply to be spoken and stored, then for the room to settle. Asked
                 # for twice a second: each look starts the CLI and has the daemon read its
-                # history, and looking every 50 ms took a third of a core from the engines
-                # while they heard the sentence (what is measured is in the room's recording
-                # and the stored turn, not when the bench sees it).
+                # history (the CLI's start alone is about 10 ms of CPU): looking every 50 ms took
+                # a fifth of a core or more from the engines while they heard the sentence (what
+                # is measured is in the room's recording and the stored turn, not when the bench
+                # sees it).
                 deadline = time.monotonic() + 20
                 while time.monotonic() < deadline and not turns(work, bin_dir, env, last):
                     time.sleep(POLL)
