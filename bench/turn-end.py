@@ -397,7 +397,9 @@ def engines_time(lines):
         if m := re.search(r"the accurate pass starts at a pause of (\d+) ms", line):
             asked_at["a pause"] = int(m.group(1))
         elif m := re.search(r"speech ended at [0-9.]+ s \(\w+, after ([0-9.]+) s of pause", line):
-            asked_at["the end"] = round(float(m.group(1)) * 1000)  # the end's own pass, if any, is asked for now
+            asked_at["the end"] = round(float(m.group(1)) * 1000)  # the end's own pass, if any, is asked for
+        elif (m := re.search(r"the streaming lanes finished (\d+) ms after the end of the turn", line)) and asked_at["the end"] is not None:
+            asked_at["the end"] += int(m.group(1))  # ... once the lanes have finished
         elif m := re.search(r"at (a pause|the end), (\d+) ms of audio heard in (\d+) ms by (\S+) \((\w+)\).* (\d+) ms after it was asked for", line):
             audio, took, engine, language, after = int(m.group(2)), int(m.group(3)), m.group(4), m.group(5), int(m.group(6))
             speed.setdefault(engine, []).append(took / audio * 1000)
@@ -409,9 +411,9 @@ def engines_time(lines):
             known.setdefault(last[0], []).append(last)
     for engine, values in sorted(speed.items()):
         print(f"{engine}: {statistics.median(values):.0f} ms per second of audio in the room (median of {len(values)} passes heard whole)")
-    for language, turns in sorted(known.items()):
-        print(f"{language}: words known {statistics.median(t[4] for t in turns):.0f} ms after the last voiced period (median of {len(turns)} turns), "
-              f"of which the engine {statistics.median(t[3] for t in turns):.0f} ms on {statistics.median(t[2] for t in turns):.0f} ms of audio")
+    for language, heard in sorted(known.items()):
+        print(f"{language}: words known {statistics.median(t[4] for t in heard):.0f} ms after the last voiced period (median of {len(heard)} turns), "
+              f"of which the engine {statistics.median(t[3] for t in heard):.0f} ms on {statistics.median(t[2] for t in heard):.0f} ms of audio")
 
 
 def report(played, room):
