@@ -39,7 +39,7 @@ LANGUAGE_DEBS := apertium-fr-es apertium-es-pt apertium-spa-ita apertium-spa-cat
 # (docs/benchmarks.md, "Voices a listener understands"); without them espeak-ng speaks. The .deb recommends them.
 VOICE_DEBS := festival festvox-us-slt-hts festvox-italp16k festvox-ca-ona-hts
 DEBS := pkg-config libpocketsphinx-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata \
-        libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils \
+        libespeak-ng-dev espeak-ng espeak-ng-data libasound2-dev libasound2-plugins alsa-utils libspeexdsp-dev \
         libsqlite3-dev libcurl4-openssl-dev apertium apertium-eng-spa apertium-apy sox pulseaudio pulseaudio-utils systemd \
         binutils python3 man-db libqrencode-dev python3-pip python3-numpy $(LANGUAGE_DEBS) $(VOICE_DEBS)
 # test: what only the tests use, on top of DEBS: a barcode reader (zbarimg reads the QR code

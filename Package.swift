@@ -39,6 +39,9 @@ let package = Package(
             name: "CALSA", path: "Sources/CShims/CALSA",
             pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(
+            name: "CSpeexDSP", path: "Sources/CShims/CSpeexDSP",
+            pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(
             name: "CQREncode", path: "Sources/CShims/CQREncode",
             pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
@@ -47,7 +50,7 @@ let package = Package(
         // bounds, a turn's word confidences and speaker detection).
         .target(name: "ParleyCore", path: "Sources/Core", swiftSettings: swiftSettings),
         .target(
-            name: "ParleyAudio", dependencies: ["ParleyCore", "CALSA"], path: "Sources/Audio",
+            name: "ParleyAudio", dependencies: ["ParleyCore", "CALSA", "CSpeexDSP"], path: "Sources/Audio",
             swiftSettings: swiftSettings),
         .target(name: "ParleyEndpoint", dependencies: ["ParleyCore"], path: "Sources/Endpoint", swiftSettings: swiftSettings),
         .target(

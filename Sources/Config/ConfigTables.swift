@@ -24,6 +24,7 @@ extension ParleyConfig {
         ConfigTable("audio", [
             .string("capture_device", \.captureDevice),
             .string("playback_device", \.playbackDevice),
+            .bool("echo_cancel", \.echoCancel),
         ]),
         ConfigTable("endpoint", [
             .int("silence_ms", \.endpoint.silenceMs, in: SettingBounds.silenceMs, .set(\.silenceMs)),

@@ -58,6 +58,9 @@ public struct ParleyConfig: Sendable, Equatable {
     // [audio]
     public var captureDevice = "default"
     public var playbackDevice = "default"
+    /// Whether Parley's own voice is cancelled out of what the microphone hears, so a person who
+    /// speaks while Parley speaks is heard once it has finished (`EchoCanceller`, `DoubleTalk`).
+    public var echoCancel = true
     // [endpoint]
     public var endpoint = EndpointSettings()
     // [recognizer.<lang>]: explicitly configured models; see `recognizerModel(for:)`.

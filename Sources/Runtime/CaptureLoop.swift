@@ -51,6 +51,9 @@ struct CaptureLoop: Sendable {
         // The level from which the next period needs the detector's judgement (below it, the
         // level alone says no voice, and the detector skips the period).
         var judgeAbove: Float = -.infinity
+        // A microphone in the room hears Parley: its voice is cancelled out of what is heard, and
+        // a person heard over it is kept (nil: a recording, or echo cancelling is off).
+        var echo = hearsPlayback && isRealTime ? interpreter.echoReference.map { EchoHearing(reference: $0) } : nil
         defer {
             finishInput(at: position)
             capture?.close()
@@ -93,8 +96,14 @@ struct CaptureLoop: Sendable {
             if frame.isEmpty { break }
             let start = position
             position += SampleTime(frame.count)
+            interpreter.echoReference?.captured(through: position)
             let level = Levels(measuring: frame)
             publishLevel(level, pending: &pendingLevel)
+            if var hearing = echo {
+                judgeAbove = hear(frame, at: start, level: level, now: position, judgeAbove: judgeAbove, echo: &hearing, detector: &detector)
+                echo = hearing
+                continue
+            }
             judgeAbove = interpreter.process(frame, at: start, level: level, speech: judge(frame, level, above: judgeAbove, with: &detector), now: position)
             if !isRealTime {
                 waitForJudgement()
@@ -107,6 +116,54 @@ struct CaptureLoop: Sendable {
                 waitWhileBusy(until: .distantFuture, unlessStopping: true, orGoingOnAfter: period)
             }
         }
+    }
+
+    /// A live period. While Parley speaks (or its echo may still come), it is heard for the
+    /// conversation's clock only, and, without what Parley played over it, judged for a person's
+    /// voice and kept if a person speaks over Parley; once Parley has finished, what was kept is
+    /// heard first, as it was captured.
+    private func hear(
+        _ frame: [Int16], at start: SampleTime, level: Levels, now: SampleTime, judgeAbove: Float, echo: inout EchoHearing,
+        detector: inout (any VoiceActivityDetector)?
+    ) -> Float {
+        if interpreter.isSpeakingAloud(at: now) {
+            for period in echo.overPlayback(frame, at: start, capturedDB: level.rmsDB) { keep(period, in: &echo, detector: &detector) }
+            return interpreter.process(frame, at: start, level: level, speech: nil, now: now)
+        }
+        for period in echo.finish() { keep(period, in: &echo, detector: &detector) }
+        let (kept, summary) = echo.takeKept()
+        if let summary { interpreter.logger.debug("\(summary)") }
+        let above = kept.isEmpty ? judgeAbove : hearKept(kept, judgeAbove: judgeAbove)
+        return interpreter.process(frame, at: start, level: level, speech: judge(frame, level, above: above, with: &detector), now: now)
+    }
+
+    /// A period heard while Parley spoke, without its voice: judged by the voice detector, and
+    /// kept if a person speaks over Parley.
+    private func keep(_ period: EchoHearing.Cancelled, in echo: inout EchoHearing, detector: inout (any VoiceActivityDetector)?) {
+        let level = Levels(measuring: period.heard)
+        echo.keep(period, heardDB: level.rmsDB, speech: judge(period.heard, level, above: -.infinity, with: &detector))
+    }
+
+    /// What a person said while Parley spoke, heard now that it has finished, period by period as
+    /// it was captured (its place on the capture timeline kept); told, when nobody is listened
+    /// to now (a pause, manual mode), so it is not lost without a trace.
+    private func hearKept(_ kept: [HeardOverPlayback.Period], judgeAbove: Float) -> Float {
+        let from = Double(kept.first?.start ?? 0) / Double(captureSampleRate)
+        let length = milliseconds(SampleTime(kept.reduce(0) { $0 + $1.frame.count }))
+        guard interpreter.acceptsAudio else {
+            interpreter.report(
+                "someone spoke while Parley was speaking (\(length) ms from \(String(format: "%.2f", from)) s) and nobody is listened to now: say it again once a side is chosen"
+            )
+            return judgeAbove
+        }
+        interpreter.logger.notice("someone spoke while Parley was speaking (\(length) ms from \(String(format: "%.2f", from)) s): heard now")
+        var above = judgeAbove
+        for period in kept {
+            above = interpreter.process(
+                period.frame, at: period.start, level: Levels(rmsDB: period.rmsDB, peakDB: period.rmsDB), speech: period.speech,
+                now: period.start + SampleTime(period.frame.count))
+        }
+        return above
     }
 
     /// The voice-activity detector's probability for `frame` (0 for a period too quiet to judge,

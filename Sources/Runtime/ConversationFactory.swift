@@ -30,6 +30,6 @@ extension Interpreter {
                 echoTailMs: config.echoTailMs, minConfidence: config.minConfidence),
             endpoint: config.endpoint, repeatPrompt: config.repeatPrompt, failureNotice: config.failureNotice, engines: engines,
             synthesizer: synthesizer, playback: playback, capture: capture, history: history, events: events,
-            logger: logger, logsTranscripts: logsTranscripts, observer: observer, clock: clock)
+            logger: logger, logsTranscripts: logsTranscripts, observer: observer, clock: clock, echoCancel: config.echoCancel)
     }
 }

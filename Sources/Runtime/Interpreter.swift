@@ -57,6 +57,9 @@ public final class Interpreter: Sendable {
     public let accurateHearing: AccurateHearing?
     /// The trained voice-activity detector the capture loop feeds (nil: the level alone).
     public let voiceActivity: (any VoiceActivityDetector)?
+    /// What Parley plays, on the capture timeline, for a live capture to cancel it (nil: echo
+    /// cancelling is off).
+    let echoReference: EchoReference?
 
     let shared: Mutex<Shared>
     /// The capture device, until `run` hands it to the capture loop.
@@ -124,7 +127,7 @@ public final class Interpreter: Sendable {
         synthesizer: sending any SpeechSynthesizer, playback: sending any AudioPlayback, capture: sending CaptureSource,
         history: HistoryWriter,
         events: EventBus, logger: Logger, logsTranscripts: @escaping @Sendable () -> Bool = { false }, observer: Observer? = nil,
-        clock: ParleyClock = .continuous
+        clock: ParleyClock = .continuous, echoCancel: Bool = false
     ) {
         self.observer = observer
         self.capture = Mutex(capture)
@@ -147,7 +150,11 @@ public final class Interpreter: Sendable {
         self.laneKey = engines.lane
         self.report = report
         self.lanes = Mutex([:])
-        self.speech = SpeechWorker(synthesizer: synthesizer, playback: playback, clock: clock, logger: logger)
+        let echoReference = echoCancel ? EchoReference(tailMs: EchoHearing.tailMs, leadMs: EchoHearing.leadMs) : nil
+        self.echoReference = echoReference
+        self.speech = SpeechWorker(
+            synthesizer: synthesizer, playback: echoReference.map { EchoReferencedPlayback(playback, reference: $0) } ?? playback, clock: clock,
+            logger: logger)
         self.recorder = TurnRecorder(history: history, events: events, logger: logger, date: { clock.date }, logsTranscripts: logsTranscripts)
         (translations, translationInbox) = AsyncStream.makeStream()
         var endpoint = endpoint
@@ -284,6 +291,27 @@ public final class Interpreter: Sendable {
 
     /// Whether a turn is in flight (a recording waits for it).
     var isBusy: Bool { shared.withLock { $0.turn.machine.isBusy } }
+
+    /// Whether Parley is speaking, or its voice may still be in what the microphone hears (the
+    /// echo guard), once the conversation's clock is at `now` (the echo guard may end there):
+    /// what is captured then is not heard as a person (`EchoHearing` keeps a person's voice
+    /// heard over it).
+    func isSpeakingAloud(at now: SampleTime) -> Bool {
+        var aloud = false
+        let actions = locked { state in
+            let actions = state.turn.handle(.clock(now: now))
+            switch state.turn.machine.state {
+            case .speaking, .echoGuard: aloud = true
+            default: aloud = false
+            }
+            return actions
+        }
+        perform(actions)
+        return aloud
+    }
+
+    /// Whether captured audio reaches the endpointer now (someone is listened to).
+    var acceptsAudio: Bool { shared.withLock { $0.turn.machine.acceptsAudio } }
 
     /// Whether the lanes' judgement of the pause read so far is awaited (a recording waits for it).
     var isAwaitingJudgement: Bool { shared.withLock { $0.turn.isAwaitingJudgement } }

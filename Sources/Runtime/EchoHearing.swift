@@ -1,0 +1,138 @@
+import ParleyAudio
+import ParleyCore
+import ParleyEndpoint
+
+/// The capture loop's part in hearing a person over Parley's own voice, on a live microphone:
+/// while Parley speaks (and its echo may still come), every period is heard without what Parley
+/// played over it (`EchoCanceller`, against `EchoReference`), and what a person says is kept
+/// (`HeardOverPlayback`) to be heard once Parley has finished, from where their voice began.
+///
+/// A period is cancelled once it is `waitMs` old. What Parley plays is placed `leadMs` before the
+/// capture's position (`EchoReference.lead`), so the canceller has it before its echo; and at the
+/// start of each utterance Parley speaks, how late its voice comes back is measured on its first
+/// `windowMs` (`EchoDelay`): the canceller is fed what was played at the same delay every time
+/// (`targetLagMs`), so what it learnt of the room holds from one utterance to the next.
+/// Outside Parley's speech nothing is cancelled or delayed: the echo guard covers its tail, as
+/// without a canceller.
+///
+/// Owned by the capture loop's thread.
+struct EchoHearing {
+    /// How long after it was played Parley's voice may still be in the capture: the two devices'
+    /// latency and a room's reverberation.
+    static let tailMs = 400
+    /// How far before the capture's position what Parley plays is placed (`EchoReference.lead`).
+    static let leadMs = 60
+    /// How old a period is when it is cancelled: time to measure the delay of Parley's voice.
+    static let waitMs = 300
+    /// How much of an utterance's start the delay is measured on, and the longest delay looked for.
+    static let windowMs = 150
+    static let longestLagMs = 150
+    /// The delay at which the canceller is fed what was played, once it is measured.
+    static let targetLagMs = 10
+    /// How well the played audio must match the captured to trust the delay measured.
+    static let trustedCorrelation: Float = 0.3
+    /// Kept before a person's voice begins over Parley's (the endpointer's pre-roll takes from it).
+    static let prerollMs = 600
+    /// The most kept of what a person says over Parley (the endpointer's `max_speech_ms` default).
+    static let limitMs = 30_000
+
+    /// A period heard without Parley's voice, with the level it was captured at and the level of
+    /// what was played over it.
+    struct Cancelled {
+        var heard: [Int16]
+        var start: SampleTime
+        var capturedDB: Float
+        var playedDB: Float
+    }
+
+    let reference: EchoReference
+    private let waitPeriods: Int
+    private let makeCanceller: (_ frameSize: Int) -> (any EchoCanceller)?
+    private var canceller: (any EchoCanceller)?
+    private var kept: HeardOverPlayback
+    /// Periods captured while Parley speaks, not yet `waitMs` old.
+    private var waiting: [(frame: [Int16], start: SampleTime, capturedDB: Float)] = []
+    /// How late Parley's voice comes back after where it was placed, as last measured (samples).
+    private(set) var lag: Int?
+    /// Where the utterance Parley is speaking began to sound, until its delay is measured.
+    private var onset: SampleTime?
+    /// The end of the last period over which Parley's voice sounded.
+    private var soundedThrough: SampleTime?
+
+    init(
+        reference: EchoReference, periodMs: Int = 20,
+        makeCanceller: @escaping (_ frameSize: Int) -> (any EchoCanceller)? = { SpeexEchoCanceller(frameSize: $0, tailMs: tailMs) }
+    ) {
+        self.reference = reference
+        self.makeCanceller = makeCanceller
+        waitPeriods = max(1, Self.waitMs / periodMs)
+        kept = HeardOverPlayback(prerollPeriods: Self.prerollMs / periodMs, limitPeriods: Self.limitMs / periodMs)
+    }
+
+    /// A period captured from `start` while Parley speaks: the periods now `leadMs` old, without
+    /// what Parley played over them.
+    mutating func overPlayback(_ frame: [Int16], at start: SampleTime, capturedDB: Float) -> [Cancelled] {
+        waiting.append((frame, start, capturedDB))
+        measureLag(after: frame, at: start)
+        guard waiting.count > waitPeriods else { return [] }
+        let ready = waiting.removeFirst()
+        return [cancel(ready.frame, at: ready.start, capturedDB: ready.capturedDB)]
+    }
+
+    /// Finds the start of each utterance Parley speaks (sound after a tail of none) and, once
+    /// enough of it is captured, how late its voice comes back.
+    private mutating func measureLag(after frame: [Int16], at start: SampleTime) {
+        let end = start + SampleTime(frame.count)
+        if let played = reference.reference(from: start, count: frame.count), played.contains(where: { $0 != 0 }) {
+            if onset == nil, soundedThrough.map({ start - $0 >= reference.tail }) ?? true { onset = start }
+            soundedThrough = end
+        }
+        let window = Int(samples(ms: Self.windowMs))
+        let longest = Int(samples(ms: Self.longestLagMs))
+        guard let from = onset, end >= from + SampleTime(window + longest) else { return }
+        onset = nil
+        guard let first = waiting.first, first.start <= from, let played = reference.reference(from: from, count: window) else { return }
+        let captured = Array(waiting.lazy.flatMap(\.frame).dropFirst(Int(from - first.start)).prefix(window + longest))
+        if let found = EchoDelay.estimate(reference: played, captured: captured, lags: 0...longest), found.correlation >= Self.trustedCorrelation {
+            lag = found.lag
+        }
+    }
+
+    /// Parley has finished: the periods still waiting, without what it played over them.
+    mutating func finish() -> [Cancelled] {
+        defer { waiting = [] }
+        return waiting.map { cancel($0.frame, at: $0.start, capturedDB: $0.capturedDB) }
+    }
+
+    private mutating func cancel(_ frame: [Int16], at start: SampleTime, capturedDB: Float) -> Cancelled {
+        // Fed at the target delay once the delay is known (until then, as placed).
+        let shift = lag.map { SampleTime($0) - samples(ms: Self.targetLagMs) } ?? 0
+        guard let played = reference.reference(from: start - shift, count: frame.count) else {
+            return Cancelled(heard: frame, start: start, capturedDB: capturedDB, playedDB: Decibels.silence)
+        }
+        if canceller == nil { canceller = makeCanceller(frame.count) }
+        guard let canceller else { return Cancelled(heard: frame, start: start, capturedDB: capturedDB, playedDB: Decibels.silence) }
+        return Cancelled(heard: canceller.cancel(frame, reference: played), start: start, capturedDB: capturedDB, playedDB: Levels(measuring: played).rmsDB)
+    }
+
+    /// A period heard while Parley spoke, with the voice detector's probability for it: kept if
+    /// a person speaks over Parley.
+    mutating func keep(_ period: Cancelled, heardDB: Float, speech: Float?) {
+        kept.heard(.init(frame: period.heard, start: period.start, rmsDB: heardDB, speech: speech), capturedDB: period.capturedDB, playedDB: period.playedDB)
+    }
+
+    /// What a person said over Parley, to hear now that it has finished (empty if nobody did),
+    /// and a line for the debug log on what was heard while Parley spoke (no words in it).
+    mutating func takeKept() -> (periods: [HeardOverPlayback.Period], summary: String?) {
+        let counts = kept.counts
+        let summary =
+            counts.periods == 0
+            ? nil
+            : """
+            while Parley spoke: \(counts.periods) periods, \(counts.voiced) voiced after cancelling, \(counts.person) a person's; \
+            the canceller takes \(Int(kept.doubleTalk.echoReductionDB)) dB out; \
+            Parley's voice comes back \(lag.map { "\(milliseconds(SampleTime($0))) ms" } ?? "at a delay not measured") after it was placed
+            """
+        return (kept.take(), summary)
+    }
+}
