@@ -109,9 +109,10 @@ public struct HeardOverPlayback: Sendable {
     private var periods: [Period] = []
     /// Whether a person spoke over Parley in what is kept.
     public private(set) var personHeard = false
-    /// Of the periods heard since the last `take`: how many, how many the detector called a
-    /// voice, and how many were a person's (for the daemon's debug log).
-    public private(set) var counts = (periods: 0, voiced: 0, person: 0)
+    /// Of the periods heard since the last `take`: how many, how many Parley's voice sounded
+    /// over, how many the detector called a voice, and how many were a person's (for the
+    /// daemon's log).
+    public private(set) var counts = (periods: 0, played: 0, voiced: 0, person: 0)
 
     public init(doubleTalk: DoubleTalk = DoubleTalk(), prerollPeriods: Int, limitPeriods: Int) {
         self.doubleTalk = doubleTalk
@@ -125,6 +126,7 @@ public struct HeardOverPlayback: Sendable {
         let person = doubleTalk.judge(capturedDB: capturedDB, residualDB: period.rmsDB, playedDB: playedDB, voice: period.speech)
         personHeard = personHeard || person
         counts.periods += 1
+        if playedDB > doubleTalk.settings.silentReferenceDB { counts.played += 1 }
         if (period.speech ?? 0) >= doubleTalk.settings.voice { counts.voiced += 1 }
         if person { counts.person += 1 }
         periods.append(period)
@@ -138,7 +140,7 @@ public struct HeardOverPlayback: Sendable {
         defer {
             periods = []
             personHeard = false
-            counts = (0, 0, 0)
+            counts = (0, 0, 0, 0)
             doubleTalk.restart()
         }
         return personHeard ? periods : []

@@ -131,8 +131,9 @@ struct CaptureLoop: Sendable {
             return interpreter.process(frame, at: start, level: level, speech: nil, now: now)
         }
         for period in echo.finish() { keep(period, in: &echo, detector: &detector) }
-        let (kept, summary) = echo.takeKept()
+        let (kept, summary, notice) = echo.takeKept()
         if let summary { interpreter.logger.debug("\(summary)") }
+        if let notice { interpreter.logger.notice("\(notice)") }
         let above = kept.isEmpty ? judgeAbove : hearKept(kept, judgeAbove: judgeAbove)
         return interpreter.process(frame, at: start, level: level, speech: judge(frame, level, above: above, with: &detector), now: now)
     }

@@ -50,6 +50,10 @@ struct EchoHearing {
     private let makeCanceller: (_ frameSize: Int) -> (any EchoCanceller)?
     private var canceller: (any EchoCanceller)?
     private var kept: HeardOverPlayback
+    /// How many times in a row Parley spoke a while and the canceller had not learnt the room.
+    private var unlearnt = 0
+    /// After how many such times it is told (once).
+    static let unlearntTold = 3
     /// Periods captured while Parley speaks, not yet `waitMs` old.
     private var waiting: [(frame: [Int16], start: SampleTime, capturedDB: Float)] = []
     /// How late Parley's voice comes back after where it was placed, as last measured (samples).
@@ -122,9 +126,22 @@ struct EchoHearing {
     }
 
     /// What a person said over Parley, to hear now that it has finished (empty if nobody did),
-    /// and a line for the debug log on what was heard while Parley spoke (no words in it).
-    mutating func takeKept() -> (periods: [HeardOverPlayback.Period], summary: String?) {
+    /// a line for the debug log on what was heard while Parley spoke (no words in it), and, once,
+    /// a notice when the canceller does not learn the room (nobody is heard over Parley then).
+    mutating func takeKept() -> (periods: [HeardOverPlayback.Period], summary: String?, notice: String?) {
         let counts = kept.counts
+        var notice: String?
+        // A second of Parley's voice is enough to learn a room on one clock (about 17 dB here).
+        if counts.played >= 50 {
+            unlearnt = kept.doubleTalk.converged ? 0 : unlearnt + 1
+            if unlearnt == Self.unlearntTold {
+                notice = """
+                    the echo canceller takes only \(Int(kept.doubleTalk.echoReductionDB)) dB of Parley's voice out of what the microphone hears \
+                    (\(Self.unlearntTold) replies in a row): what a person says while Parley speaks is not heard. A microphone and a \
+                    loudspeaker on one sound card (one clock), not moved while Parley speaks, let it learn the room
+                    """
+            }
+        }
         let summary =
             counts.periods == 0
             ? nil
@@ -133,6 +150,6 @@ struct EchoHearing {
             the canceller takes \(Int(kept.doubleTalk.echoReductionDB)) dB out; \
             Parley's voice comes back \(lag.map { "\(milliseconds(SampleTime($0))) ms" } ?? "at a delay not measured") after it was placed
             """
-        return (kept.take(), summary)
+        return (kept.take(), summary, notice)
     }
 }

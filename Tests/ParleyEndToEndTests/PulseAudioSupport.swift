@@ -3,7 +3,10 @@ import Testing
 
 /// A private PulseAudio server with two null sinks, "mic" and "speaker": clips played into
 /// "mic" reach parleyd through "mic.monitor" in real time, and what parleyd plays goes to
-/// "speaker". With `echo`, the speaker is looped back into the mic, as in a room.
+/// "speaker". With `echo`, the speaker is looped back into the mic, as in a room (through
+/// PulseAudio's loopback, which resamples to keep its latency: the two ends on different clocks).
+/// With `oneRoom`, there is one sink, "mic", that parleyd also plays into: the person's voice and
+/// Parley's share it and its clock, as a microphone and a loudspeaker on one sound card do.
 final class PulseAudioRig {
     let directory: URL
     let socket: String
@@ -18,17 +21,19 @@ final class PulseAudioRig {
     }
 
     /// The ALSA devices parleyd uses.
-    static let asoundrc = """
-        pcm.pmic { type pulse; device "mic.monitor" }
-        pcm.pspk { type pulse; device "speaker" }
+    static func asoundrc(oneRoom: Bool) -> String {
         """
+        pcm.pmic { type pulse; device "mic.monitor" }
+        pcm.pspk { type pulse; device "\(oneRoom ? "mic" : "speaker")" }
+        """
+    }
 
     /// Starts the server daemonized: as a child of the test process it would keep Foundation's
     /// `Process` from noticing when later children exit.
-    func start(echo: Bool) throws {
+    func start(echo: Bool, oneRoom: Bool = false) throws {
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("run"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try Self.asoundrc.write(to: directory.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
+        try Self.asoundrc(oneRoom: oneRoom).write(to: directory.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
         var arguments = [
             "-n", "--daemonize=yes", "--exit-idle-time=-1", "--log-target=file:\(directory.path)/pulseaudio.log",
             "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",

@@ -151,6 +151,45 @@ struct RealTimeTests {
         #expect(EndToEnd.wait(daemon.process, timeout: 20))
     }
 
+    /// A person who speaks while Parley speaks (in one room: Parley plays into what the microphone
+    /// hears, on the same clock) is heard once Parley has finished, every word, from where their
+    /// voice began: the echo canceller takes Parley's own voice out, and none of it becomes a
+    /// turn. The first reply lets the canceller learn the room.
+    @Test(.enabled(if: AccurateEngines.installed, "run `make engines` first"))
+    func aPersonWhoSpeaksWhileParleySpeaksIsHeardOnceItHasFinished() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rig = PulseAudioRig(directory: dir)
+        try rig.start(echo: false, oneRoom: true)
+        defer { rig.stop() }
+        let daemon = try startDaemon(in: dir, rig: rig, extra: AccurateEngines.table)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        try await daemon.waitFor("listening to a", timeout: 60) { $0.state == "listening" && $0.speaker == "a" }
+        let data = EndToEnd.repository + "/Tests/data"
+        try rig.say("\(data)/en/vctk-p301_102.wav")
+        try await daemon.waitFor("the first turn, then listening to b", timeout: 60) { $0.turns == 1 && $0.state == "listening" }
+        try rig.say("\(data)/en/cathy-a0122.wav")
+        try await daemon.waitFor("Parley speaking its second reply", timeout: 60) { $0.state == "speaking" }
+        try await Task.sleep(for: .milliseconds(500))
+        // The Spanish speaker answers before Parley has finished.
+        let spanish = "\(data)/es/fleurs/fleurs-es-008.wav"
+        try rig.say(spanish)
+        try await daemon.waitFor("the answer said over Parley, as a turn", timeout: 90) { $0.turns >= 3 && $0.state == "listening" }
+        // Nothing else comes: Parley's own voice did not become a turn.
+        try await Task.sleep(for: .seconds(4))
+        let turns = try daemon.call("history", as: [TurnInfo].self).reversed().map { $0 }
+        #expect(turns.count == 3, "turns: \(turns.map(\.sourceText))")
+        let reference = try String(contentsOfFile: (spanish as NSString).deletingPathExtension + ".txt", encoding: .utf8)
+        let answer = turns.count > 2 ? turns[2] : nil
+        #expect(answer?.sourceLang == "es")
+        let recall = EndToEnd.wordRecall(answer?.sourceText ?? "", reference: reference)
+        #expect(recall >= 0.7, "heard over Parley as \"\(answer?.sourceText ?? "")\" (\(Int(recall * 100)) % of the words)")
+        let log = (try? String(contentsOf: daemon.log, encoding: .utf8)) ?? ""
+        #expect(log.contains("someone spoke while Parley was speaking"), "the daemon tells that it heard someone over its voice")
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(EndToEnd.wait(daemon.process, timeout: 20))
+    }
+
     @Test func pauseReleasesTheMicrophoneAndALostDeviceComesBack() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
