@@ -9,7 +9,7 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=(
   linux-image-amd64 systemd-sysv udev kmod dbus util-linux procps
   # what parleyd and parley link (ldd on the release build) and what debian/control depends on
-  libasound2 libsqlite3-0 libcurl4 libespeak-ng1 libpocketsphinx3 libsphinxbase3 libpulse0 libqrencode4
+  libasound2 libsqlite3-0 libcurl4 libespeak-ng1 libpocketsphinx3 libsphinxbase3 libpulse0 libqrencode4 libspeexdsp1
   apertium apertium-eng-spa espeak-ng espeak-ng-data pocketsphinx pocketsphinx-en-us
   alsa-utils pocketsphinx-testdata
 )
