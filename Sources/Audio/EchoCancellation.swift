@@ -77,10 +77,10 @@ public final class EchoReference: Sendable {
         var samples: [Int16] = []
         /// Where the capture is: the end of the last period read.
         var heardThrough: SampleTime = 0
-        /// The capture's position at the clock's zero, as the freshest period read says (samples):
-        /// the capture is at `offset + seconds × rate` (nil until a period was read).
-        var offset: Double?
-        var lastRead: Double = 0
+        /// The capture's position at the clock's zero as each of the last reads says (samples),
+        /// oldest first: the freshest of them (the greatest) puts the capture at
+        /// `offset + seconds × rate`.
+        var offsets: [Double] = []
         /// The end of the last sound played (silence leaves no echo to cancel).
         var soundThrough: SampleTime?
         var resampler: Resampler?
@@ -96,9 +96,10 @@ public final class EchoReference: Sendable {
     /// Seconds on a monotonic clock (the capture's and the playback's threads read the same).
     private let seconds: @Sendable () -> Double
 
-    /// How fast the estimate of where the capture is may fall back, in samples per second: the
-    /// device's clock and the system's drift apart by far less (tens of parts per million).
-    static let driftPerSecond = 2.0
+    /// How many reads say where the capture is (2 s of 20 ms periods): enough for a fresh one
+    /// among them, few enough that a lost period (an overrun) or the two clocks' drift is
+    /// forgotten within seconds.
+    static let reads = 100
 
     public init(
         sampleRate: Int = captureSampleRate, tailMs: Int, leadMs: Int = 0,
@@ -114,11 +115,8 @@ public final class EchoReference: Sendable {
     public func captured(through position: SampleTime) {
         timeline.withLock { timeline in
             timeline.heardThrough = position
-            let time = seconds()
-            let fresh = Double(position) - time * Double(sampleRate)
-            let fallen = timeline.offset.map { $0 - (time - timeline.lastRead) * Self.driftPerSecond } ?? fresh
-            timeline.offset = max(fresh, fallen)
-            timeline.lastRead = time
+            timeline.offsets.append(Double(position) - seconds() * Double(sampleRate))
+            if timeline.offsets.count > Self.reads { timeline.offsets.removeFirst(timeline.offsets.count - Self.reads) }
             let forget = Int(min(max(0, position - tail - timeline.start), SampleTime(timeline.samples.count)))
             guard forget > 0 else { return }
             timeline.samples.removeFirst(forget)
@@ -130,7 +128,7 @@ public final class EchoReference: Sendable {
     public func played(_ samples: [Int16], rate: Int) {
         guard !samples.isEmpty else { return }
         timeline.withLock { timeline in
-            let capture = timeline.offset.map { SampleTime(($0 + seconds() * Double(sampleRate)).rounded()) } ?? timeline.heardThrough
+            let capture = timeline.offsets.max().map { SampleTime(($0 + seconds() * Double(sampleRate)).rounded()) } ?? timeline.heardThrough
             let now = max(0, max(capture, timeline.heardThrough) - lead)
             let gap = now - (timeline.start + SampleTime(timeline.samples.count))
             if timeline.samples.isEmpty {
@@ -147,6 +145,12 @@ public final class EchoReference: Sendable {
             timeline.samples += timeline.resampler?.process(samples) ?? (rate == sampleRate ? samples : [])
             if samples.contains(where: { $0 != 0 }) { timeline.soundThrough = timeline.start + SampleTime(timeline.samples.count) }
         }
+    }
+
+    /// The capture stopped and starts again (a pause, a device reopened): where it was says
+    /// nothing of where it will be.
+    public func captureRestarted() {
+        timeline.withLock { $0.offsets = [] }
     }
 
     /// What was written and not yet played was dropped (a stop): it never reaches the room.

@@ -65,6 +65,7 @@ struct CaptureLoop: Sendable {
                     open.close()
                     capture = nil
                     interpreter.logger.info("microphone released (paused)")
+                    forget(&echo, because: "the conversation was paused")
                 }
                 waitWhilePaused()
                 continue
@@ -88,6 +89,7 @@ struct CaptureLoop: Sendable {
                 guard isRealTime else { throw error }
                 current.close()
                 capture = nil
+                forget(&echo, because: "the microphone was lost")
                 deviceLost(error)
                 // A device that opens but cannot be read must not be retried in a tight loop.
                 waitBeforeReopening(backoff.next())
@@ -143,6 +145,13 @@ struct CaptureLoop: Sendable {
     private func keep(_ period: EchoHearing.Cancelled, in echo: inout EchoHearing, detector: inout (any VoiceActivityDetector)?) {
         let level = Levels(measuring: period.heard)
         echo.keep(period, heardDB: level.rmsDB, speech: judge(period.heard, level, above: -.infinity, with: &detector))
+    }
+
+    /// The capture stopped: what a person said over Parley before it is not heard after it, and
+    /// the log says so.
+    private func forget(_ echo: inout EchoHearing?, because reason: String) {
+        guard let dropped = echo?.forget(), dropped > 0 else { return }
+        interpreter.logger.notice("someone spoke while Parley was speaking (\(dropped) ms): not heard, \(reason)")
     }
 
     /// What a person said while Parley spoke, heard now that it has finished, period by period as

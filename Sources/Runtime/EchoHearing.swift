@@ -119,6 +119,17 @@ struct EchoHearing {
         return Cancelled(heard: canceller.cancel(frame, reference: played), start: start, capturedDB: capturedDB, playedDB: Levels(measuring: played).rmsDB)
     }
 
+    /// The capture stopped (a pause, a lost device): nothing captured before is heard after it
+    /// (what was learnt of the room is kept). How much of a person's speech over Parley that
+    /// drops, in milliseconds.
+    mutating func forget() -> Int {
+        waiting = []
+        onset = nil
+        soundedThrough = nil
+        reference.captureRestarted()
+        return milliseconds(SampleTime(kept.take().reduce(0) { $0 + $1.frame.count }))
+    }
+
     /// A period heard while Parley spoke, with the voice detector's probability for it: kept if
     /// a person speaks over Parley.
     mutating func keep(_ period: Cancelled, heardDB: Float, speech: Float?) {

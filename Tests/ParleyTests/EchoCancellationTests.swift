@@ -138,6 +138,18 @@ struct EchoCancellationTests {
         #expect(reference.reference(from: 16_960, count: 320) == [Int16](repeating: 0, count: 80) + [Int16](repeating: 100, count: 240))
     }
 
+    /// After a pause (or a device reopened), where the capture was says nothing of where it is:
+    /// until it reads again, what is played is placed where its last read ended.
+    @Test func aCaptureThatStartsAgainIsPlacedFromItsNextReads() {
+        let time = Mutex(1.0)
+        let reference = EchoReference(tailMs: 100, seconds: { time.withLock { $0 } })
+        reference.captured(through: 16_000)
+        time.withLock { $0 = 61.0 }  // a minute paused: the capture did not move
+        reference.captureRestarted()
+        reference.played([Int16](repeating: 100, count: 320), rate: captureSampleRate)
+        #expect(reference.reference(from: 16_000, count: 320) == [Int16](repeating: 100, count: 320))
+    }
+
     // MARK: How late Parley's voice comes back
 
     @Test func theDelayOfParleysVoiceIsFoundOnTheAudio() throws {
