@@ -20,7 +20,8 @@ public protocol EchoCanceller: AnyObject {
 /// Speex's echo canceller (a frequency-domain adaptive filter, as PulseAudio's and many phones'
 /// use): it learns the path from the loudspeaker to the microphone while Parley speaks and keeps
 /// it between utterances, so the first seconds Parley ever speaks in a room are not cancelled
-/// well and the rest are (about 25 dB on a loopback; `DoubleTalk` waits until it has).
+/// well and the rest are (16-27 dB in the live room of bench/over-playback.py; `DoubleTalk` hears
+/// nobody over Parley until it takes 12 dB out).
 public final class SpeexEchoCanceller: EchoCanceller {
     private let state: OpaquePointer
     /// The samples it takes at a time: the capture period.
@@ -81,6 +82,8 @@ public final class EchoReference: Sendable {
         /// oldest first: the freshest of them (the greatest) puts the capture at
         /// `offset + seconds × rate`.
         var offsets: [Double] = []
+        /// False from `captureStopped` until the capture reads again.
+        var capturing = true
         /// The end of the last sound played (silence leaves no echo to cancel).
         var soundThrough: SampleTime?
         var resampler: Resampler?
@@ -90,6 +93,9 @@ public final class EchoReference: Sendable {
     private let sampleRate: Int
     /// How long after it was played a sample can still be heard (the canceller's tail).
     public let tail: SampleTime
+    /// How long before the capture's position what was played is kept: a tail, and as far back
+    /// as the capture cancels (it may cancel a period some time after reading it).
+    public let keep: SampleTime
     /// How far before the capture's position what is played is placed.
     public let lead: SampleTime
 
@@ -102,22 +108,24 @@ public final class EchoReference: Sendable {
     static let reads = 100
 
     public init(
-        sampleRate: Int = captureSampleRate, tailMs: Int, leadMs: Int = 0,
+        sampleRate: Int = captureSampleRate, tailMs: Int, leadMs: Int = 0, keepMs: Int? = nil,
         seconds: @escaping @Sendable () -> Double = EchoReference.monotonicSeconds
     ) {
         self.seconds = seconds
         self.sampleRate = sampleRate
         self.tail = samples(ms: tailMs, rate: sampleRate)
+        self.keep = samples(ms: max(tailMs, keepMs ?? tailMs), rate: sampleRate)
         self.lead = samples(ms: leadMs, rate: sampleRate)
     }
 
-    /// The capture has read through `position`; what was played more than a tail before is forgotten.
+    /// The capture has read through `position`; what was played more than `keep` before is forgotten.
     public func captured(through position: SampleTime) {
         timeline.withLock { timeline in
+            timeline.capturing = true
             timeline.heardThrough = position
             timeline.offsets.append(Double(position) - seconds() * Double(sampleRate))
             if timeline.offsets.count > Self.reads { timeline.offsets.removeFirst(timeline.offsets.count - Self.reads) }
-            let forget = Int(min(max(0, position - tail - timeline.start), SampleTime(timeline.samples.count)))
+            let forget = Int(min(max(0, position - keep - timeline.start), SampleTime(timeline.samples.count)))
             guard forget > 0 else { return }
             timeline.samples.removeFirst(forget)
             timeline.start += SampleTime(forget)
@@ -128,6 +136,8 @@ public final class EchoReference: Sendable {
     public func played(_ samples: [Int16], rate: Int) {
         guard !samples.isEmpty else { return }
         timeline.withLock { timeline in
+            // Nothing hears it while the capture is stopped.
+            guard timeline.capturing else { return }
             let capture = timeline.offsets.max().map { SampleTime(($0 + seconds() * Double(sampleRate)).rounded()) } ?? timeline.heardThrough
             let now = max(0, max(capture, timeline.heardThrough) - lead)
             let gap = now - (timeline.start + SampleTime(timeline.samples.count))
@@ -136,7 +146,7 @@ public final class EchoReference: Sendable {
                 timeline.resampler = nil
             } else if gap > 0 {
                 // Everything written before has played: this starts where the capture is (what
-                // played last is kept, its echo may still be coming). At most a tail: older
+                // played last is kept, its echo may still be coming). At most `keep`: older
                 // samples are forgotten as the capture goes on.
                 timeline.samples += [Int16](repeating: 0, count: Int(gap))
                 timeline.resampler = nil
@@ -147,10 +157,16 @@ public final class EchoReference: Sendable {
         }
     }
 
-    /// The capture stopped and starts again (a pause, a device reopened): where it was says
-    /// nothing of where it will be.
-    public func captureRestarted() {
-        timeline.withLock { $0.offsets = [] }
+    /// The capture stopped (a pause, a lost device): what is played until it reads again is
+    /// heard by nobody, and where it was says nothing of where it will be.
+    public func captureStopped() {
+        timeline.withLock { timeline in
+            timeline.capturing = false
+            timeline.offsets = []
+            timeline.samples = []
+            timeline.soundThrough = nil
+            timeline.resampler = nil
+        }
     }
 
     /// What was written and not yet played was dropped (a stop): it never reaches the room.

@@ -30,7 +30,16 @@ public struct DoubleTalk: Sendable {
         public var onsetPeriods = 5
         public var window = 8
 
+        /// For 20 ms periods.
         public init() {}
+
+        /// For periods of `periodMs`: the same durations (a 400 ms tail; 100 ms of voice in 160 ms).
+        public init(periodMs: Double) {
+            let periods = { (ms: Double) in max(1, Int((ms / max(periodMs, 1)).rounded(.up))) }
+            tailPeriods = periods(400)
+            onsetPeriods = periods(100)
+            window = max(onsetPeriods, periods(160))
+        }
     }
 
     public let settings: Settings

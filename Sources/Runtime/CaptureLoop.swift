@@ -53,7 +53,8 @@ struct CaptureLoop: Sendable {
         var judgeAbove: Float = -.infinity
         // A microphone in the room hears Parley: its voice is cancelled out of what is heard, and
         // a person heard over it is kept (nil: a recording, or echo cancelling is off).
-        var echo = hearsPlayback && isRealTime ? interpreter.echoReference.map { EchoHearing(reference: $0) } : nil
+        let echoReference = hearsPlayback && isRealTime ? interpreter.echoReference : nil
+        var echo: EchoHearing?
         defer {
             finishInput(at: position)
             capture?.close()
@@ -101,7 +102,9 @@ struct CaptureLoop: Sendable {
             interpreter.echoReference?.captured(through: position)
             let level = Levels(measuring: frame)
             publishLevel(level, pending: &pendingLevel)
-            if var hearing = echo {
+            if let echoReference {
+                // Made for the device's period (again if a reopened device has another).
+                var hearing = echo.flatMap { $0.periodSamples == frame.count ? $0 : nil } ?? EchoHearing(reference: echoReference, periodSamples: frame.count)
                 judgeAbove = hear(frame, at: start, level: level, now: position, judgeAbove: judgeAbove, echo: &hearing, detector: &detector)
                 echo = hearing
                 continue
@@ -162,7 +165,7 @@ struct CaptureLoop: Sendable {
         let length = milliseconds(SampleTime(kept.reduce(0) { $0 + $1.frame.count }))
         guard interpreter.acceptsAudio else {
             interpreter.report(
-                "someone spoke while Parley was speaking (\(length) ms from \(String(format: "%.2f", from)) s) and nobody is listened to now: say it again once a side is chosen"
+                "someone spoke while Parley was speaking (\(length) ms from \(String(format: "%.2f", from)) s) and nobody is listened to now (paused, or manual mode): say it again when Parley listens"
             )
             return judgeAbove
         }

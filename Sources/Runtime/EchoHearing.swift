@@ -33,7 +33,7 @@ struct EchoHearing {
     static let trustedCorrelation: Float = 0.3
     /// Kept before a person's voice begins over Parley's (the endpointer's pre-roll takes from it).
     static let prerollMs = 600
-    /// The most kept of what a person says over Parley (the endpointer's `max_speech_ms` default).
+    /// The most kept of what a person says over Parley (longer than any reply Parley speaks).
     static let limitMs = 30_000
 
     /// A period heard without Parley's voice, with the level it was captured at and the level of
@@ -46,6 +46,8 @@ struct EchoHearing {
     }
 
     let reference: EchoReference
+    /// The capture's period, in samples (what every count of periods here is made for).
+    let periodSamples: Int
     private let waitPeriods: Int
     private let makeCanceller: (_ frameSize: Int) -> (any EchoCanceller)?
     private var canceller: (any EchoCanceller)?
@@ -63,18 +65,29 @@ struct EchoHearing {
     /// The end of the last period over which Parley's voice sounded.
     private var soundedThrough: SampleTime?
 
+    /// How long before the capture's position what Parley played must be kept for this to
+    /// cancel it (`EchoReference.keep`): a period is cancelled `waitMs` after it is read, fed what
+    /// was played up to `longestLagMs` before it, and the canceller's tail before that.
+    static let keepMs = tailMs + waitMs + longestLagMs + 100
+
     init(
-        reference: EchoReference, periodMs: Int = 20,
+        reference: EchoReference, periodSamples: Int,
         makeCanceller: @escaping (_ frameSize: Int) -> (any EchoCanceller)? = { SpeexEchoCanceller(frameSize: $0, tailMs: tailMs) }
     ) {
         self.reference = reference
+        let period = max(1, periodSamples)
+        self.periodSamples = period
         self.makeCanceller = makeCanceller
-        waitPeriods = max(1, Self.waitMs / periodMs)
-        kept = HeardOverPlayback(prerollPeriods: Self.prerollMs / periodMs, limitPeriods: Self.limitMs / periodMs)
+        let periods = { (ms: Int) in max(1, (Int(samples(ms: ms)) + period - 1) / period) }
+        waitPeriods = periods(Self.waitMs)
+        let periodMs = Double(period) * 1000 / Double(captureSampleRate)
+        kept = HeardOverPlayback(
+            doubleTalk: DoubleTalk(settings: DoubleTalk.Settings(periodMs: periodMs)), prerollPeriods: periods(Self.prerollMs),
+            limitPeriods: periods(Self.limitMs))
     }
 
-    /// A period captured from `start` while Parley speaks: the periods now `leadMs` old, without
-    /// what Parley played over them.
+    /// A period captured from `start` while Parley speaks: the period now `waitMs` old, if any,
+    /// without what Parley played over it.
     mutating func overPlayback(_ frame: [Int16], at start: SampleTime, capturedDB: Float) -> [Cancelled] {
         waiting.append((frame, start, capturedDB))
         measureLag(after: frame, at: start)
@@ -126,7 +139,7 @@ struct EchoHearing {
         waiting = []
         onset = nil
         soundedThrough = nil
-        reference.captureRestarted()
+        reference.captureStopped()
         return milliseconds(SampleTime(kept.take().reduce(0) { $0 + $1.frame.count }))
     }
 

@@ -150,7 +150,7 @@ public final class Interpreter: Sendable {
         self.laneKey = engines.lane
         self.report = report
         self.lanes = Mutex([:])
-        let echoReference = echoCancel ? EchoReference(tailMs: EchoHearing.tailMs, leadMs: EchoHearing.leadMs) : nil
+        let echoReference = echoCancel ? EchoReference(tailMs: EchoHearing.tailMs, leadMs: EchoHearing.leadMs, keepMs: EchoHearing.keepMs) : nil
         self.echoReference = echoReference
         self.speech = SpeechWorker(
             synthesizer: synthesizer, playback: echoReference.map { EchoReferencedPlayback(playback, reference: $0) } ?? playback, clock: clock,

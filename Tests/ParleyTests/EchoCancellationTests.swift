@@ -139,15 +139,20 @@ struct EchoCancellationTests {
     }
 
     /// After a pause (or a device reopened), where the capture was says nothing of where it is:
-    /// until it reads again, what is played is placed where its last read ended.
+    /// what is played while it is stopped is heard by nobody, and once it reads again, what is
+    /// played is placed where that read ended.
     @Test func aCaptureThatStartsAgainIsPlacedFromItsNextReads() {
         let time = Mutex(1.0)
         let reference = EchoReference(tailMs: 100, seconds: { time.withLock { $0 } })
         reference.captured(through: 16_000)
         time.withLock { $0 = 61.0 }  // a minute paused: the capture did not move
-        reference.captureRestarted()
+        reference.captureStopped()
+        // Played while the capture is stopped: nobody hears it.
+        reference.played([Int16](repeating: 200, count: 16_000), rate: captureSampleRate)
+        #expect(reference.reference(from: 16_000, count: 320) == nil)
+        reference.captured(through: 16_320)
         reference.played([Int16](repeating: 100, count: 320), rate: captureSampleRate)
-        #expect(reference.reference(from: 16_000, count: 320) == [Int16](repeating: 100, count: 320))
+        #expect(reference.reference(from: 16_320, count: 320) == [Int16](repeating: 100, count: 320))
     }
 
     // MARK: How late Parley's voice comes back
@@ -164,11 +169,12 @@ struct EchoCancellationTests {
         #expect(EchoDelay.estimate(reference: voice, captured: Array(captured.prefix(3_000)), lags: 0...2_400) == nil, "too short to look that far")
     }
 
-    /// Parley's voice played into a room that returns it 37 ms after it was placed: the delay is
+    /// Parley's voice played into a room that returns it 37 ms (or 137 ms) after it was placed: the delay is
     /// measured on the utterance's start, and the canceller is fed what was played at the target
     /// delay from then on (here a canceller that subtracts what it was given the target delay
     /// before, so what is left is nothing once the delay is right).
-    @Test func theCancellerIsFedParleysVoiceAtTheSameDelayEveryTime() throws {
+    @Test(arguments: [592, 2_200])
+    func theCancellerIsFedParleysVoiceAtTheSameDelayEveryTime(lag: Int) throws {
         final class Subtracting: EchoCanceller {
             var given = [Int16](repeating: 0, count: Int(samples(ms: EchoHearing.targetLagMs)))
             func cancel(_ captured: [Int16], reference: [Int16]) -> [Int16] {
@@ -178,9 +184,8 @@ struct EchoCancellationTests {
             }
         }
         let voice = Array(try Self.recording("cathy-a0122.wav").prefix(16_000 * 2))
-        let reference = EchoReference(tailMs: EchoHearing.tailMs, leadMs: EchoHearing.leadMs, seconds: { 0 })
-        var hearing = EchoHearing(reference: reference) { _ in Subtracting() }
-        let delay = 592 + Int(samples(ms: EchoHearing.leadMs))
+        let reference = EchoReference(tailMs: EchoHearing.tailMs, leadMs: EchoHearing.leadMs, keepMs: EchoHearing.keepMs, seconds: { 0 })
+        var hearing = EchoHearing(reference: reference, periodSamples: 320) { _ in Subtracting() }
         let period = 320
         reference.captured(through: SampleTime(period * 50))
         reference.played(voice, rate: captureSampleRate)
@@ -189,13 +194,13 @@ struct EchoCancellationTests {
         for index in 50..<200 {
             let start = index * period
             let frame = (start..<start + period).map { position -> Int16 in
-                let played = position - delay - placed + Int(samples(ms: EchoHearing.leadMs))
+                let played = position - lag - placed
                 return played >= 0 && played < voice.count ? voice[played] : 0
             }
             reference.captured(through: SampleTime(start + period))
             left += hearing.overPlayback(frame, at: SampleTime(start), capturedDB: -30)
         }
-        #expect(hearing.lag == 592)
+        #expect(hearing.lag == lag)
         // Once measured (the first `waitMs` of periods are cancelled with it too), nothing is left.
         let late = left.filter { $0.start > SampleTime(placed + 16_000) }
         #expect(!late.isEmpty)
