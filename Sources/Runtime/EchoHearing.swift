@@ -29,8 +29,13 @@ struct EchoHearing {
     static let longestLagMs = 150
     /// The delay at which the canceller is fed what was played, once it is measured.
     static let targetLagMs = 10
-    /// How well the played audio must match the captured to trust the delay measured.
+    /// How well the played audio must match the captured to trust the delay measured: a delay
+    /// near the last one (within `steadyLagMs`, as a device's is from one reply to the next) at
+    /// 0.3, another only at 0.6 (a person speaking over the reply's start can make a weak match
+    /// elsewhere).
     static let trustedCorrelation: Float = 0.3
+    static let trustedElsewhere: Float = 0.6
+    static let steadyLagMs = 20
     /// Kept before a person's voice begins over Parley's (the endpointer's pre-roll takes from it).
     static let prerollMs = 600
     /// The most kept of what a person says over Parley (longer than any reply Parley speaks).
@@ -110,7 +115,9 @@ struct EchoHearing {
         onset = nil
         guard let first = waiting.first, first.start <= from, let played = reference.reference(from: from, count: window) else { return }
         let captured = Array(waiting.lazy.flatMap(\.frame).dropFirst(Int(from - first.start)).prefix(window + longest))
-        if let found = EchoDelay.estimate(reference: played, captured: captured, lags: 0...longest), found.correlation >= Self.trustedCorrelation {
+        guard let found = EchoDelay.estimate(reference: played, captured: captured, lags: 0...longest) else { return }
+        let steady = lag.map { abs($0 - found.lag) <= Int(samples(ms: Self.steadyLagMs)) } ?? true
+        if found.correlation >= (steady ? Self.trustedCorrelation : Self.trustedElsewhere) {
             lag = found.lag
         }
     }
