@@ -25,18 +25,19 @@ public struct DoubleTalk: Sendable {
         /// Played audio under this level is silence (no echo can come of it).
         public var silentReferenceDB: Float = -70
         /// How many periods back what was played can still be heard (the canceller's tail).
-        public var tailPeriods = 20
+        public var tailPeriods: Int
         /// A person is speaking once `onsetPeriods` of the last `window` periods held their voice.
-        public var onsetPeriods = 5
-        public var window = 8
+        public var onsetPeriods: Int
+        public var window: Int
 
         /// For 20 ms periods.
-        public init() {}
+        public init() { self.init(periodMs: 20) }
 
-        /// For periods of `periodMs`: the same durations (a 400 ms tail; 100 ms of voice in 160 ms).
-        public init(periodMs: Double) {
+        /// For periods of `periodMs` and a canceller's tail of `tailMs`: the same durations (100
+        /// ms of voice in 160 ms).
+        public init(periodMs: Double, tailMs: Double = 400) {
             let periods = { (ms: Double) in max(1, Int((ms / max(periodMs, 1)).rounded(.up))) }
-            tailPeriods = periods(400)
+            tailPeriods = periods(tailMs)
             onsetPeriods = periods(100)
             window = max(onsetPeriods, periods(160))
         }
@@ -154,7 +155,4 @@ public struct HeardOverPlayback: Sendable {
         }
         return personHeard ? periods : []
     }
-
-    /// How much audio is kept, in samples.
-    public var keptSamples: Int { periods.reduce(0) { $0 + $1.frame.count } }
 }

@@ -55,6 +55,8 @@ struct CaptureLoop: Sendable {
         // a person heard over it is kept (nil: a recording, or echo cancelling is off).
         let echoReference = hearsPlayback && isRealTime ? interpreter.echoReference : nil
         var echo: EchoHearing?
+        // A recording never hears Parley: what it plays is not placed (nor resampled) at all.
+        if echoReference == nil { interpreter.echoReference?.captureStopped() }
         defer {
             finishInput(at: position)
             capture?.close()
@@ -99,7 +101,7 @@ struct CaptureLoop: Sendable {
             if frame.isEmpty { break }
             let start = position
             position += SampleTime(frame.count)
-            interpreter.echoReference?.captured(through: position)
+            echoReference?.captured(through: position)
             let level = Levels(measuring: frame)
             publishLevel(level, pending: &pendingLevel)
             if let echoReference {

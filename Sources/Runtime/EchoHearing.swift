@@ -87,7 +87,7 @@ struct EchoHearing {
         waitPeriods = periods(Self.waitMs)
         let periodMs = Double(period) * 1000 / Double(captureSampleRate)
         kept = HeardOverPlayback(
-            doubleTalk: DoubleTalk(settings: DoubleTalk.Settings(periodMs: periodMs)), prerollPeriods: periods(Self.prerollMs),
+            doubleTalk: DoubleTalk(settings: DoubleTalk.Settings(periodMs: periodMs, tailMs: Double(Self.tailMs))), prerollPeriods: periods(Self.prerollMs),
             limitPeriods: periods(Self.limitMs))
     }
 
