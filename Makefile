@@ -193,6 +193,7 @@ bench: release
 	bench/accurate-lead.py $(ENGINES)
 	/usr/bin/python3 bench/detection-window.py
 	/usr/bin/python3 bench/whisper-beam.py
+	/usr/bin/python3 bench/moonshine-threads.py
 	/usr/bin/python3 bench/silero-run-up.py $(ENGINES)
 	/usr/bin/python3 bench/first-piece.py $(ENGINES)
 	FIRST_PIECE_OPENERS=phrases /usr/bin/python3 bench/first-piece.py $(ENGINES)

@@ -29,7 +29,7 @@ Sets:
 Usage: bench/turn-end.py BIN_DIR   (PARLEY_SET=shared: every English and Spanish recording of
 ../shared/speech (SPEECH=DIR: another folder) instead of Tests/data's; PARLEY_OTHER=pt: English against Portuguese, English sentences
 only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear; PARLEY_PAUSES=0: the whole
-sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
+sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_MOONSHINE_ONE_THREAD=false: Moonshine on one thread per core; PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
 """
 import json
 import os
@@ -120,6 +120,9 @@ def start_room(work):
         # measures PocketSphinx's words alone.
         accurate = os.environ.get("PARLEY_ACCURATE", "1") != "0" and os.path.exists(f"{ROOT}/.build/engines/.complete")
         f.write(f'[transcriber]\nenabled = {"true" if accurate else "false"}\nengines = "{ROOT}/.build/engines"\n')
+        if os.environ.get("PARLEY_MOONSHINE_ONE_THREAD"):
+            # false: Moonshine's ONNX Runtime takes one thread per core (as shipped: one thread).
+            f.write(f'moonshine_one_thread = {os.environ["PARLEY_MOONSHINE_ONE_THREAD"]}\n')
         if os.environ.get("PARLEY_VOCABULARY"):
             # How many words English's streaming decoder knows (0: every word of its language model).
             f.write(f'[recognizer.en]\nvocabulary = {int(os.environ["PARLEY_VOCABULARY"])}\n')
@@ -131,7 +134,8 @@ def start_room(work):
             f.write(f'[endpoint]\nlikely_end_ms = {int(os.environ["PARLEY_LIKELY_END"])}\n')
         print(f"accurate pass: {'on' if accurate else 'off'}; likely_end_ms {os.environ.get('PARLEY_LIKELY_END', 'as shipped')}; "
               f"English spoken by {os.environ.get('PARLEY_VOICE_EN', 'the engine shipped')}; "
-              f"English vocabulary {os.environ.get('PARLEY_VOCABULARY', 'as shipped')}")
+              f"English vocabulary {os.environ.get('PARLEY_VOCABULARY', 'as shipped')}; "
+              f"Moonshine on one thread: {os.environ.get('PARLEY_MOONSHINE_ONE_THREAD', 'as shipped')}")
     return env
 
 

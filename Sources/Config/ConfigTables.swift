@@ -71,6 +71,7 @@ extension ParleyConfig {
             },
             .int("beam_size", \.transcriber.beamSize, in: 1...10),
             .int("threads", \.transcriber.threads, in: 0...64),
+            .bool("moonshine_one_thread", \.transcriber.moonshineOneThread),
             .int("timeout_ms", \.transcriber.timeoutMs, in: 1_000...600_000),
             .path("python", \.transcriber.python),
         ]),

@@ -18,6 +18,13 @@ public struct TranscriberConfig: Sendable, Equatable {
     public var beamSize = 3
     /// Threads Whisper may use (0: one per core).
     public var threads = 0
+    /// Moonshine on one thread (libmoonshine's `MOONSHINE_ORT_SINGLE_THREAD`); off, ONNX Runtime
+    /// takes one per core. On one thread it hears the 25 English recordings in 7-17 % more time
+    /// when nothing else runs, with about 40 % less CPU (its other thread spins while it waits),
+    /// and its words came no later in the room, where the lanes and Whisper need the other core
+    /// (`bench/moonshine-threads.py`, `bench/turn-end.py`: docs/benchmarks.md, "Moonshine on one
+    /// thread").
+    public var moonshineOneThread = true
     /// How long one utterance may take before the worker is restarted and asked again.
     public var timeoutMs = 15_000
     /// The Python that runs the Whisper worker.

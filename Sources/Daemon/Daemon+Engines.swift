@@ -406,6 +406,13 @@ extension Daemon {
         return String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The command that starts Moonshine's worker for `config` (`background_below_db`,
+    /// `moonshine_one_thread`), as `program` (nil: this one, parleyd).
+    public static func moonshineWorker(_ program: String? = nil, library: String, model: String, config: ParleyConfig) -> [String] {
+        [program ?? executable, "worker", "moonshine", "--library", library, "--model", model, "--background-below-db", String(config.endpoint.backgroundBelowDB)]
+            + (config.transcriber.moonshineOneThread ? ["--one-thread"] : [])
+    }
+
     /// The accurate engines `[transcriber]` asks for, as far as they are installed. Each one
     /// that is missing or broken is one log line that says what to do; the languages it would
     /// have heard are heard by the next engine, or by PocketSphinx.
@@ -425,10 +432,7 @@ extension Daemon {
                     try MoonshineTranscriber.check(library: library, modelFolder: model)
                     engines.append(
                         WyomingTranscriber(
-                            name: "moonshine-tiny", endpoint: .child([
-                                Self.executable, "worker", "moonshine", "--library", library, "--model", model,
-                                "--background-below-db", String(config.endpoint.backgroundBelowDB),
-                            ]),
+                            name: "moonshine-tiny", endpoint: .child(Self.moonshineWorker(library: library, model: model, config: config)),
                             languages: ["en"], detectsLanguage: false, holdsUpInNoise: false,
                             roomBeforeVoiceMs: AccurateHearing.moonshineRoomBeforeVoiceMs,
                             timeoutMs: min(settings.timeoutMs, moonshineTimeout.fixedMs), timeoutPerSecondMs: moonshineTimeout.perSecondMs,

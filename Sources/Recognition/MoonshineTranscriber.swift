@@ -168,6 +168,10 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         return Transcript(text: text, language: "en", engine: name)
     }
 
+    /// The environment variable libmoonshine reads as it makes its ONNX Runtime sessions: set,
+    /// they run on the calling thread alone (`[transcriber] moonshine_one_thread`).
+    public static let singleThreadVariable = "MOONSHINE_ORT_SINGLE_THREAD"
+
     /// Parley's capture rate, which the library is told.
     static let sampleRate = Int32(captureSampleRate)
 

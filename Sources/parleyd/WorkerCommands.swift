@@ -30,8 +30,13 @@ struct WorkerCommand: ParsableCommand {
         @Option(name: .long, help: "A line of words this many dB under the loudest beside it is a voice across the room, not kept ([endpoint] background_below_db; 0: every line is).")
         var backgroundBelowDb: Float = 12
 
+        @Flag(name: .long, help: "ONNX Runtime on one thread ([transcriber] moonshine_one_thread); without it, one per core.")
+        var oneThread = false
+
         func run() throws {
             do {
+                // libmoonshine reads it as it makes its sessions; the worker has no other thread yet.
+                if oneThread { setenv(MoonshineTranscriber.singleThreadVariable, "1", 1) }
                 let engine = try MoonshineTranscriber(library: library, modelFolder: model, backgroundBelowDB: backgroundBelowDb)
                 // Loading leaves ONNX Runtime's copies of the files in freed heap, and the
                 // code it ran resident.

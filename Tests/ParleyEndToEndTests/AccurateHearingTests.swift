@@ -1,7 +1,9 @@
 import Foundation
 import Logging
+import ParleyConfig
 import ParleyConversation
 import ParleyCore
+import ParleyDaemon
 import ParleyHistory
 import ParleyRecognition
 import ParleyTesting
@@ -203,6 +205,32 @@ struct AccurateHearingTests {
         #expect(whisper.starts == 1, "the worker was not restarted")
     }
 
+    /// `[transcriber] moonshine_one_thread` (shipped on): the worker the daemon starts hears on
+    /// its own thread alone, as well as with ONNX Runtime's threads (one per core, which spin
+    /// while they wait and take CPU the room's other engines need).
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one core: ONNX Runtime makes no thread of its own either way"))
+    func moonshinesWorkerHearsOnOneThreadAsConfigured() throws {
+        let shipped = try ParleyConfig.load(path: EndToEnd.repository + "/config/parley.toml")
+        #expect(shipped.transcriber.moonshineOneThread)
+        let clip = "\(english)/vctk-p301_102.wav"
+        let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: clip))
+        var threads: [Bool: Int] = [:]
+        for oneThread in [true, false] {
+            var config = shipped
+            config.transcriber.moonshineOneThread = oneThread
+            let command = Daemon.moonshineWorker(
+                try EndToEnd.binary("parleyd"), library: AccurateEngines.folder + "/moonshine/moonshine_voice/libmoonshine.so",
+                model: AccurateEngines.folder + "/moonshine/tiny-en", config: config)
+            let moonshine = AccurateEngines.moonshine(command: command)
+            let heard = try moonshine.transcribe(samples, TranscriptionRequest(language: "en"))
+            #expect(EndToEnd.wordRecall(heard.text, reference: try reference(clip)) >= 0.8, "one thread: \(oneThread), heard \"\(heard.text)\"")
+            let worker = try #require(moonshine.workerProcess)
+            threads[oneThread] = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker)/task").count) ?? 0
+        }
+        #expect(threads[true] == 1, "threads: \(threads)")
+        #expect((threads[false] ?? 0) > 1, "threads: \(threads)")
+    }
+
     @Test func moonshineHearsEnglishInAWorkerOfItsOwn() throws {
         let moonshine = try AccurateEngines.moonshine()
         for name in ["vctk-p238_165", "cathy-a0122", "vctk-p301_102"] {
@@ -303,12 +331,18 @@ enum AccurateEngines {
 
     /// A Moonshine worker of its own, as the daemon starts it (`parleyd worker moonshine`).
     static func moonshine(timeoutMs: Int = 3_000, timeoutPerSecondMs: Int = 0) throws -> WyomingTranscriber {
-        WyomingTranscriber(
-            name: "moonshine-tiny",
-            endpoint: .child([
+        moonshine(
+            command: [
                 try EndToEnd.binary("parleyd"), "worker", "moonshine", "--library", folder + "/moonshine/moonshine_voice/libmoonshine.so",
                 "--model", folder + "/moonshine/tiny-en",
-            ]),
+            ], timeoutMs: timeoutMs, timeoutPerSecondMs: timeoutPerSecondMs)
+    }
+
+    /// A Moonshine worker started by `command`.
+    static func moonshine(command: [String], timeoutMs: Int = 3_000, timeoutPerSecondMs: Int = 0) -> WyomingTranscriber {
+        WyomingTranscriber(
+            name: "moonshine-tiny",
+            endpoint: .child(command),
             languages: ["en"], detectsLanguage: false, holdsUpInNoise: false, timeoutMs: timeoutMs, timeoutPerSecondMs: timeoutPerSecondMs,
             startTimeoutMs: 10_000,
             logger: Logger(label: "test"))
