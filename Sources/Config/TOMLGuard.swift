@@ -6,7 +6,8 @@ extension ParleyConfig {
     /// Text that would crash the TOML parser rather than fail: toml++ (under TOMLKit) asserts,
     /// and aborts the process even in release builds, where it expects a key and finds a
     /// character that cannot begin one: after `[` or `[[` of a table header (`[é]`, `[=]`),
-    /// after `{` or `,` in an inline table. None of that is valid TOML (a key is quoted or
+    /// after `{` or `,` in an inline table; and where it expects a value in an array and finds a
+    /// `}` (`[\n}`). None of that is valid TOML (a key is quoted or
     /// made of ASCII letters, digits, `_` and `-`), so it gets the one-line error of any other
     /// syntax error before the parser sees it, and a reload with it changes nothing.
     static func rejectUnparseable(_ text: String, source: String) throws(ConfigError) {
@@ -26,6 +27,23 @@ extension ParleyConfig {
                 "\(source): line \(line): a key or table name must be ASCII letters, digits, _ or -, or quoted (\"...\"), "
                     + "not \(c.isASCII && c.properties.isWhitespace || c.value < 0x20 ? "a line break or control character" : "\"\(Character(c))...\"");"
                     + " fix the TOML syntax there")
+        }
+        // In an array of values, where a value or its `]` must come (after `[` or `,`, blank lines
+        // and comments between): toml++ asserts on a `}` there, and a `,` is no value either.
+        func startsValue() throws(ConfigError) {
+            var ahead = index
+            var at = line
+            while ahead < scalars.count {
+                let c = scalars[ahead]
+                if c == "\n" { at += 1 } else if c == "#" {
+                    while ahead < scalars.count, scalars[ahead] != "\n" { ahead += 1 }
+                    continue
+                } else if c != " " && c != "\t" && c != "\r" { break }
+                ahead += 1
+            }
+            guard ahead < scalars.count, scalars[ahead] == "}" || scalars[ahead] == "," else { return }
+            throw ConfigError(
+                "\(source): line \(at): an array holds values, not \"\(Character(scalars[ahead]))...\" where one should be; fix the TOML syntax there")
         }
         func skipString(_ quote: Unicode.Scalar) {
             let triple = peek(1) == quote && peek(2) == quote
@@ -68,6 +86,7 @@ extension ParleyConfig {
             case "[":
                 nesting.append("[")
                 index += 1
+                try startsValue()
             case "]":
                 if nesting.last == "[" { nesting.removeLast() }
                 index += 1
@@ -81,6 +100,9 @@ extension ParleyConfig {
             case "," where nesting.last == "{":
                 index += 1
                 try startsKey(allowingClose: "}")
+            case "," where nesting.last == "[":
+                index += 1
+                try startsValue()
             default:
                 index += 1
             }
