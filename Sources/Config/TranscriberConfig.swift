@@ -1,8 +1,8 @@
 import Foundation
 
 /// `[transcriber]`: the accurate pass (docs/architecture.md, "The accurate pass"): Moonshine
-/// tiny hears English in process, Whisper base hears every language in a worker of its own (or
-/// on a server), and their words are the ones a turn keeps.
+/// tiny hears English and Whisper base every language, each in a worker of its own (Whisper's
+/// may be a server), and their words are the ones a turn keeps.
 public struct TranscriberConfig: Sendable, Equatable {
     /// Off: the streaming recognizer's words are kept (PocketSphinx), as before.
     public var enabled = true
