@@ -70,7 +70,11 @@ public struct DoubleTalk: Sendable {
         let voiced = (voice ?? 0) >= settings.voice
         let person: Bool
         if !echoPossible {
-            person = voiced
+            // Nothing played for a tail, as placed; but where the canceller has not learnt the
+            // room, the placing itself may be off (two clocks: a sound server's loopback, whose
+            // delay drifts), and Parley's voice may still be coming: voiced leftovers of it were
+            // taken for a person there. Nobody is heard over Parley until the room is learnt.
+            person = converged && voiced
         } else {
             person = converged && voiced && residualDB >= capturedDB - echoReductionDB + settings.marginDB
             // Learnt where Parley is playing now and no person is heard: a step toward the

@@ -245,14 +245,36 @@ struct EchoCancellationTests {
         #expect(!anyone)
     }
 
-    @Test func onceNothingWasPlayedForATailAVoiceIsAPerson() {
+    /// A DoubleTalk that has learnt a room where the canceller takes 25 dB out, its recent
+    /// periods forgotten.
+    static func learnt() -> DoubleTalk {
         var doubleTalk = DoubleTalk()
+        for _ in 0..<100 { _ = doubleTalk.judge(capturedDB: -30, residualDB: -55, playedDB: -25, voice: 0.6) }
+        doubleTalk.restart()
+        return doubleTalk
+    }
+
+    @Test func onceNothingWasPlayedForATailAVoiceIsAPerson() {
+        var doubleTalk = Self.learnt()
         var heard = false
         for _ in 0..<8 { heard = doubleTalk.judge(capturedDB: -35, residualDB: -35, playedDB: Decibels.silence, voice: 0.9) }
         #expect(heard)
         // Without a detector the level alone cannot tell a voice from Parley's leftovers.
-        var levelOnly = DoubleTalk()
+        var levelOnly = Self.learnt()
         for _ in 0..<8 { heard = levelOnly.judge(capturedDB: -35, residualDB: -35, playedDB: Decibels.silence, voice: nil) }
+        #expect(!heard)
+    }
+
+    /// Where the canceller has not learnt the room, what is played may not be where it was
+    /// placed (two clocks: a sound server's loopback, whose delay drifts): Parley's voice may
+    /// still come after the tail, and a voice then is not taken for a person either (the
+    /// real-time bilingual test heard Parley's own voice as three turns that way).
+    @Test func beforeTheRoomIsLearntNoVoiceIsAPersonEvenAfterATailOfNothingPlayed() {
+        var doubleTalk = DoubleTalk()
+        for _ in 0..<50 { _ = doubleTalk.judge(capturedDB: -30, residualDB: -37, playedDB: -25, voice: 0.9) }
+        #expect(!doubleTalk.converged)
+        var heard = false
+        for _ in 0..<30 { heard = heard || doubleTalk.judge(capturedDB: -35, residualDB: -35, playedDB: Decibels.silence, voice: 0.9) }
         #expect(!heard)
     }
 
@@ -263,7 +285,7 @@ struct EchoCancellationTests {
     }
 
     @Test func whatAPersonSaysOverParleyIsKeptFromBeforeTheirVoiceBegan() {
-        var kept = HeardOverPlayback(prerollPeriods: 10, limitPeriods: 100)
+        var kept = HeardOverPlayback(doubleTalk: Self.learnt(), prerollPeriods: 10, limitPeriods: 100)
         for index in 0..<30 { kept.heard(Self.period(index, speech: 0.1), capturedDB: -35, playedDB: Decibels.silence) }
         for index in 30..<50 { kept.heard(Self.period(index, speech: 0.9), capturedDB: -35, playedDB: Decibels.silence) }
         let periods = kept.take()
@@ -273,10 +295,10 @@ struct EchoCancellationTests {
     }
 
     @Test func nothingIsKeptWhenNobodySpokeOverParleyAndALongSpeechKeepsItsLast() {
-        var quiet = HeardOverPlayback(prerollPeriods: 10, limitPeriods: 100)
+        var quiet = HeardOverPlayback(doubleTalk: Self.learnt(), prerollPeriods: 10, limitPeriods: 100)
         for index in 0..<200 { quiet.heard(Self.period(index, speech: 0.1), capturedDB: -35, playedDB: Decibels.silence) }
         #expect(quiet.take().isEmpty)
-        var long = HeardOverPlayback(prerollPeriods: 10, limitPeriods: 100)
+        var long = HeardOverPlayback(doubleTalk: Self.learnt(), prerollPeriods: 10, limitPeriods: 100)
         for index in 0..<300 { long.heard(Self.period(index, speech: 0.9), capturedDB: -35, playedDB: Decibels.silence) }
         let periods = long.take()
         #expect(periods.count == 100)
