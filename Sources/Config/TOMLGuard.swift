@@ -41,7 +41,9 @@ extension ParleyConfig {
                 } else if c != " " && c != "\t" && c != "\r" { break }
                 ahead += 1
             }
-            guard ahead < scalars.count, scalars[ahead] == "}" || scalars[ahead] == "," else { return }
+            // toml++ also counts U+0085, U+2028 and U+2029 as whitespace that ends a value, and
+            // skips none of them inside an array.
+            guard ahead < scalars.count, ["}", ",", "\u{85}", "\u{2028}", "\u{2029}"].contains(scalars[ahead]) else { return }
             throw ConfigError(
                 "\(source): line \(at): an array holds values, not \"\(Character(scalars[ahead]))...\" where one should be; fix the TOML syntax there")
         }
@@ -50,15 +52,20 @@ extension ParleyConfig {
             index += triple ? 3 : 1
             while let c = peek() {
                 if c == "\n" {
-                    line += 1
+                    // An unclosed one-line string ends here; the line break is the main loop's to count.
                     if !triple { return }
+                    line += 1
                 }
                 if c == "\\" && quote == "\"" {
                     index += 2
                     continue
                 }
                 if c == quote && (!triple || (peek(1) == quote && peek(2) == quote)) {
-                    index += triple ? 3 : 1
+                    // A triple-quoted string may end with one or two quotes of its own before
+                    // its closing three (`"""a""""` is `a"`): the whole run closes it.
+                    var run = 1
+                    while triple, run < 5, peek(run) == quote { run += 1 }
+                    index += triple ? run : 1
                     return
                 }
                 index += 1

@@ -65,15 +65,24 @@ struct ConfigFuzzTests {
         for text in [
             "[é]\n", "[[é]]\n", "[ü]\nx = 1\n", "[日本語]\n", "  [ é]\n", "[conversation]\nmode = \"auto\"\n[é]\n", "\u{FEFF}[é]\n", "[\n",
             "[=]\n", "x = { é = 1 }\n", "x = { a = 1, é = 2 }\n", "[translator]\nbackends = [\n}x]\n\"apertium\"]\n",
-            "x = [}]\n", "x = [1, }]\n", "x = [ # a comment\n  }]\n", "x = [,]\n", "x = [1,,2]\n",
+            "x = [}]\n", "x = [1, }]\n", "x = [ # a comment\n  }]\n", "x = [,]\n", "x = [1,,2]\n", "x = [\u{2028}]\n", "x = [1,\u{85}2]\n",
+            "x = [\"\"\"a\"\"\"\", }]\n", "x = [\"\"\"a\"\"\"\", 1]\n[é]\n",
         ] {
             let error = #expect(throws: ConfigError.self) { try ParleyConfig.parse(text, source: "p.toml", environment: ["HOME": "/tmp"]) }
             let message = error?.description ?? ""
             #expect(message.contains("p.toml: line") && message.contains("fix the TOML syntax"), "\(message)")
         }
         // An array with a trailing comma, a comment or a blank line is valid TOML, and not refused as such.
-        for text in ["[translator]\nbackends = [\"apertium\",]\n", "[translator]\nbackends = [ # first\n\n  \"apertium\" ,\n]\n"] {
+        for text in [
+            "[translator]\nbackends = [\"apertium\",]\n", "[translator]\nbackends = [ # first\n\n  \"apertium\" ,\n]\n",
+        ] {
             #expect(throws: Never.self) { try ParleyConfig.parse(text, source: "p.toml", environment: ["HOME": "/tmp"]) }
+        }
+        // A triple-quoted string ending in a quote of its own, then strings holding ",}" and ",,": valid TOML,
+        // so the error is about the backends named, not the syntax.
+        for text in ["[translator]\nbackends = [\"apertium\", \"\"\"a\"\"\"\", \",}\"]\n", "[translator]\nbackends = ['''a'''', ',,']\n"] {
+            let error = #expect(throws: ConfigError.self) { try ParleyConfig.parse(text, source: "p.toml", environment: ["HOME": "/tmp"]) }
+            #expect(error?.description.contains("backends names") == true, "\(error?.description ?? "")")
         }
         // Quoted, it is a valid (if unknown) table: the usual error.
         #expect(throws: ConfigError.self) { try ParleyConfig.parse("[\"é\"]\n", source: "p.toml", environment: ["HOME": "/tmp"]) }
