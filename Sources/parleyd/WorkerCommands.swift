@@ -36,7 +36,8 @@ struct WorkerCommand: ParsableCommand {
         func run() throws {
             do {
                 // libmoonshine reads it as it makes its sessions; the worker has no other thread yet.
-                if oneThread { setenv(MoonshineTranscriber.singleThreadVariable, "1", 1) }
+                // Off, the library's own choice: not a value parleyd inherited.
+                if oneThread { setenv(MoonshineTranscriber.singleThreadVariable, "1", 1) } else { unsetenv(MoonshineTranscriber.singleThreadVariable) }
                 let engine = try MoonshineTranscriber(library: library, modelFolder: model, backgroundBelowDB: backgroundBelowDb)
                 // Loading leaves ONNX Runtime's copies of the files in freed heap, and the
                 // code it ran resident.
