@@ -105,8 +105,9 @@ struct CaptureLoop: Sendable {
             let level = Levels(measuring: frame)
             publishLevel(level, pending: &pendingLevel)
             if let echoReference {
-                // Made for the device's period (again if a reopened device has another).
-                var hearing = echo.flatMap { $0.periodSamples == frame.count ? $0 : nil } ?? EchoHearing(reference: echoReference, periodSamples: frame.count)
+                // Made for the device's period (again if a reopened device has another). Taken out
+                // of `echo`, not copied: a copy would duplicate up to 30 s of kept periods every period.
+                var hearing = echo.take().flatMap { $0.periodSamples == frame.count ? $0 : nil } ?? EchoHearing(reference: echoReference, periodSamples: frame.count)
                 judgeAbove = hear(frame, at: start, level: level, now: position, judgeAbove: judgeAbove, echo: &hearing, detector: &detector)
                 echo = hearing
                 continue
