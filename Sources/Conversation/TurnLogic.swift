@@ -58,6 +58,11 @@ public struct TurnLogic: Sendable {
     /// can still be withdrawn (`ConversationMachine.isResumable`): if the person goes on, the
     /// utterance goes on with all of it, and the accurate pass hears it whole.
     public private(set) var heldAudio: [Int16] = []
+    /// How much of `utteranceAudio` the lanes had been fed when its end was decided: if the
+    /// person goes on, the lanes go on from there (`ConversationMachine.Action.resumeRecognition`)
+    /// instead of hearing the whole utterance again, work that a slow processor (a Pi) could
+    /// not catch up with before the next end.
+    public private(set) var lanesHeard = 0
     /// Whether the lanes' judgement of a pause may end this utterance: every language it may be
     /// in has a language model to judge it. The runtime decides it once, when it starts the
     /// utterance's recognition (`allowEndCue`), so no period asks for it again; true until then.
@@ -181,6 +186,7 @@ public struct TurnLogic: Sendable {
                 openingTold = false
                 heldAudio = []
                 resumedEnd = nil
+                lanesHeard = 0
                 endDecidedAt = nil
                 heldAnswer = nil
                 unfinishedWait = 0
@@ -337,6 +343,7 @@ public struct TurnLogic: Sendable {
             period.log.append(
                 "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(utteranceAboveFloorDB ?? 0)) dB above the floor)"
             )
+            lanesHeard = utteranceAudio.count
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = (reason, pause)
             period.actions += handle(.speechEnded(at: end))
@@ -345,6 +352,7 @@ public struct TurnLogic: Sendable {
             // What went on after a withdrawn end was not words (a noise, a voice in the
             // background): the utterance ends as it was, with every word it had.
             Self.tell(reason, at: end, afterAPause: true, into: &period)
+            lanesHeard = utteranceAudio.count
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = resumedEnd
             period.actions += handle(.speechEnded(at: end))
@@ -399,14 +407,16 @@ public struct TurnLogic: Sendable {
     /// A period after the end of the utterance was decided, while that end can be withdrawn:
     /// kept, and if the endpointer hears speech start again (the person goes on after a pause,
     /// and Parley has said nothing yet), the end is withdrawn and the utterance goes on with
-    /// every sample since its start; the lanes hear it all again.
+    /// every sample since its start (the accurate pass hears it whole); the lanes go on from
+    /// where they were at the end (`lanesHeard`), their words before it carried on.
     private mutating func hearAfterTheEnd(_ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float?, into period: inout Period) {
         heldAudio += frame
         if case .started(let at, _)? = endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: nil) {
             period.log.append("speech resumed at \(Self.seconds(at)): the end decided before is withdrawn, and the utterance goes on")
             period.actions += handle(.speechResumed)
             if let speaker = machine.state.speaker, case .hearing = machine.state {
-                period.feed = Period.Feed(audio: utteranceAudio, speaker: speaker, judge: nil)
+                // The lanes go on from where they were at the end: every sample since.
+                period.feed = Period.Feed(audio: Array(utteranceAudio[min(lanesHeard, utteranceAudio.count)...]), speaker: speaker, judge: nil)
             }
         }
         period.judgeAbove = judgeAbove

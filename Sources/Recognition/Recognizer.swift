@@ -43,6 +43,32 @@ public struct Recognition: Sendable, Equatable {
     }
 }
 
+extension Recognition {
+    /// This recognition, then `next`, heard after it in the same utterance (a lane that went on
+    /// after a withdrawn end): the words one after the other; the confidence and the score each
+    /// part's, weighted by its words and its frames.
+    public func followed(by next: Recognition) -> Recognition {
+        let text = [self.text, next.text].filter { !$0.isEmpty }.joined(separator: " ")
+        let confidence: Double?
+        switch (self.confidence, next.confidence) {
+        case let (first?, second?):
+            let (a, b) = (Double(max(1, words.count)), Double(max(1, next.words.count)))
+            confidence = (first * a + second * b) / (a + b)
+        case let (first, second):
+            confidence = first ?? second
+        }
+        let score: Double?
+        switch (self.score, next.score) {
+        case let (first?, second?):
+            let total = frames + next.frames
+            score = total > 0 ? (first * Double(frames) + second * Double(next.frames)) / Double(total) : (first + second) / 2
+        case let (first, second):
+            score = first ?? second
+        }
+        return Recognition(text: text, confidence: confidence, words: words + next.words, score: score, frames: frames + next.frames)
+    }
+}
+
 /// How likely the words heard so far are a whole sentence, judged at a pause.
 public struct SentenceEnd: Sendable, Equatable {
     /// The language model's probability that the sentence ends after the last words heard:

@@ -20,7 +20,7 @@ extension Interpreter {
             case .startRecognition, .cancelRecognition:
                 break  // queued by `locked`
             case .resumeRecognition(let speaker, _):
-                // Queued by `locked`; the lanes hear the whole utterance again.
+                // Queued by `locked`; the lanes go on from the withdrawn end.
                 logger.debug("the end of the utterance was withdrawn: the person went on", metadata: ["speaker": "\(speaker.rawValue)"])
             case .finishRecognition(let speaker, let languages):
                 // The work was queued by `locked`.

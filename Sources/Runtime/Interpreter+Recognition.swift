@@ -68,10 +68,14 @@ extension Interpreter {
             switch action {
             case .startRecognition, .resumeRecognition:
                 // Decided once for the utterance (a resumed one keeps its languages).
-                if case .startRecognition = action { state.turn.allowEndCue(judgedByEveryLanguage(state.turn)) }
-                // On resumption the lanes then hear the utterance again from its start (the
-                // period's feed), so its live words and end cue cover all of it.
-                for language in state.turn.utteranceLanguages { lane(for: language).inbox.yield(.start(language: language)) }
+                var resumed = false
+                if case .resumeRecognition = action { resumed = true } else { state.turn.allowEndCue(judgedByEveryLanguage(state.turn)) }
+                // On resumption each lane goes on from its words at the withdrawn end, fed the
+                // audio since (the period's feed): its live words and its finish cover the
+                // whole utterance without decoding it again.
+                for language in state.turn.utteranceLanguages {
+                    lane(for: language).inbox.yield(resumed ? .resume(language: language) : .start(language: language))
+                }
             case .finishRecognition(let speaker, let turnLanguages):
                 let sides = turnLanguages
                 let languages = state.turn.utteranceLanguages.isEmpty ? [sides.source] : state.turn.utteranceLanguages

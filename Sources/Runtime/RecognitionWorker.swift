@@ -24,6 +24,10 @@ actor RecognitionWorker {
         /// Load a language's model now, so its first turn is fast.
         case warm(language: String)
         case start(language: String)
+        /// The person went on after the end of the utterance was decided: open the utterance
+        /// again, to be fed the audio since that end, its words so far carried on from the
+        /// last finish (partials, judgements and the next finish hold them first).
+        case resume(language: String)
         /// More audio; `partials`: this lane's words so far are published (the expected speaker's),
         /// nil: they are not. `judge`: a pause is on; after this audio, judge whether the words
         /// before the pause end the sentence and hand it to `judged`.
@@ -58,6 +62,15 @@ actor RecognitionWorker {
     /// how likely the words so far end the sentence (nil: no words, or it cannot tell).
     private let judged: @Sendable (String, SampleTime, SentenceEnd?) -> Void
 
+    /// What the last finish of each language gave, and what an utterance resumed after it
+    /// carries on (`resume`).
+    private var finished: [String: Recognition] = [:]
+    private var carried: [String: Recognition] = [:]
+    /// The last judgement of a pause each language gave, and the one a resumed utterance
+    /// carries on: it stands while the words since have none (a sound that is not words yet).
+    private var lastJudged: [String: SentenceEnd] = [:]
+    private var carriedJudgement: [String: SentenceEnd] = [:]
+
     // Partial hypotheses.
     private var samplesSincePartial = 0
     private var lastPartial: String?
@@ -87,9 +100,14 @@ actor RecognitionWorker {
             switch command {
             case .warm(let language):
                 _ = recognizer(language)
-            case .start(let language):
+            case .start(let language), .resume(let language):
                 samplesSincePartial = 0
                 lastPartial = nil
+                let resumed = if case .resume = command { true } else { false }
+                carried[language] = resumed ? finished[language] : nil
+                carriedJudgement[language] = resumed ? lastJudged[language] : nil
+                finished[language] = nil
+                lastJudged[language] = nil
                 do {
                     try recognizer(language)?.startUtterance()
                 } catch {
@@ -109,7 +127,11 @@ actor RecognitionWorker {
                 } catch {
                     report("recognition failed: \(error)")
                 }
-                if let judge { judged(language, judge.through, measuringCPU { recognizer.sentenceEnd(pause: judge.pause) }) }
+                if let judge {
+                    let end = carriedOn(measuringCPU { recognizer.sentenceEnd(pause: judge.pause) }, language)
+                    lastJudged[language] = end
+                    judged(language, judge.through, end)
+                }
             case .finish(let language, let reply):
                 var recognition = Recognition(text: "", confidence: nil)
                 if let language, let recognizer = recognizer(language) {
@@ -119,8 +141,16 @@ actor RecognitionWorker {
                         report("recognition failed: \(error)")
                     }
                 }
+                if let language {
+                    if let before = carried.removeValue(forKey: language) { recognition = before.followed(by: recognition) }
+                    finished[language] = recognition
+                }
                 reply(recognition)
             case .cancel(let language):
+                carried[language] = nil
+                finished[language] = nil
+                carriedJudgement[language] = nil
+                lastJudged[language] = nil
                 recognizer(language)?.cancelUtterance()
             case .close:
                 logCost()
@@ -143,9 +173,27 @@ actor RecognitionWorker {
         samplesSincePartial += fed
         guard samplesSincePartial >= Self.partialInterval, events.hasSubscribers else { return }
         samplesSincePartial = 0
-        guard let words = recognizer.partial(), words != lastPartial else { return }
+        let words = carriedOn(recognizer.partial() ?? "", language)
+        guard !words.isEmpty, words != lastPartial else { return }
         lastPartial = words
         events.publish(EventType.partial, TextEvent(speaker: speaker.rawValue, language: language, text: words, decided: decided))
+    }
+
+    /// The words heard since the utterance was resumed, after those it carries on.
+    private func carriedOn(_ words: String, _ language: String) -> String {
+        guard let before = carried[language]?.text else { return words }
+        return [before, words].filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    /// A judgement of the words since the utterance was resumed, as of the whole: their text and
+    /// count after those it carries on (the probability is the last words', as before); while
+    /// they have none, the judgement carried on.
+    private func carriedOn(_ end: SentenceEnd?, _ language: String) -> SentenceEnd? {
+        guard let before = carried[language], !before.text.isEmpty else { return end ?? carriedJudgement[language] }
+        guard var end else { return carriedJudgement[language] }
+        end.text = carriedOn(end.text.trimmingCharacters(in: .whitespaces), language)
+        end.words += before.words.isEmpty ? before.text.split(separator: " ").count : before.words.count
+        return end
     }
 
     private func logCost() {

@@ -553,6 +553,31 @@ struct AccurateConversationTests {
         #expect(stored.map(\.sourceText) == ["a young man and his dog"], "one turn, the whole sentence")
     }
 
+    /// The same, as the lanes see it: they go on from where they were when the end was decided,
+    /// fed the audio since, and their words are the two parts one after the other. They are not
+    /// fed the utterance again from its start (on a Pi, decoding seconds of it again while the
+    /// person speaks on could leave them behind when the sentence ends).
+    @Test func theLanesGoOnFromAWithdrawnEndWithTheirWordsCarriedOn() async throws {
+        let engine = ScriptedTranscriber(name: "accurate")
+        engine.willHear("a young man")
+        engine.willHear("a young man and his dog", from: 30_000)
+        let conversation = try conversation(engine)
+        conversation.recognizers.willHear("and his dog", in: "en")
+        conversation.start()
+        let signal = [200, 1_000, 500, 600, 2_000]
+        conversation.microphone.alternate(ms: signal)
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == "a young man and his dog")
+        _ = await conversation.finish()
+        let stored = try await conversation.history.recentTurns(limit: 5)
+        #expect(stored.map(\.streamingText) == ["young man and his dog"], "the lane's words before and after the withdrawn end")
+        #expect(conversation.recognizers.calls.filter { $0 == .finish("en") }.count == 2, "\(conversation.recognizers.calls)")
+        // Every sample at most once: no more than the utterance, from the room before it to 400 ms
+        // into its last pause (fed again from its start, the first 1.5 s would count twice).
+        let utterance = (signal.dropLast().reduce(0, +) + 400) * 16
+        #expect(conversation.recognizers.fed("en") <= utterance, "\(conversation.recognizers.fed("en")) samples fed, of \(utterance)")
+    }
+
     /// A recording: the translation is slow (held), and the person goes on a second after the
     /// pause's end was decided, past the hold. The recording is not read on while Parley works:
     /// it waits for the answer, and what follows is a turn of its own, as on a fast machine.

@@ -133,3 +133,26 @@ struct ConfidenceTests {
         _ = await conversation.finish()
     }
 }
+
+@Suite("A lane's words carried on after a withdrawn end")
+struct CarriedRecognitionTests {
+    @Test func theTwoPartsAreOneAfterTheOtherTheirConfidenceAndScoreWeighted() {
+        let before = Recognition(
+            text: "a young man", confidence: 0.9,
+            words: ["a", "young", "man"].map { RecognizedWord(text: $0, confidence: 0.9) }, score: -2, frames: 60)
+        let after = Recognition(text: "and his dog", confidence: 0.3, words: [RecognizedWord(text: "dog", confidence: 0.3)], score: -5, frames: 20)
+        let whole = before.followed(by: after)
+        #expect(whole.text == "a young man and his dog")
+        #expect(whole.words.map(\.text) == ["a", "young", "man", "dog"])
+        #expect(whole.frames == 80)
+        #expect(abs((whole.confidence ?? 0) - 0.75) < 1e-9, "three words at 0.9, one at 0.3")
+        #expect(abs((whole.score ?? 0) - -2.75) < 1e-9, "60 frames at -2, 20 at -5")
+    }
+
+    @Test func aPartWithNothingHeardLeavesTheOther() {
+        let words = Recognition(text: "a young man", confidence: 0.8, score: -2, frames: 60)
+        let nothing = Recognition(text: "", confidence: nil)
+        #expect(words.followed(by: nothing) == words)
+        #expect(nothing.followed(by: words) == words)
+    }
+}
