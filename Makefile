@@ -194,6 +194,7 @@ bench: release
 	/usr/bin/python3 bench/detection-window.py
 	/usr/bin/python3 bench/whisper-beam.py
 	/usr/bin/python3 bench/moonshine-threads.py
+	bench/lane-work.py $$($(SWIFT) build -c release --show-bin-path)
 	/usr/bin/python3 bench/silero-run-up.py $(ENGINES)
 	/usr/bin/python3 bench/first-piece.py $(ENGINES)
 	FIRST_PIECE_OPENERS=phrases /usr/bin/python3 bench/first-piece.py $(ENGINES)
