@@ -68,8 +68,8 @@ extension Interpreter {
             switch action {
             case .startRecognition, .resumeRecognition:
                 // Decided once for the utterance (a resumed one keeps its languages).
-                var resumed = false
-                if case .resumeRecognition = action { resumed = true } else { state.turn.allowEndCue(judgedByEveryLanguage(state.turn)) }
+                let resumed = if case .resumeRecognition = action { true } else { false }
+                if !resumed { state.turn.allowEndCue(judgedByEveryLanguage(state.turn)) }
                 // On resumption each lane goes on from its words at the withdrawn end, fed the
                 // audio since (the period's feed): its live words and its finish cover the
                 // whole utterance without decoding it again.

@@ -62,14 +62,18 @@ actor RecognitionWorker {
     /// how likely the words so far end the sentence (nil: no words, or it cannot tell).
     private let judged: @Sendable (String, SampleTime, SentenceEnd?) -> Void
 
-    /// What the last finish of each language gave, and what an utterance resumed after it
-    /// carries on (`resume`).
-    private var finished: [String: Recognition] = [:]
-    private var carried: [String: Recognition] = [:]
-    /// The last judgement of a pause each language gave, and the one a resumed utterance
-    /// carries on: it stands while the words since have none (a sound that is not words yet).
-    private var lastJudged: [String: SentenceEnd] = [:]
-    private var carriedJudgement: [String: SentenceEnd] = [:]
+    /// What a language's utterance heard: its words at its finish, and its last judgement of a
+    /// pause (which stands, once resumed, while the words since have none: a sound that is not
+    /// words yet).
+    private struct Heard {
+        var words: Recognition?
+        var judgement: SentenceEnd?
+    }
+
+    /// Per language, what the utterance being heard (or finished last) heard so far, and what an
+    /// utterance resumed after its finish carries on (`resume`).
+    private var heard: [String: Heard] = [:]
+    private var carried: [String: Heard] = [:]
 
     // Partial hypotheses.
     private var samplesSincePartial = 0
@@ -104,10 +108,8 @@ actor RecognitionWorker {
                 samplesSincePartial = 0
                 lastPartial = nil
                 let resumed = if case .resume = command { true } else { false }
-                carried[language] = resumed ? finished[language] : nil
-                carriedJudgement[language] = resumed ? lastJudged[language] : nil
-                finished[language] = nil
-                lastJudged[language] = nil
+                carried[language] = resumed ? heard[language] : nil
+                heard[language] = nil
                 do {
                     try recognizer(language)?.startUtterance()
                 } catch {
@@ -129,7 +131,7 @@ actor RecognitionWorker {
                 }
                 if let judge {
                     let end = carriedOn(measuringCPU { recognizer.sentenceEnd(pause: judge.pause) }, language)
-                    lastJudged[language] = end
+                    heard[language, default: Heard()].judgement = end
                     judged(language, judge.through, end)
                 }
             case .finish(let language, let reply):
@@ -142,15 +144,13 @@ actor RecognitionWorker {
                     }
                 }
                 if let language {
-                    if let before = carried.removeValue(forKey: language) { recognition = before.followed(by: recognition) }
-                    finished[language] = recognition
+                    if let before = carried.removeValue(forKey: language)?.words { recognition = before.followed(by: recognition) }
+                    heard[language, default: Heard()].words = recognition
                 }
                 reply(recognition)
             case .cancel(let language):
                 carried[language] = nil
-                finished[language] = nil
-                carriedJudgement[language] = nil
-                lastJudged[language] = nil
+                heard[language] = nil
                 recognizer(language)?.cancelUtterance()
             case .close:
                 logCost()
@@ -181,7 +181,7 @@ actor RecognitionWorker {
 
     /// The words heard since the utterance was resumed, after those it carries on.
     private func carriedOn(_ words: String, _ language: String) -> String {
-        guard let before = carried[language]?.text else { return words }
+        guard let before = carried[language]?.words?.text else { return words }
         return [before, words].filter { !$0.isEmpty }.joined(separator: " ")
     }
 
@@ -189,8 +189,8 @@ actor RecognitionWorker {
     /// count after those it carries on (the probability is the last words', as before); while
     /// they have none, the judgement carried on.
     private func carriedOn(_ end: SentenceEnd?, _ language: String) -> SentenceEnd? {
-        guard let before = carried[language], !before.text.isEmpty else { return end ?? carriedJudgement[language] }
-        guard var end else { return carriedJudgement[language] }
+        guard let before = carried[language]?.words, !before.text.isEmpty else { return end ?? carried[language]?.judgement }
+        guard var end else { return carried[language]?.judgement }
         end.text = carriedOn(end.text.trimmingCharacters(in: .whitespaces), language)
         end.words += before.words.isEmpty ? before.text.split(separator: " ").count : before.words.count
         return end
