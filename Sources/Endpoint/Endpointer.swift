@@ -144,6 +144,10 @@ public struct Endpointer: Sendable {
     private var lastVoicedEnd: SampleTime = 0
     /// The end of the last period voiced and not under `backgroundGateDB`.
     private var lastNearEnd: SampleTime = 0
+    /// Where the voice stopped for the first pause of `backgroundGapMs` since the people's last
+    /// voice (nil: no such pause yet). A voice after it that never reaches the gate, and is well
+    /// under the utterance's own, is another's.
+    private var voiceEndBeforeGap: SampleTime?
     private var voicedSamples: SampleTime = 0
     /// The end of the last period the voice-activity detector heard a voice in.
     private var lastVoiceHeardEnd: SampleTime = 0
@@ -192,6 +196,18 @@ public struct Endpointer: Sendable {
     /// last voice: a person whose voice dropped 12 dB (the second of two FLEURS readers joined
     /// with a pause, trailing off) spoke 1.5 s under the gate and lost it at 1 x.
     public static let backgroundHoldFactor = 2
+
+    /// A pause after the people's last voice from which a voice under the gate that follows, and
+    /// `backgroundBelowDB` under the utterance's own voice, is left out of the utterance
+    /// (`Endpointer.lastBackgroundTail`): a TV's next words, after a person finished, came within
+    /// `backgroundHoldFactor` silence limits and ran into their turn. A person trailing off under
+    /// the gate goes on without such a pause, or within their own level, and is kept (a FLEURS
+    /// reader 8 dB quieter than the one before her, at her thinking pause).
+    public static let backgroundGapMs = 100
+
+    /// How much of the utterance that ended last was left out as a voice under the gate after the
+    /// people's last voice and a pause (`backgroundGapMs`): the end's `pause` counts it.
+    public private(set) var lastBackgroundTail: SampleTime = 0
 
     /// How many 20 ms periods a level is judged over against `voiceLevelDB`: 300 ms, a few
     /// syllables. A TV 15 dB under the sentences reaches the gate in 2.0 % of its 300 ms
@@ -334,6 +350,7 @@ public struct Endpointer: Sendable {
             speechStart = historyEnd - SampleTime(history.count)
             lastVoicedEnd = end
             lastNearEnd = end
+            voiceEndBeforeGap = nil
             processedEnd = end
             voicedSamples = onsetVoiced
             quietestInSpeechDB = rmsDB
@@ -348,7 +365,12 @@ public struct Endpointer: Sendable {
                 lastVoicedEnd = end
                 voicedSamples += SampleTime(frame.count)
             }
-            if near { lastNearEnd = end }
+            if near {
+                lastNearEnd = end
+                voiceEndBeforeGap = nil
+            } else if !voiced, voiceEndBeforeGap == nil, end - lastVoicedEnd >= count(ms: Self.backgroundGapMs) {
+                voiceEndBeforeGap = lastVoicedEnd
+            }
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
@@ -403,12 +425,23 @@ public struct Endpointer: Sendable {
     /// until the floor learned it, and is no louder than the floor now.
     private mutating func finish(at end: SampleTime, reason: EndpointEvent.EndReason, judgedAgain: Bool = false) -> EndpointEvent {
         let voiced = voicedSamples
-        let pause = max(0, end - lastVoicedEnd)
         let threshold = thresholdDB
         let aboveFloor =
             judgedAgain ? utteranceLevels.reduce(SampleTime(0)) { $0 + ($1.rmsDB > threshold ? SampleTime($1.samples) : 0) } : voiced
         lastSpeechAboveFloorDB = speechAboveFloorDB
         let loud = loudLevel(above: threshold)
+        // Ended by a pause: a voice under the gate after the people's last voice and a pause, and
+        // `backgroundBelowDB` under this utterance's own voice too, is another's (a quieter
+        // person's soft words are within it), and is counted as pause: the accurate pass does
+        // not hear it.
+        var voiceEnd = lastVoicedEnd
+        if reason == .silence || reason == .languageModel, settings.backgroundBelowDB > 0, let gap = voiceEndBeforeGap, gap < lastVoicedEnd,
+            let loud, let tail = loudLevel(above: threshold, last: end - gap), tail < loud - settings.backgroundBelowDB
+        {
+            voiceEnd = gap
+        }
+        lastBackgroundTail = lastVoicedEnd - voiceEnd
+        let pause = max(0, end - voiceEnd)
         reset()
         if voiced < count(ms: settings.minSpeechMs) && reason != .forced {
             return .discarded(end: end, reason: .tooShort)
@@ -426,8 +459,19 @@ public struct Endpointer: Sendable {
     }
 
     /// The 90th percentile of the utterance's periods above `threshold` (nil: none).
-    private func loudLevel(above threshold: Float) -> Float? {
-        let levels = utteranceLevels.lazy.map(\.rmsDB).filter { $0 > threshold }.sorted()
+    /// `last`: of the periods that make up the utterance's last `last` samples only.
+    private func loudLevel(above threshold: Float, last: SampleTime? = nil) -> Float? {
+        var periods = utteranceLevels[...]
+        if let last {
+            var samples: SampleTime = 0
+            var first = utteranceLevels.endIndex
+            while first > utteranceLevels.startIndex, samples < last {
+                first -= 1
+                samples += SampleTime(utteranceLevels[first].samples)
+            }
+            periods = utteranceLevels[first...]
+        }
+        let levels = periods.lazy.map(\.rmsDB).filter { $0 > threshold }.sorted()
         guard !levels.isEmpty else { return nil }
         return levels[min(levels.count - 1, levels.count * 9 / 10)]
     }

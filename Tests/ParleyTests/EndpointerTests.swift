@@ -471,4 +471,48 @@ struct EndpointerBackgroundVoiceTests {
         let fallen = run(person + room(90_000, 3) + tv(ms: 2000), settings: EndpointSettings()).events
         #expect(fallen.count > 2, "\(fallen)")
     }
+
+    /// The second utterance's end, and how much of a voice under the gate was left out of it.
+    private func secondEnd(_ signal: [Int16]) -> (end: Int64, pause: Int64, tail: Int64)? {
+        var endpointer = Endpointer(settings: EndpointSettings(), sampleRate: Signals.rate)
+        var ends: [(Int64, Int64, Int64)] = []
+        var position: Int64 = 0
+        for period in Signals.periods(signal) {
+            let level = Levels(measuring: period).rmsDB
+            if case .ended(let end, _, let pause)? = endpointer.process(period, at: position, rmsDB: level, speech: level > -45 ? 0.9 : 0.02) {
+                ends.append((end, pause, endpointer.lastBackgroundTail))
+            }
+            position += Int64(period.count)
+        }
+        return ends.count == 2 ? ends[1] : nil
+    }
+
+    /// The person's first sentence, which teaches the endpointer their level.
+    var before: [Int16] { room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) }
+
+    @Test func aVoiceUnderTheGateAfterThePersonsLastWordsAndAPauseIsNotPartOfTheirUtterance() throws {
+        // The person's second sentence ends at 6.0 s; 300 ms later the TV talks on, 20 dB under.
+        let ended = try #require(secondEnd(before + Signals.tone(ms: 1500, amplitude: 0.3) + room(300, 3) + tv(ms: 4000) + room(2000, 4)))
+        // The end comes as before (twice the silence limit after the person), and what the
+        // accurate pass hears stops where the person's voice did: the TV's is pause.
+        #expect(ended.end >= ms(9_000) && ended.end <= ms(9_400), "ended at \(ended.end / 16) ms")
+        #expect(ended.end - ended.pause == ms(6_000), "the voice heard through \((ended.end - ended.pause) / 16) ms")
+        #expect(ended.tail > ms(2_000), "\(ended.tail / 16) ms left out")
+    }
+
+    @Test func aPersonTrailingOffUnderTheGateWithoutAPauseIsKept() throws {
+        // The second sentence's last second is 20 dB quieter, straight after its louder part.
+        let ended = try #require(secondEnd(before + Signals.tone(ms: 1500, amplitude: 0.3) + Signals.tone(ms: 1000, amplitude: 0.03) + room(2000, 4)))
+        #expect(ended.end - ended.pause == ms(7_000), "the voice heard through \((ended.end - ended.pause) / 16) ms")
+        #expect(ended.tail == 0)
+    }
+
+    @Test func aQuieterPersonsSoftWordsAfterAPauseAreKept() throws {
+        // The second person is 9.5 dB quieter than the first; after a 300 ms pause their last
+        // words are 20 dB under the first (under the gate) but within 12 dB of their own voice.
+        let ended = try #require(
+            secondEnd(before + Signals.tone(ms: 1500, amplitude: 0.1) + room(300, 3) + Signals.tone(ms: 800, amplitude: 0.03) + room(2000, 4)))
+        #expect(ended.end - ended.pause == ms(7_100), "the voice heard through \((ended.end - ended.pause) / 16) ms")
+        #expect(ended.tail == 0)
+    }
 }
