@@ -343,7 +343,9 @@ public struct TurnLogic: Sendable {
             period.log.append(
                 "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(utteranceAboveFloorDB ?? 0)) dB above the floor)"
             )
-            Self.tellBackgroundTail(endpointer.lastBackgroundTail, at: end - pause, into: &period)
+            // Only the accurate pass leaves it out: the lanes, whose words a turn gets without it,
+            // heard it.
+            if keepsAudio { Self.tellBackgroundTail(endpointer.lastBackgroundTail, at: end - pause, into: &period) }
             lanesHeard = utteranceAudio.count
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = (reason, pause)
@@ -530,13 +532,14 @@ public struct TurnLogic: Sendable {
     }
 
     /// `tail` samples of a voice under the people's, after their last words and a pause, were
-    /// left out of the utterance ending at `voiceEnd` (`Endpointer.backgroundGapMs`): said, and
-    /// at notice level when long enough to have been a person's words.
+    /// left out of what the accurate pass hears of the utterance whose voice ended at `voiceEnd`
+    /// (`Endpointer.backgroundGapMs`): said, and at notice level when long enough to have been a
+    /// person's words.
     static func tellBackgroundTail(_ tail: SampleTime, at voiceEnd: SampleTime, into period: inout Period) {
         guard tail > 0 else { return }
         let ms = Int(tail * 1000 / SampleTime(captureSampleRate))
         let line = "a voice under the people's after their last words at \(seconds(voiceEnd)) and a pause (\(ms / 100 / 10).\(ms / 100 % 10) s of it) "
-            + "taken for one across the room and not heard; if it was a person, raise [endpoint] background_below_db (0: every voice is heard)"
+            + "taken for one across the room and left out of the accurate pass; if it was a person, raise [endpoint] background_below_db (0: every voice is heard)"
         if ms >= noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
     }
 

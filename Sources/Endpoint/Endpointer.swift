@@ -84,7 +84,8 @@ public enum EndpointEvent: Sendable, Equatable {
     /// includes the period just processed.
     case started(start: SampleTime, audio: [Int16])
     /// Speech ended at `end` (the end of the period that decided it), after `pause` samples of
-    /// silence.
+    /// silence, or of a voice not the people's after their last words and a pause
+    /// (`Endpointer.lastBackgroundTail`).
     case ended(end: SampleTime, reason: EndReason, pause: SampleTime)
     /// What looked like speech was not an utterance of the people's, for `reason`.
     case discarded(end: SampleTime, reason: DiscardReason)
