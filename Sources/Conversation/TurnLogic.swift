@@ -63,6 +63,9 @@ public struct TurnLogic: Sendable {
     /// instead of hearing the whole utterance again, work that a slow processor (a Pi) could
     /// not catch up with before the next end.
     public private(set) var lanesHeard = 0
+    /// How long `utteranceAudio` was at its last decided end (its end frame included): if what
+    /// the person went on with turns out not to be words, the accurate pass hears it as it was.
+    private var audioAtEnd = 0
     /// Whether the lanes' judgement of a pause may end this utterance: every language it may be
     /// in has a language model to judge it. The runtime decides it once, when it starts the
     /// utterance's recognition (`allowEndCue`), so no period asks for it again; true until then.
@@ -187,6 +190,7 @@ public struct TurnLogic: Sendable {
                 heldAudio = []
                 resumedEnd = nil
                 lanesHeard = 0
+                audioAtEnd = 0
                 endDecidedAt = nil
                 heldAnswer = nil
                 unfinishedWait = 0
@@ -357,7 +361,8 @@ public struct TurnLogic: Sendable {
             Self.tell(reason, at: end, afterAPause: true, into: &period)
             lanesHeard = utteranceAudio.count
             if keepsAudio { utteranceAudio += frame }
-            utteranceEnd = resumedEnd
+            // The accurate pass hears it as it was at that end: what came since is pause.
+            utteranceEnd = resumedEnd.map { ($0.reason, $0.pause + SampleTime(max(0, utteranceAudio.count - audioAtEnd))) }
             period.actions += handle(.speechEnded(at: end))
             holdWhileTheEndMayBeWithdrawn()
         case .discarded(let end, let reason)?:
@@ -435,6 +440,7 @@ public struct TurnLogic: Sendable {
     private mutating func holdWhileTheEndMayBeWithdrawn() {
         let byPause = utteranceEnd?.reason == .languageModel || utteranceEnd?.reason == .silence
         heldAudio = keepsAudio && byPause && machine.isResumable ? utteranceAudio : []
+        audioAtEnd = utteranceAudio.count
         endDecidedAt = heldAudio.isEmpty ? nil : machine.now
     }
 

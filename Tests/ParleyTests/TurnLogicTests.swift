@@ -388,6 +388,20 @@ struct TurnLogicTests {
         #expect(other.actions == [.stateChanged(.recognizing(.b)), .stateChanged(.translating(.b)), .translate(.b, text: "hola", enEs.swapped)])
     }
 
+    @Test func anEndWithdrawnForASoundThatWasNotWordsIsHeardAsItWasAtThatEnd() {
+        // The end is decided at the silence limit; a cough after it withdraws the end, and is
+        // then discarded as too short: the accurate pass hears what it would have heard at the
+        // end, not the cough and the silence after it.
+        var coughed = Drive()
+        coughed.feed(background + words + pause(ms: 2000) + Signals.tone(ms: 160, amplitude: 0.3) + pause(ms: 2000))
+        #expect(coughed.log.contains { $0.contains("the end decided before is withdrawn") }, "\(coughed.log)")
+        #expect(coughed.log.contains { $0.contains("too short to be words; the utterance ends as decided before") }, "\(coughed.log)")
+        var quiet = Drive()
+        quiet.feed(background + words + pause(ms: 2000))
+        let heard = coughed.logic.takeUtteranceAudio()
+        #expect(heard.count == quiet.logic.takeUtteranceAudio().count && heard.count > Signals.rate, "\(heard.count) samples")
+    }
+
     @Test func aLongVoiceTakenForTheBackgroundIsToldAtNoticeLevelAndAShortSoundIsNot() {
         // A person, then a voice that reaches the people's for 100 ms and goes on 30 dB under
         // them for 1.5 s (a TV, or a person far quieter): discarded, and said where the user
