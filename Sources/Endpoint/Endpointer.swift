@@ -147,7 +147,7 @@ public struct Endpointer: Sendable {
     private var lastNearEnd: SampleTime = 0
     /// Where the voice stopped for the first pause of `backgroundGapMs` since the people's last
     /// voice (nil: no such pause yet). A voice after it that never reaches the gate, and is well
-    /// under the utterance's own, is another's.
+    /// under the utterance's own, is another's (`backgroundGapMs`).
     private var voiceEndBeforeGap: SampleTime?
     private var voicedSamples: SampleTime = 0
     /// The end of the last period the voice-activity detector heard a voice in.
@@ -198,12 +198,13 @@ public struct Endpointer: Sendable {
     /// with a pause, trailing off) spoke 1.5 s under the gate and lost it at 1 x.
     public static let backgroundHoldFactor = 2
 
-    /// A pause after the people's last voice from which a voice under the gate that follows, and
-    /// `backgroundBelowDB` under the utterance's own voice, is left out of the utterance
-    /// (`Endpointer.lastBackgroundTail`): a TV's next words, after a person finished, came within
-    /// `backgroundHoldFactor` silence limits and ran into their turn. A person trailing off under
-    /// the gate goes on without such a pause, or within their own level, and is kept (a FLEURS
-    /// reader 8 dB quieter than the one before her, at her thinking pause).
+    /// A pause after the people's last voice from which a voice under the gate that follows is
+    /// left out of the utterance (`Endpointer.lastBackgroundTail`), up to the last few syllables
+    /// (`smoothingPeriods`) within `backgroundBelowDB` of the utterance's own voice: a TV's next
+    /// words, after a person finished, came within `backgroundHoldFactor` silence limits and ran
+    /// into their turn. A person trailing off under the gate goes on without such a pause, or
+    /// within their own level, and is kept (a FLEURS reader 8 dB quieter than the one before
+    /// her, at her thinking pause).
     public static let backgroundGapMs = 100
 
     /// How much of the utterance that ended last was left out as a voice under the gate after the
@@ -431,15 +432,13 @@ public struct Endpointer: Sendable {
             judgedAgain ? utteranceLevels.reduce(SampleTime(0)) { $0 + ($1.rmsDB > threshold ? SampleTime($1.samples) : 0) } : voiced
         lastSpeechAboveFloorDB = speechAboveFloorDB
         let loud = loudLevel(above: threshold)
-        // Ended by a pause: a voice under the gate after the people's last voice and a pause, and
-        // `backgroundBelowDB` under this utterance's own voice too, is another's (a quieter
-        // person's soft words are within it), and is counted as pause: the accurate pass does
-        // not hear it.
+        // Ended by a pause: a voice under the gate after the people's last voice and a pause, up
+        // to its end or to the last few syllables within `backgroundBelowDB` of this utterance's
+        // own voice (a quieter person's soft words), is another's, and is counted as pause: the
+        // accurate pass does not hear it.
         var voiceEnd = lastVoicedEnd
-        if reason == .silence || reason == .languageModel, settings.backgroundBelowDB > 0, let gap = voiceEndBeforeGap, gap < lastVoicedEnd,
-            let loud, let tail = loudLevel(above: threshold, last: end - gap), tail < loud - settings.backgroundBelowDB
-        {
-            voiceEnd = gap
+        if reason == .silence || reason == .languageModel, settings.backgroundBelowDB > 0, let gap = voiceEndBeforeGap, gap < lastVoicedEnd, let loud {
+            voiceEnd = lastVoice(after: gap, end: end, atLeast: loud - settings.backgroundBelowDB, above: threshold) ?? gap
         }
         lastBackgroundTail = lastVoicedEnd - voiceEnd
         let pause = max(0, end - voiceEnd)
@@ -459,20 +458,36 @@ public struct Endpointer: Sendable {
         return .ended(end: end, reason: reason, pause: pause)
     }
 
-    /// The 90th percentile of the utterance's periods above `threshold` (nil: none).
-    /// `last`: of the periods that make up the utterance's last `last` samples only.
-    private func loudLevel(above threshold: Float, last: SampleTime? = nil) -> Float? {
-        var periods = utteranceLevels[...]
-        if let last {
-            var samples: SampleTime = 0
-            var first = utteranceLevels.endIndex
-            while first > utteranceLevels.startIndex, samples < last {
-                first -= 1
-                samples += SampleTime(utteranceLevels[first].samples)
+    /// The end of the utterance's last period, after `gap`, that is above `threshold` and ends a
+    /// stretch of up to `smoothingPeriods` periods after `gap` (the gate's few syllables) whose
+    /// mean level is at least `level` (nil: none). The utterance's periods end at `end`.
+    private func lastVoice(after gap: SampleTime, end: SampleTime, atLeast level: Float, above threshold: Float) -> SampleTime? {
+        let wanted = pow(10, Double(level) / 10)
+        var periodEnd = end
+        var index = utteranceLevels.endIndex
+        while index > utteranceLevels.startIndex, periodEnd > gap {
+            index -= 1
+            let period = utteranceLevels[index]
+            defer { periodEnd -= SampleTime(period.samples) }
+            guard period.rmsDB > threshold else { continue }
+            // The stretch ending here, from no earlier than the gap's end.
+            var power = 0.0
+            var samples = 0.0
+            var start = periodEnd
+            for earlier in utteranceLevels[..<(index + 1)].reversed().prefix(Self.smoothingPeriods) {
+                guard start > gap else { break }
+                power += pow(10, Double(earlier.rmsDB) / 10) * Double(earlier.samples)
+                samples += Double(earlier.samples)
+                start -= SampleTime(earlier.samples)
             }
-            periods = utteranceLevels[first...]
+            if samples > 0, power / samples >= wanted { return periodEnd }
         }
-        let levels = periods.lazy.map(\.rmsDB).filter { $0 > threshold }.sorted()
+        return nil
+    }
+
+    /// The 90th percentile of the utterance's periods above `threshold` (nil: none).
+    private func loudLevel(above threshold: Float) -> Float? {
+        let levels = utteranceLevels.lazy.map(\.rmsDB).filter { $0 > threshold }.sorted()
         guard !levels.isEmpty else { return nil }
         return levels[min(levels.count - 1, levels.count * 9 / 10)]
     }

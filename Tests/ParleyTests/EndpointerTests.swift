@@ -507,6 +507,17 @@ struct EndpointerBackgroundVoiceTests {
         #expect(ended.tail == 0)
     }
 
+    @Test func aQuieterPersonsLastSoftWordAfterSecondsOfTheTVIsKept() throws {
+        // The second person, 9.5 dB quieter than the first, stops; after 300 ms the TV talks on
+        // without a break, 16.5 dB under them; then they say one soft word, 8 dB under their own
+        // voice (under the gate): the TV's voice before it is heard too, nothing of theirs is lost.
+        let tv = mix(Signals.tone(ms: 2300, amplitude: 0.015, hz: 300), room(2300, 5))
+        let ended = try #require(
+            secondEnd(before + Signals.tone(ms: 1500, amplitude: 0.1) + room(300, 3) + tv + Signals.tone(ms: 200, amplitude: 0.04) + room(2000, 4)))
+        #expect(ended.end - ended.pause == ms(8_800), "the voice heard through \((ended.end - ended.pause) / 16) ms")
+        #expect(ended.tail == 0)
+    }
+
     @Test func aQuieterPersonsSoftWordsAfterAPauseAreKept() throws {
         // The second person is 9.5 dB quieter than the first; after a 300 ms pause their last
         // words are 20 dB under the first (under the gate) but within 12 dB of their own voice.
