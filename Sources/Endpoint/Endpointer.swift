@@ -149,6 +149,12 @@ public struct Endpointer: Sendable {
     /// voice (nil: no such pause yet). A voice after it that never reaches the gate, and is well
     /// under the utterance's own, is another's (`backgroundGapMs`).
     private var voiceEndBeforeGap: SampleTime?
+    /// The utterance's own level: its loudest few syllables (`smoothingPeriods`) among the
+    /// people's voice, in dBFS.
+    private var ownLevelDB: Float = -.infinity
+    /// The end of the last period voiced within `backgroundBelowDB` of `ownLevelDB`, or the
+    /// people's: the utterance's own voice.
+    private var lastOwnEnd: SampleTime = 0
     private var voicedSamples: SampleTime = 0
     /// The end of the last period the voice-activity detector heard a voice in.
     private var lastVoiceHeardEnd: SampleTime = 0
@@ -352,6 +358,8 @@ public struct Endpointer: Sendable {
             speechStart = historyEnd - SampleTime(history.count)
             lastVoicedEnd = end
             lastNearEnd = end
+            lastOwnEnd = end
+            ownLevelDB = nearDB
             voiceEndBeforeGap = nil
             processedEnd = end
             voicedSamples = onsetVoiced
@@ -369,10 +377,12 @@ public struct Endpointer: Sendable {
             }
             if near {
                 lastNearEnd = end
+                ownLevelDB = max(ownLevelDB, nearDB)
                 voiceEndBeforeGap = nil
             } else if !voiced, voiceEndBeforeGap == nil, end - lastVoicedEnd >= count(ms: Self.backgroundGapMs) {
                 voiceEndBeforeGap = lastVoicedEnd
             }
+            if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) { lastOwnEnd = end }
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
@@ -384,6 +394,12 @@ public struct Endpointer: Sendable {
             // person whose voice dropped (turned away, trailing off) is still speaking. (The short
             // pause below needs quiet: their soft words must not end a sentence after 300 ms.)
             if end - lastNearEnd >= count(ms: Self.backgroundHoldFactor * settings.silenceMs) {
+                return finish(at: end, reason: .silence, judgedAgain: speech != nil)
+            }
+            // After a pause, a voice under the gate and well under the utterance's own (a TV
+            // talking on) holds it no longer than silence would: the person trailing off is
+            // within their own level.
+            if voiceEndBeforeGap != nil, end - lastOwnEnd >= count(ms: settings.silenceMs) {
                 return finish(at: end, reason: .silence, judgedAgain: speech != nil)
             }
             guard !voiced else { return nil }
