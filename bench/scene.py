@@ -14,7 +14,9 @@ Each scene goes through parleyd in file mode (one-way English, Moonshine hearing
 `voice_detector = "silero"` (as shipped) and once with "level" (the level alone). A sentence is
 "whole" when exactly one turn holds its words and that turn holds no other sentence's (a turn's
 words are matched to the sentence they share most words with; a turn sharing none is a turn of
-noise alone). WER is over all turns' words joined against all sentences joined.
+noise alone). WER is over all turns' words joined against all sentences joined. "Wait" is how long after a
+sentence's last word (its last 10 ms within 30 dB of its loudest) parleyd decided the end of the
+turn that followed it (its debug log, on the recording's own clock): the median over the sentences.
 
 Usage: bench/scene.py BIN_DIR [ENGINES]   (SCENES=N scenes per condition, 3 by default;
 NOISES=talker,babble: those noises only, and the quiet scenes; ENDPOINT="key = value; ...":
@@ -23,6 +25,7 @@ more [endpoint] settings, e.g. ENDPOINT="background_below_db = 0")
 import glob
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -64,9 +67,11 @@ def scene(recordings, noise, snr, seed):
     rate = ears.RATE
     parts = [np.zeros(int((QUIET + LEAD) * rate))]
     spoken = []
+    last_words = []
     for wav, _ in chosen:
         x = samples(wav)
         x = x * (LEVEL / rms(x))
+        last_words.append((sum(len(p) for p in parts) + last_word(x)) / rate)
         parts += [x, np.zeros(int(GAP * rate))]
         spoken.append(x)
     parts.append(np.zeros(int(TAIL * rate)))
@@ -77,7 +82,21 @@ def scene(recordings, noise, snr, seed):
         bed = bed * (rms(np.concatenate(spoken)) / rms(bed) / 10 ** (snr / 20))
         bed[:int(QUIET * rate)] = 0  # the room is quiet until the noise comes on
         audio = audio + bed
-    return np.clip(np.round(audio), -32768, 32767).astype("<i2"), [reference for _, reference in chosen]
+    return np.clip(np.round(audio), -32768, 32767).astype("<i2"), [reference for _, reference in chosen], last_words
+
+
+def last_word(x):
+    """Where the last 10 ms within 30 dB of the recording's loudest ends, in samples."""
+    frames = len(x) // 160
+    levels = np.array([10 * np.log10(np.mean(x[i * 160:(i + 1) * 160] ** 2) + 1e-9) for i in range(frames)])
+    loud = np.nonzero(levels > np.percentile(levels, 95) - 30)[0]
+    return (int(loud[-1]) + 1) * 160 if len(loud) else len(x)
+
+
+def waits(log, last_words):
+    """Per sentence, seconds from its last word to the first end of a turn decided after it."""
+    ends = [float(m.group(1)) for m in re.finditer(r"speech ended at ([0-9.]+) s", log)]
+    return [min(e for e in ends if e >= word) - word for word in last_words if any(e >= word for e in ends)]
 
 
 def judge(turns, references):
@@ -123,17 +142,22 @@ def main():
         for detector in DETECTORS:
             path = f"{work}/{detector}.toml"
             ears.write_config(path, work, transcriber=(moonshine, ""))
+            with open(path) as f:
+                text = f.read().replace('level = "info"', 'level = "debug"')  # the ends, for the wait
+            with open(path, "w") as f:
+                f.write(text)
             with open(path, "a") as f:
                 f.write(f'[endpoint]\nvoice_detector = "{detector}"\n' + os.environ.get("ENDPOINT", "").replace(";", "\n") + "\n")
         for label, name, snr in conditions:
             for index in range(count):
-                audio, references = scene(recordings, noises.get(name), snr, seed=index)
+                audio, references, last_words = scene(recordings, noises.get(name), snr, seed=index)
                 path = f"{work}/scene.raw"
                 audio.tofile(path)
                 for detector in DETECTORS:
-                    turns, _ = ears.run_parleyd(bin_dir, f"{work}/{detector}.toml", work, path)
+                    turns, log = ears.run_parleyd(bin_dir, f"{work}/{detector}.toml", work, path)
                     whole, noise_turns, tally = judge(turns, references)
-                    total = results.setdefault((label, snr, detector), [0, 0, 0, ears.Tally()])
+                    total = results.setdefault((label, snr, detector), [0, 0, 0, ears.Tally(), []])
+                    total[4] += waits(log, last_words)
                     total[0] += whole
                     total[1] += noise_turns
                     total[2] += len(turns)
@@ -144,13 +168,14 @@ def main():
     sentences = count * SENTENCES
     print(f"Scenes: {count} per condition, {SENTENCES} sentences each ({sentences} sentences), parleyd file mode, "
           "one-way English, Moonshine hearing\n")
-    print("| noise | SNR | " + " | ".join(f"{d}: whole / noise turns / WER" for d in DETECTORS) + " |")
+    print("| noise | SNR | " + " | ".join(f"{d}: whole / noise turns / WER / wait" for d in DETECTORS) + " |")
     print("|---|---|" + "---|" * len(DETECTORS))
     for label, _, snr in conditions:
         cells = []
         for detector in DETECTORS:
-            whole, noise_turns, _, tally = results[(label, snr, detector)]
-            cells.append(f"{whole}/{sentences} / {noise_turns} / {tally}")
+            whole, noise_turns, _, tally, waited = results[(label, snr, detector)]
+            wait = f"{sorted(waited)[len(waited) // 2]:.2f} s" if waited else "-"
+            cells.append(f"{whole}/{sentences} / {noise_turns} / {tally} / {wait}")
         print(f"| {label} | {f'{snr} dB' if snr else '-'} | " + " | ".join(cells) + " |")
 
 
