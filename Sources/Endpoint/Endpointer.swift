@@ -201,7 +201,8 @@ public struct Endpointer: Sendable {
     public static let voiceLevelFallDBPerSecond: Float = 0.5
     /// How many times `silenceMs` a voice under the gate holds a turn open after the people's
     /// last voice: a person whose voice dropped 12 dB (the second of two FLEURS readers joined
-    /// with a pause, trailing off) spoke 1.5 s under the gate and lost it at 1 x.
+    /// with a pause, trailing off) spoke 1.5 s under the gate and lost it at 1 x. After a pause
+    /// (`backgroundGapMs`), a voice also well under the utterance's own holds it 1 x.
     public static let backgroundHoldFactor = 2
 
     /// A pause after the people's last voice from which a voice under the gate that follows is
