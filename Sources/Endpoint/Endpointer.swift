@@ -400,7 +400,9 @@ public struct Endpointer: Sendable {
             // After a pause, a voice under the gate and well under the utterance's own (a TV
             // talking on) holds it no longer than silence would: the person trailing off is
             // within their own level.
-            if voiceEndBeforeGap != nil, end - lastOwnEnd >= count(ms: settings.silenceMs) {
+            // Counted from the pause at the earliest: a person trailing off under their own level
+            // without a break has the whole silence limit after it.
+            if let gap = voiceEndBeforeGap, end - max(lastOwnEnd, gap) >= count(ms: settings.silenceMs) {
                 return finish(at: end, reason: .silence, judgedAgain: speech != nil)
             }
             guard !voiced else { return nil }
@@ -455,9 +457,12 @@ public struct Endpointer: Sendable {
         // accurate pass does not hear it.
         var voiceEnd = lastVoicedEnd
         if reason == .silence || reason == .languageModel, settings.backgroundBelowDB > 0, let gap = voiceEndBeforeGap, gap < lastVoicedEnd, let loud {
-            voiceEnd = lastVoice(after: gap, end: end, atLeast: loud - settings.backgroundBelowDB, above: threshold) ?? gap
+            let kept = lastVoice(after: gap, end: end, atLeast: loud - settings.backgroundBelowDB, above: threshold) ?? gap
+            // Nothing past the last voice, and nothing that held the turn open as the utterance's
+            // own voice is left out.
+            voiceEnd = min(lastVoicedEnd, max(kept, lastOwnEnd))
         }
-        lastBackgroundTail = lastVoicedEnd - voiceEnd
+        lastBackgroundTail = max(0, lastVoicedEnd - voiceEnd)
         let pause = max(0, end - voiceEnd)
         reset()
         if voiced < count(ms: settings.minSpeechMs) && reason != .forced {
