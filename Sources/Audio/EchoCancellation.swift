@@ -277,24 +277,49 @@ public enum EchoDelay {
     /// well (the normalized correlation, 0-1); nil for silence. `captured` starts where
     /// `reference` does and runs at least `lags.upperBound` further.
     public static func estimate(reference: [Int16], captured: [Int16], lags: ClosedRange<Int>) -> (lag: Int, correlation: Float)? {
-        let length = reference.count
-        guard length > 0, lags.lowerBound >= 0, captured.count >= length + lags.upperBound else { return nil }
-        let played = reference.map(Float.init)
-        let heard = captured.map(Float.init)
-        let playedEnergy = played.reduce(0) { $0 + $1 * $1 }
-        guard playedEnergy > 0 else { return nil }
-        // The energy of each window of `heard`, kept as it slides.
-        var heardEnergy = heard[lags.lowerBound..<lags.lowerBound + length].reduce(0) { $0 + $1 * $1 }
+        bestMatch(of: reference.map(Float.init), in: captured.map(Float.init), lags: lags)
+    }
+
+    /// How much `heard` sounds like some stretch of `played` as long as it, anywhere in it: the
+    /// best normalized correlation (0-1) of the two pre-emphasized (each sample less 0.9 of the
+    /// one before, as speech coders do); nil when `heard` is silent or `played` is shorter. What is
+    /// left of Parley's voice after a canceller that lost the room matches what was played near its
+    /// delay (0.9 and more on a sound server's loopback); a person's voice does not. The emphasis
+    /// weighs a voice's upper harmonics over its low, periodic hum, on which two people's voices
+    /// match by chance. Measured on ../shared/speech (679 pairs of recordings; 60 ms heard in
+    /// 310 ms played; room noise 50 dB under full scale on what is heard): a person's voice 0.17 at
+    /// the median, 0.51 at the 99th percentile (0.25 and 0.75 without the emphasis); Parley's
+    /// voice at half its level 0.96 at the median, 0.60 at the 5th percentile.
+    public static func likeness(of heard: [Int16], within played: [Int16]) -> Float? {
+        guard heard.count > 1, played.count >= heard.count else { return nil }
+        return bestMatch(of: emphasized(heard), in: emphasized(played), lags: 0...(played.count - heard.count))?.correlation
+    }
+
+    private static func emphasized(_ samples: [Int16]) -> [Float] {
+        zip(samples.dropFirst(), samples).map { Float($0) - 0.9 * Float($1) }
+    }
+
+    /// The lag at which `signal` holds `pattern` best, and the normalized correlation there.
+    private static func bestMatch(of pattern: [Float], in signal: [Float], lags: ClosedRange<Int>) -> (lag: Int, correlation: Float)? {
+        let length = pattern.count
+        guard length > 0, lags.lowerBound >= 0, signal.count >= length + lags.upperBound else { return nil }
+        let patternEnergy = pattern.reduce(0) { $0 + Double($1) * Double($1) }
+        guard patternEnergy > 0 else { return nil }
+        // The energy of each window of `signal`, kept as it slides (in doubles: a loud stretch
+        // taken out of a float sum leaves an error as large as a quiet window's energy).
+        var windowEnergy = signal[lags.lowerBound..<lags.lowerBound + length].reduce(0) { $0 + Double($1) * Double($1) }
         var best: (lag: Int, correlation: Float)?
-        played.withUnsafeBufferPointer { played in
-            heard.withUnsafeBufferPointer { heard in
+        pattern.withUnsafeBufferPointer { pattern in
+            signal.withUnsafeBufferPointer { signal in
                 for lag in lags {
                     if lag > lags.lowerBound {
-                        heardEnergy += heard[lag + length - 1] * heard[lag + length - 1] - heard[lag - 1] * heard[lag - 1]
+                        let entering = Double(signal[lag + length - 1])
+                        let leaving = Double(signal[lag - 1])
+                        windowEnergy += entering * entering - leaving * leaving
                     }
                     var product: Float = 0
-                    for index in 0..<length { product += played[index] * heard[lag + index] }
-                    let correlation = abs(product) / (playedEnergy * max(heardEnergy, 1)).squareRoot()
+                    for index in 0..<length { product += pattern[index] * signal[lag + index] }
+                    let correlation = Float(min(1, Double(abs(product)) / (patternEnergy * max(windowEnergy, 1)).squareRoot()))
                     if correlation > best?.correlation ?? -1 { best = (lag, correlation) }
                 }
             }

@@ -11,9 +11,10 @@ public import ParleyCore
 ///
 /// It learns how much of Parley's voice the canceller takes out (the echo reduction: the captured
 /// level over what is left, while only Parley is heard) and calls a period a person's when what is
-/// left is a voice (the detector says so) well above what would be left of Parley's. Until the
-/// canceller has learnt the room (`convergedDB`), nobody is heard over Parley: its own voice,
-/// not cancelled yet, must never become a turn.
+/// left is a voice (the detector says so) well above what would be left of Parley's, and does not
+/// sound like what Parley played (a canceller that lost the room for a moment lets its voice
+/// through). Until the canceller has learnt the room (`convergedDB`), nobody is heard over
+/// Parley: its own voice, not cancelled yet, must never become a turn.
 public struct DoubleTalk: Sendable {
     public struct Settings: Sendable, Equatable {
         /// The echo reduction from which the leftovers of Parley's voice can be told from a person.
@@ -22,6 +23,10 @@ public struct DoubleTalk: Sendable {
         public var marginDB: Float = 10
         /// The voice detector's probability from which what is left is a voice.
         public var voice: Float = 0.5
+        /// How much what is left may sound like what was played near its delay and still be a
+        /// person (`EchoDelay.likeness`): above it, it is Parley's own voice that the canceller
+        /// let through (it lost the room for a moment: a device's delay that moved), however loud.
+        public var echoLikeness: Float = 0.5
         /// Played audio under this level is silence (no echo can come of it).
         public var silentReferenceDB: Float = -70
         /// How many periods back what was played can still be heard (the canceller's tail).
@@ -51,6 +56,9 @@ public struct DoubleTalk: Sendable {
     private var playedDB: [Float] = []
     /// Whether each of the last `window` periods held a person's voice, newest last.
     private var recent: [Bool] = []
+    /// How many periods since the last `restart` were a voice well above the leftovers of
+    /// Parley's, but sounded like what was played (for the daemon's log).
+    public private(set) var likePlayed = 0
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
@@ -60,10 +68,14 @@ public struct DoubleTalk: Sendable {
     public var converged: Bool { echoReductionDB >= settings.convergedDB }
 
     /// One period: its captured level, the level of what is left after cancelling, the level of
-    /// what was played over it, and the detector's probability for what is left (nil: no
-    /// detector; the level alone cannot tell a voice, so nothing is a person then). True once a
-    /// person is speaking (`onsetPeriods` of the last `window`).
-    public mutating func judge(capturedDB: Float, residualDB: Float, playedDB played: Float, voice: Float?) -> Bool {
+    /// what was played over it, the detector's probability for what is left (nil: no detector;
+    /// the level alone cannot tell a voice, so nothing is a person then), and how much what is
+    /// left sounds like what was played near it (`EchoDelay.likeness`; asked only of a period
+    /// that would otherwise be a person's, as it takes a search; nil: nothing was played near
+    /// it). True once a person is speaking (`onsetPeriods` of the last `window`).
+    public mutating func judge(
+        capturedDB: Float, residualDB: Float, playedDB played: Float, voice: Float?, likeness: () -> Float? = { nil }
+    ) -> Bool {
         playedDB.append(played)
         if playedDB.count > settings.tailPeriods { playedDB.removeFirst() }
         let echoPossible = playedDB.contains { $0 > settings.silentReferenceDB }
@@ -74,9 +86,9 @@ public struct DoubleTalk: Sendable {
             // room, the placing itself may be off (two clocks: a sound server's loopback, whose
             // delay drifts), and Parley's voice may still be coming: voiced leftovers of it were
             // taken for a person there. Nobody is heard over Parley until the room is learnt.
-            person = converged && voiced
+            person = converged && voiced && !soundsPlayed(likeness)
         } else {
-            person = converged && voiced && residualDB >= capturedDB - echoReductionDB + settings.marginDB
+            person = converged && voiced && residualDB >= capturedDB - echoReductionDB + settings.marginDB && !soundsPlayed(likeness)
             // Learnt where Parley is playing now and no person is heard: a step toward the
             // reduction measured, so a few periods of double talk move it little.
             if !person, played > settings.silentReferenceDB {
@@ -88,10 +100,18 @@ public struct DoubleTalk: Sendable {
         return recent.count(where: { $0 }) >= settings.onsetPeriods
     }
 
+    /// Whether what is left is what was played: the canceller let Parley's voice through.
+    private mutating func soundsPlayed(_ likeness: () -> Float?) -> Bool {
+        guard let likeness = likeness(), likeness > settings.echoLikeness else { return false }
+        likePlayed += 1
+        return true
+    }
+
     /// Forgets the recent periods (not what was learnt of the room).
     public mutating func restart() {
         playedDB = []
         recent = []
+        likePlayed = 0
     }
 }
 
@@ -135,9 +155,10 @@ public struct HeardOverPlayback: Sendable {
     }
 
     /// A period captured while Parley speaks: kept as pre-roll, or as a person's speech once one
-    /// was heard (`DoubleTalk`).
-    public mutating func heard(_ period: Period, capturedDB: Float, playedDB: Float) {
-        let person = doubleTalk.judge(capturedDB: capturedDB, residualDB: period.rmsDB, playedDB: playedDB, voice: period.speech)
+    /// was heard (`DoubleTalk`; `likeness` is asked only until then).
+    public mutating func heard(_ period: Period, capturedDB: Float, playedDB: Float, likeness: () -> Float? = { nil }) {
+        let person = doubleTalk.judge(
+            capturedDB: capturedDB, residualDB: period.rmsDB, playedDB: playedDB, voice: period.speech, likeness: personHeard ? { nil } : likeness)
         personHeard = personHeard || person
         counts.periods += 1
         if playedDB > doubleTalk.settings.silentReferenceDB { counts.played += 1 }

@@ -41,6 +41,14 @@ struct EchoHearing {
     /// The most kept of what a person says over Parley (longer than any reply Parley speaks).
     static let limitMs = 30_000
 
+    /// How much of what is left, up to a period, is searched for Parley's voice
+    /// (`DoubleTalk.Settings.echoLikeness`: the last `likenessMs`), and how far around what the
+    /// canceller was fed for it: a delay that moved by up to `likenessBeforeMs` one way since it
+    /// was measured, and the echo's first `likenessAfterMs`.
+    static let likenessMs = 60
+    static let likenessBeforeMs = 50
+    static let likenessAfterMs = 200
+
     /// A period heard without Parley's voice, with the level it was captured at and the level of
     /// what was played over it.
     struct Cancelled {
@@ -48,6 +56,8 @@ struct EchoHearing {
         var start: SampleTime
         var capturedDB: Float
         var playedDB: Float
+        /// Where what the canceller was fed for it starts (nil: it was not cancelled).
+        var fedFrom: SampleTime? = nil
     }
 
     let reference: EchoReference
@@ -61,6 +71,8 @@ struct EchoHearing {
     private var unlearnt = 0
     /// After how many such times it is told (once).
     static let unlearntTold = 3
+    /// What is left of the last periods kept, up to `likenessMs`, oldest first.
+    private var recentlyLeft: [Int16] = []
     /// Periods captured while Parley speaks, not yet `waitMs` old.
     private var waiting: [(frame: [Int16], start: SampleTime, capturedDB: Float)] = []
     /// How late Parley's voice comes back after where it was placed, as last measured (samples).
@@ -136,7 +148,9 @@ struct EchoHearing {
         }
         if canceller == nil { canceller = makeCanceller(frame.count) }
         guard let canceller else { return Cancelled(heard: frame, start: start, capturedDB: capturedDB, playedDB: Decibels.silence) }
-        return Cancelled(heard: canceller.cancel(frame, reference: played), start: start, capturedDB: capturedDB, playedDB: Levels(measuring: played).rmsDB)
+        return Cancelled(
+            heard: canceller.cancel(frame, reference: played), start: start, capturedDB: capturedDB, playedDB: Levels(measuring: played).rmsDB,
+            fedFrom: start - shift)
     }
 
     /// The capture stopped (a pause, a lost device): nothing captured before is heard after it
@@ -144,6 +158,7 @@ struct EchoHearing {
     /// drops, in milliseconds.
     mutating func forget() -> Int {
         waiting = []
+        recentlyLeft = []
         onset = nil
         soundedThrough = nil
         reference.captureStopped()
@@ -153,7 +168,18 @@ struct EchoHearing {
     /// A period heard while Parley spoke, with the voice detector's probability for it: kept if
     /// a person speaks over Parley.
     mutating func keep(_ period: Cancelled, heardDB: Float, speech: Float?) {
-        kept.heard(.init(frame: period.heard, start: period.start, rmsDB: heardDB, speech: speech), capturedDB: period.capturedDB, playedDB: period.playedDB)
+        recentlyLeft += period.heard
+        recentlyLeft.removeFirst(max(0, recentlyLeft.count - max(period.heard.count, Int(samples(ms: Self.likenessMs)))))
+        let left = recentlyLeft
+        kept.heard(.init(frame: period.heard, start: period.start, rmsDB: heardDB, speech: speech), capturedDB: period.capturedDB, playedDB: period.playedDB) {
+            [reference] in
+            let before = samples(ms: Self.likenessBeforeMs)
+            guard let fed = period.fedFrom,
+                let played = reference.reference(
+                    from: fed - SampleTime(left.count - period.heard.count) - before, count: left.count + Int(before + samples(ms: Self.likenessAfterMs)))
+            else { return nil }
+            return EchoDelay.likeness(of: left, within: played)
+        }
     }
 
     /// What a person said over Parley, to hear now that it has finished (empty if nobody did),
@@ -161,6 +187,7 @@ struct EchoHearing {
     /// a notice when the canceller does not learn the room (nobody is heard over Parley then).
     mutating func takeKept() -> (periods: [HeardOverPlayback.Period], summary: String?, notice: String?) {
         let counts = kept.counts
+        recentlyLeft = []
         var notice: String?
         // A second of Parley's voice is enough to learn a room on one clock (about 17 dB here).
         if counts.played >= 50 {
@@ -177,7 +204,8 @@ struct EchoHearing {
             counts.periods == 0
             ? nil
             : """
-            while Parley spoke: \(counts.periods) periods, \(counts.voiced) voiced after cancelling, \(counts.person) a person's; \
+            while Parley spoke: \(counts.periods) periods, \(counts.voiced) voiced after cancelling, \(counts.person) a person's, \
+            \(kept.doubleTalk.likePlayed) Parley's own voice let through (like what it played); \
             the canceller takes \(Int(kept.doubleTalk.echoReductionDB)) dB out; \
             Parley's voice comes back \(lag.map { "\(milliseconds(SampleTime($0))) ms" } ?? "at a delay not measured") after it was placed
             """
