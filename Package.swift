@@ -49,9 +49,11 @@ let package = Package(
         // The types the wire, the config, the history and the machine share (Speaker, mode, sample time, setting
         // bounds, a turn's word confidences and speaker detection).
         .target(name: "ParleyCore", path: "Sources/Core", swiftSettings: swiftSettings),
+        // Optimized in debug builds too: the capture loop runs its sample arithmetic (the echo
+        // delay and likeness searches), and the tests' live daemons are debug builds.
         .target(
             name: "ParleyAudio", dependencies: ["ParleyCore", "CALSA", "CSpeexDSP"], path: "Sources/Audio",
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "ParleyEndpoint", dependencies: ["ParleyCore"], path: "Sources/Endpoint", swiftSettings: swiftSettings),
         .target(
             name: "ParleyRecognition",
