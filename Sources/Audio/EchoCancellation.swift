@@ -286,10 +286,11 @@ public enum EchoDelay {
     /// left of Parley's voice after a canceller that lost the room matches what was played near its
     /// delay (0.9 and more on a sound server's loopback); a person's voice does not. The emphasis
     /// weighs a voice's upper harmonics over its low, periodic hum, on which two people's voices
-    /// match by chance. Measured on ../shared/speech (679 pairs of recordings; 60 ms heard in
-    /// 310 ms played; room noise 50 dB under full scale on what is heard): a person's voice 0.17 at
-    /// the median, 0.51 at the 99th percentile (0.25 and 0.75 without the emphasis); Parley's
-    /// voice at half its level 0.96 at the median, 0.60 at the 5th percentile.
+    /// match by chance. Measured on ../shared/speech (`bench/echo-likeness.py`: 674 pairs of
+    /// recordings; 60 ms heard in 310 ms played; room noise 50 dB under full scale on what is
+    /// heard): a person's voice 0.17 at the median, 0.51 at the 99th percentile (0.28 and 0.74
+    /// without the emphasis); Parley's voice at half its level 0.96 at the median, 0.61 at the 5th
+    /// percentile.
     public static func likeness(of heard: [Int16], within played: [Int16]) -> Float? {
         guard heard.count > 1, played.count >= heard.count else { return nil }
         return bestMatch(of: emphasized(heard), in: emphasized(played), lags: 0...(played.count - heard.count))?.correlation
