@@ -29,19 +29,25 @@ struct RealTimeTests {
                 try await Task.sleep(for: .milliseconds(100))
             }
             let last = (try? status()).map { "\($0.state) \($0.speaker ?? "-") turns \($0.turns)" } ?? "no answer"
-            Issue.record("timed out waiting for \(what); last status: \(last); log: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            // The log's last lines (at debug level: what was heard while Parley spoke, where each
+            // turn ended, and no words), so a failure on CI says why.
+            let lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(80)
+            Issue.record("timed out waiting for \(what); last status: \(last); the log's last lines:\n\(lines.joined(separator: "\n"))")
             throw CancellationError()
         }
     }
 
     private func startDaemon(in dir: URL, rig: PulseAudioRig, extra: String = "") throws -> Daemon {
-        // Both people heard: English, and Spanish with the model Parley ships; auto mode.
+        // Both people heard: English, and Spanish with the model Parley ships; auto mode. The log
+        // at debug level, for a failure to say why.
         let config = try EndToEnd.writeConfig(
             in: dir,
             extra: """
                 [audio]
                 capture_device = "pmic"
                 playback_device = "pspk"
+                [log]
+                level = "debug"
                 """ + "\n" + EndToEnd.spanishRecognizer + "\n" + extra)
         let (process, _, log) = try EndToEnd.start(
             try EndToEnd.binary("parleyd"), ["--config", config.path], in: dir, environment: rig.environment, tag: "parleyd")

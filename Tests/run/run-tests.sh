@@ -50,8 +50,8 @@ for name in unit e2e realtime; do
   if [ "$code" != 0 ]; then
     status=1
     echo "run-tests: the $name tests failed (exit $code):"
-    # Each failure with what it said (its "↳" lines and their indented continuations, up to 60).
-    awk '/✘/ { print; more = 60; next } more > 0 && /^(↳|  )/ { print; more--; next } { more = 0 }' "$logs/$name" | grep -a . ||
+    # Each failure with what it said (its "↳" lines and their indented continuations, up to 100).
+    awk '/✘/ { print; more = 100; next } more > 0 && /^(↳|  )/ { print; more--; next } { more = 0 }' "$logs/$name" | grep -a . ||
       tail -n 40 "$logs/$name"
   fi
   grep -a 'Test run with' "$logs/$name" | sed "s/^/[$name] /"
