@@ -5,7 +5,7 @@ numbers behind the 0.5 threshold, the pre-emphasis and the 60 ms searched.
 
 Pairs of recordings of ../shared/speech (English and Spanish, every speaker), drawn at random
 (seed 1). For each pair, 310 ms of one recording is "what was played" (the 250 ms the daemon
-searches around a period: EchoHearing.likenessBeforeMs + likenessAfterMs, and the 60 ms stretch);
+searches around a period: EchoHearing.likenessLateMs + likenessEarlyMs, and the 60 ms stretch);
 - Parley's voice let through: 60 ms of that same stretch, 62 ms in, at half its level;
 - a person's voice: 60 ms of the other recording where it is voiced;
 each with 60 ms of a real noise (../shared/noise) 50 dB under full scale on it, as a room's.

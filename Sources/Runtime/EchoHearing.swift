@@ -42,12 +42,13 @@ struct EchoHearing {
     static let limitMs = 30_000
 
     /// How much of what is left, up to a period, is searched for Parley's voice
-    /// (`DoubleTalk.Settings.echoLikeness`: the last `likenessMs`), and how far around what the
-    /// canceller was fed for it: a delay that moved by up to `likenessBeforeMs` one way since it
-    /// was measured, and the echo's first `likenessAfterMs`.
+    /// (`DoubleTalk.Settings.echoLikeness`: the last `likenessMs`), and where in what was played:
+    /// from `likenessLateMs` before what the canceller was fed for it (an echo comes `targetLagMs`
+    /// after that, later still if the room's delay grew since it was measured, or a whole delay
+    /// later before any was measured) to `likenessEarlyMs` after (a delay that shrank).
     static let likenessMs = 60
-    static let likenessBeforeMs = 50
-    static let likenessAfterMs = 200
+    static let likenessLateMs = 200
+    static let likenessEarlyMs = 50
 
     /// A period heard without Parley's voice, with the level it was captured at and the level of
     /// what was played over it.
@@ -173,10 +174,10 @@ struct EchoHearing {
         let left = recentlyLeft
         kept.heard(.init(frame: period.heard, start: period.start, rmsDB: heardDB, speech: speech), capturedDB: period.capturedDB, playedDB: period.playedDB) {
             [reference] in
-            let before = samples(ms: Self.likenessBeforeMs)
+            let late = samples(ms: Self.likenessLateMs)
             guard let fed = period.fedFrom,
                 let played = reference.reference(
-                    from: fed - SampleTime(left.count - period.heard.count) - before, count: left.count + Int(before + samples(ms: Self.likenessAfterMs)))
+                    from: fed - SampleTime(left.count - period.heard.count) - late, count: left.count + Int(late + samples(ms: Self.likenessEarlyMs)))
             else { return nil }
             return EchoDelay.likeness(of: left, within: played)
         }
