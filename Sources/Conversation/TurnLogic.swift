@@ -54,6 +54,15 @@ public struct TurnLogic: Sendable {
     /// Where in `utteranceAudio` the voice that started the utterance begins (after its pre-roll,
     /// with its soft first sounds: `Endpointer.voiceStart`).
     public private(set) var utteranceOnset = 0
+    /// Where the utterance being heard started, on the capture timeline.
+    private var utteranceStart: SampleTime = 0
+    /// Where in `utteranceAudio` what the accurate pass hears begins: after another's voice that
+    /// came before the people's (`Endpointer.leadIn`), else at its start.
+    public private(set) var accurateFrom = 0
+    /// Where the people's voice begins in what the accurate pass hears, after such a voice.
+    private var leadVoiceFrom: Int?
+    /// Where the voice begins in what the accurate pass hears (`accurateAudio`).
+    public var accurateVoiceFrom: Int { leadVoiceFrom ?? utteranceOnset }
     /// The audio of the utterance whose end was decided, from its pre-roll to now, while that end
     /// can still be withdrawn (`ConversationMachine.isResumable`): if the person goes on, the
     /// utterance goes on with all of it, and the accurate pass hears it whole.
@@ -338,6 +347,9 @@ public struct TurnLogic: Sendable {
             period.log.append("speech started at \(Self.seconds(at))")
             period.actions += handle(.speechStarted(at: at))
             audio = preroll
+            utteranceStart = at
+            accurateFrom = 0
+            leadVoiceFrom = nil
             if keepsAudio {
                 utteranceAudio = preroll
                 utteranceOnset = endpointer.lastVoiceStart
@@ -373,6 +385,7 @@ public struct TurnLogic: Sendable {
                 audio = frame
                 // Before a speculation looks at it: the pause it measures ends here.
                 if keepsAudio { utteranceAudio += frame }
+                leaveOutLeadIn(into: &period)
                 period.tellOpening = openingToTell()
             }
             if endpointer.isInSpeech, endpointer.pause == nil {
@@ -463,7 +476,7 @@ public struct TurnLogic: Sendable {
 
     /// The utterance's audio as the accurate pass hears it, from its pre-roll, without the pause
     /// that ended it (but for `keptPauseMs` of it); the audio kept is forgotten. The voice
-    /// begins at `utteranceOnset` in it.
+    /// begins at `accurateVoiceFrom` in it.
     public mutating func takeUtteranceAudio() -> [Int16] {
         // What the end may still need is held since it was decided (`heldAudio`).
         defer { utteranceAudio = [] }
@@ -475,7 +488,21 @@ public struct TurnLogic: Sendable {
     /// are longer than `keptPauseMs`: the accurate worker then answers the end from what it heard
     /// at the pause.
     public func accurateAudio(through length: Int) -> [Int16] {
-        Array(utteranceAudio.prefix(length))
+        Array(utteranceAudio.prefix(length).dropFirst(accurateFrom))
+    }
+
+    /// Once the endpointer finds the people's voice began after another's (`Endpointer.leadIn`),
+    /// the accurate pass hears from there: said, and at notice level when long enough to have
+    /// been a person's words. Not in an utterance that went on after a withdrawn end (what came
+    /// before that end was the people's).
+    private mutating func leaveOutLeadIn(into period: inout Period) {
+        guard keepsAudio, resumedEnd == nil, leadVoiceFrom == nil, let lead = endpointer.leadIn, lead.cut > utteranceStart else { return }
+        accurateFrom = min(utteranceAudio.count, Int(lead.cut - utteranceStart))
+        leadVoiceFrom = Int(lead.voice - lead.cut)
+        let ms = Int((lead.cut - utteranceStart) * 1000 / SampleTime(captureSampleRate))
+        let line = "a voice under the one at \(Self.seconds(lead.voice)), before it and a pause (\(ms / 100 / 10).\(ms / 100 % 10) s of it), "
+            + "taken for one across the room and left out of the accurate pass; if it was a person, raise [endpoint] background_below_db (0: every voice is heard)"
+        if ms >= Self.noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
     }
 
     /// How many samples of `count` whose last `pause` are silence the accurate pass hears the
@@ -496,7 +523,7 @@ public struct TurnLogic: Sendable {
     /// otherwise. Marks the opening told.
     private mutating func openingToTell() -> Int? {
         guard keepsAudio, dualDecoding, !openingTold, case .hearing = machine.state, utteranceLanguages.count > 1 else { return nil }
-        let through = utteranceOnset + Self.openingMs * endpointer.sampleRate / 1000
+        let through = (leadVoiceFrom.map { accurateFrom + $0 } ?? utteranceOnset) + Self.openingMs * endpointer.sampleRate / 1000
         guard utteranceAudio.count >= through else { return nil }
         openingTold = true
         return through

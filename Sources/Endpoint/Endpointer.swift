@@ -218,6 +218,25 @@ public struct Endpointer: Sendable {
     /// people's last voice and a pause (`backgroundGapMs`): the end's `pause` counts it.
     public private(set) var lastBackgroundTail: SampleTime = 0
 
+    /// Where, in the utterance being heard, the voice of the people began after another's, before
+    /// their level is known (no gate yet: the first utterance, or one after the level fell): a
+    /// voice `backgroundBelowDB` louder than any before it in the utterance, after a pause of
+    /// `backgroundGapMs`. What came before it (a TV talking when nobody had spoken yet, that held
+    /// the silence off until a person spoke) is another's: the accurate pass hears from `cut`, a
+    /// moment of that pause (`leadInRoomMs`) before `voice`. Nil: none (the whole utterance is the
+    /// people's). Set once per utterance, while it is heard; forgotten when the next one starts.
+    public private(set) var leadIn: (cut: SampleTime, voice: SampleTime)?
+
+    /// How much of the pause before the people's voice the accurate pass hears after a lead-in.
+    public static let leadInRoomMs = 300
+
+    /// Where the voiced periods stopped last (nil: voiced now), and the last pause of
+    /// `backgroundGapMs` in the utterance with the loudest voice before it.
+    private var unvoicedSince: SampleTime?
+    private var lastGap: (start: SampleTime, end: SampleTime, loudestBeforeDB: Float)?
+    /// The loudest voice so far in the utterance (smoothed, as `ownLevelDB`; any voice).
+    private var loudestVoiceDB: Float = -.infinity
+
     /// How many 20 ms periods a level is judged over against `voiceLevelDB`: 300 ms, a few
     /// syllables. A TV 15 dB under the sentences reaches the gate in 2.0 % of its 300 ms
     /// stretches and leaves 84 % of 1.5 s windows free of it, against 4.4 % and 47 % judged
@@ -362,6 +381,10 @@ public struct Endpointer: Sendable {
             lastOwnEnd = end
             ownLevelDB = nearDB
             voiceEndBeforeGap = nil
+            leadIn = nil
+            unvoicedSince = nil
+            lastGap = nil
+            loudestVoiceDB = nearDB
             processedEnd = end
             voicedSamples = onsetVoiced
             quietestInSpeechDB = rmsDB
@@ -384,6 +407,7 @@ public struct Endpointer: Sendable {
                 voiceEndBeforeGap = lastVoicedEnd
             }
             if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) { lastOwnEnd = end }
+            noteLeadIn(voiced: voiced, nearDB: nearDB, start: start)
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
@@ -421,6 +445,25 @@ public struct Endpointer: Sendable {
             }
             return nil
         }
+    }
+
+    /// Follows the utterance's pauses and loudest voice, and finds where the people's voice
+    /// began after another's (`leadIn`) while no gate tells the two apart.
+    private mutating func noteLeadIn(voiced: Bool, nearDB: Float, start: SampleTime) {
+        guard voiced else {
+            if unvoicedSince == nil { unvoicedSince = start }
+            return
+        }
+        if let since = unvoicedSince, start - since >= count(ms: Self.backgroundGapMs) {
+            lastGap = (since, start, loudestVoiceDB)
+        }
+        unvoicedSince = nil
+        if leadIn == nil, backgroundGateDB == nil, settings.backgroundBelowDB > 0, let gap = lastGap,
+            nearDB >= gap.loudestBeforeDB + settings.backgroundBelowDB
+        {
+            leadIn = (max(gap.start, gap.end - count(ms: Self.leadInRoomMs)), gap.end)
+        }
+        loudestVoiceDB = max(loudestVoiceDB, nearDB)
     }
 
     /// Ends the utterance now (a client said `stop`, or the conversation moved on).

@@ -81,7 +81,7 @@ extension Interpreter {
                 let languages = state.turn.utteranceLanguages.isEmpty ? [sides.source] : state.turn.utteranceLanguages
                 state.turn.recognitionFinishing(speaker, sides, at: clock.now)
                 state.waiter = nil
-                let voiceFrom = state.turn.utteranceOnset
+                let voiceFrom = state.turn.accurateVoiceFrom
                 let utterance = state.turn.takeUtteranceAudio()
                 let detect = detectsSpeaker(state.turn, languages: languages, sides: sides)
                 let aboveFloor = state.turn.utteranceAboveFloorDB

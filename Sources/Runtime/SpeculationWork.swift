@@ -95,7 +95,7 @@ extension Interpreter {
         AccuratePass.Utterance(
             samples: turn.accurateAudio(through: length), expected: speaker, sides: sides,
             detect: detectsSpeaker(turn, languages: turn.utteranceLanguages, sides: sides), streaming: streaming,
-            aboveFloorDB: turn.endpointer.speechAboveFloorDB, voiceFrom: turn.utteranceOnset, laneLanguages: streamingLanes(turn.utteranceLanguages))
+            aboveFloorDB: turn.endpointer.speechAboveFloorDB, voiceFrom: turn.accurateVoiceFrom, laneLanguages: streamingLanes(turn.utteranceLanguages))
     }
 
     /// Translates a speculation's words on the concurrency pool, and has its audio made.

@@ -442,6 +442,56 @@ struct EndpointerBackgroundVoiceTests {
         #expect(start < ms(9_000), "the TV alone started the second utterance, at \(start / 16) ms")
     }
 
+    /// The lead-ins the endpointer found while hearing `signal` (`Endpointer.leadIn`, as each
+    /// utterance ended or the signal did), and its events.
+    private func leadIns(_ signal: [Int16]) -> (leadIns: [(cut: Int64, voice: Int64)?], events: [EndpointEvent]) {
+        var endpointer = Endpointer(settings: EndpointSettings(), sampleRate: Signals.rate)
+        var found: [(cut: Int64, voice: Int64)?] = []
+        var events: [EndpointEvent] = []
+        var position: Int64 = 0
+        var current: (cut: Int64, voice: Int64)?
+        for period in Signals.periods(signal) {
+            let level = Levels(measuring: period).rmsDB
+            let event = endpointer.process(period, at: position, rmsDB: level, speech: level > -45 ? 0.9 : 0.02)
+            if let lead = endpointer.leadIn { current = lead }
+            if let event {
+                events.append(event)
+                if case .ended = event {
+                    found.append(current)
+                    current = nil
+                }
+            }
+            position += Int64(period.count)
+        }
+        return (found, events)
+    }
+
+    /// Before anyone has spoken (no level of the people's yet), a TV talks and holds the silence
+    /// off until a person speaks 20 dB over it after one of its pauses: the utterance is the
+    /// person's from where their voice began, and the accurate pass hears from a moment of the
+    /// pause before it.
+    @Test func aTVBeforeThePeoplesFirstWordsIsALeadInLeftOut() throws {
+        let (found, events) = leadIns(room(1000, 1) + tv(ms: 3000) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2))
+        #expect(found.count == 1, "one utterance: \(events)")
+        let lead = try #require(found.first ?? nil, "the TV before the person is a lead-in")
+        // The TV's last pause is 3.8-4.0 s; the person starts at 4.0 s.
+        #expect(lead.voice == ms(4_000), "the person's voice from \(lead.voice / 16) ms")
+        #expect(lead.cut == ms(3_800), "heard from \(lead.cut / 16) ms")
+    }
+
+    /// A person's own soft first word (9.5 dB under the rest), a pause, then the rest: all theirs.
+    /// And once the people's level is known, a TV does not start an utterance, so nothing before a
+    /// person is a lead-in.
+    @Test func aSoftFirstWordOrAKnownLevelMakesNoLeadIn() {
+        let soft = room(1000, 1) + Signals.tone(ms: 300, amplitude: 0.1) + room(300, 3) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2)
+        #expect(leadIns(soft).leadIns.allSatisfy { $0 == nil })
+        let known = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 3000) + Signals.tone(ms: 1500, amplitude: 0.3)
+            + room(2000, 4)
+        let (found, events) = leadIns(known)
+        #expect(found.count == 2, "the person twice: \(events)")
+        #expect(found.allSatisfy { $0 == nil })
+    }
+
     @Test func aMomentOfTheBackgroundAsLoudAsThePeopleStartsNothingThatIsKept() throws {
         // The TV shouts for 100 ms (about -17 dBFS, within 12 dB of the person), then talks on
         // 20 dB under the person: the utterance it started is discarded, and the level stays.

@@ -402,6 +402,31 @@ struct TurnLogicTests {
         #expect(heard.count == quiet.logic.takeUtteranceAudio().count && heard.count > Signals.rate, "\(heard.count) samples")
     }
 
+    /// Before anyone has spoken, a TV (20 dB under the person, 300 ms words and 200 ms pauses)
+    /// talks for 3 s and holds the silence off until the person speaks after one of its pauses:
+    /// the accurate pass hears the person from a moment of that pause on, its voice where theirs
+    /// begins; the TV's words, 3 s of them, are said to have been left out, at notice level.
+    @Test func aTVBeforeThePeoplesFirstWordsIsLeftOutOfTheAccuratePass() {
+        var tv: [Int16] = []
+        for index in 0..<6 { tv += Signals.tone(ms: 300, amplitude: 0.03, hz: 300) + Signals.noise(ms: 200, amplitude: 0.002, seed: UInt64(index + 20)) }
+        var drive = Drive()
+        drive.feed(background + tv + words + pause(ms: 2000), voiceAboveDB: -45)
+        let notices = drive.periods.flatMap(\.notices)
+        #expect(notices.contains { $0.contains("taken for one across the room and left out of the accurate pass") }, "\(notices) \(drive.log)")
+        let from = drive.logic.accurateVoiceFrom
+        let heard = drive.logic.takeUtteranceAudio()
+        // From 3.8 s (the TV's last pause) to the person's end and 80 ms of the pause after it.
+        #expect(heard.count == Signals.rate * (200 + 1000 + 80) / 1000, "\(heard.count) samples")
+        #expect(from == Signals.rate * 200 / 1000, "the person's voice from sample \(from)")
+        #expect(Levels(measuring: Array(heard.dropFirst(from).prefix(320))).rmsDB > -20, "the person's voice there")
+        #expect(Levels(measuring: Array(heard.prefix(from))).rmsDB < -40, "the TV's pause before it")
+        // Without the TV, the whole utterance, from its pre-roll.
+        var alone = Drive()
+        alone.feed(background + words + pause(ms: 2000), voiceAboveDB: -45)
+        #expect(alone.periods.flatMap(\.notices).isEmpty)
+        #expect(alone.logic.accurateVoiceFrom == alone.logic.utteranceOnset)
+    }
+
     @Test func aLongVoiceTakenForTheBackgroundIsToldAtNoticeLevelAndAShortSoundIsNot() {
         // A person, then a voice that reaches the people's for 100 ms and goes on 30 dB under
         // them for 1.5 s (a TV, or a person far quieter): discarded, and said where the user
