@@ -229,11 +229,18 @@ public struct Endpointer: Sendable {
 
     /// How much of the pause before the people's voice the accurate pass hears after a lead-in.
     public static let leadInRoomMs = 300
+    /// Where the people's voice begins after a lead-in that ran into it without a pause: the first
+    /// period this much louder than any voice before it (the other voice's loudest few syllables),
+    /// less `leadInOnsetMs` for its softer first sounds.
+    static let leadInOnsetDB: Float = 6
+    static let leadInOnsetMs = 100
 
     /// Where the voiced periods stopped last (nil: voiced now), and the last pause of
     /// `backgroundGapMs` in the utterance with the loudest voice before it.
     private var unvoicedSince: SampleTime?
     private var lastGap: (start: SampleTime, end: SampleTime, loudestBeforeDB: Float)?
+    /// The first period since that pause louder than any voice before it by `leadInOnsetDB`.
+    private var firstLouderSinceGap: SampleTime?
     /// The loudest voice so far in the utterance (smoothed, as `ownLevelDB`; any voice).
     private var loudestVoiceDB: Float = -.infinity
 
@@ -384,6 +391,7 @@ public struct Endpointer: Sendable {
             leadIn = nil
             unvoicedSince = nil
             lastGap = nil
+            firstLouderSinceGap = nil
             loudestVoiceDB = nearDB
             processedEnd = end
             voicedSamples = onsetVoiced
@@ -407,7 +415,7 @@ public struct Endpointer: Sendable {
                 voiceEndBeforeGap = lastVoicedEnd
             }
             if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) { lastOwnEnd = end }
-            noteLeadIn(voiced: voiced, nearDB: nearDB, start: start)
+            noteLeadIn(voiced: voiced, rmsDB: rmsDB, nearDB: nearDB, start: start)
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
@@ -449,19 +457,26 @@ public struct Endpointer: Sendable {
 
     /// Follows the utterance's pauses and loudest voice, and finds where the people's voice
     /// began after another's (`leadIn`) while no gate tells the two apart.
-    private mutating func noteLeadIn(voiced: Bool, nearDB: Float, start: SampleTime) {
+    private mutating func noteLeadIn(voiced: Bool, rmsDB: Float, nearDB: Float, start: SampleTime) {
         guard voiced else {
             if unvoicedSince == nil { unvoicedSince = start }
             return
         }
         if let since = unvoicedSince, start - since >= count(ms: Self.backgroundGapMs) {
             lastGap = (since, start, loudestVoiceDB)
+            firstLouderSinceGap = nil
         }
         unvoicedSince = nil
-        if leadIn == nil, backgroundGateDB == nil, settings.backgroundBelowDB > 0, let gap = lastGap,
-            nearDB >= gap.loudestBeforeDB + settings.backgroundBelowDB
-        {
-            leadIn = (max(gap.start, gap.end - count(ms: Self.leadInRoomMs)), gap.end)
+        guard leadIn == nil, backgroundGateDB == nil, settings.backgroundBelowDB > 0, let gap = lastGap else {
+            loudestVoiceDB = max(loudestVoiceDB, nearDB)
+            return
+        }
+        if firstLouderSinceGap == nil, rmsDB >= gap.loudestBeforeDB + Self.leadInOnsetDB { firstLouderSinceGap = start }
+        if nearDB >= gap.loudestBeforeDB + settings.backgroundBelowDB {
+            // From the pause, with a moment of it; or, when the other voice ran on into the
+            // people's, from a moment before the first period louder than it.
+            let onset = (firstLouderSinceGap ?? gap.end) - count(ms: Self.leadInOnsetMs)
+            leadIn = onset > gap.end ? (onset, onset) : (max(gap.start, gap.end - count(ms: Self.leadInRoomMs)), gap.end)
         }
         loudestVoiceDB = max(loudestVoiceDB, nearDB)
     }

@@ -469,7 +469,7 @@ struct EndpointerBackgroundVoiceTests {
     /// Before anyone has spoken (no level of the people's yet), a TV talks and holds the silence
     /// off until a person speaks 20 dB over it after one of its pauses: the utterance is the
     /// person's from where their voice began, and the accurate pass hears from a moment of the
-    /// pause before it.
+    /// pause before it (or, where the TV ran on into the person, from just before them).
     @Test func aTVBeforeThePeoplesFirstWordsIsALeadInLeftOut() throws {
         let (found, events) = leadIns(room(1000, 1) + tv(ms: 3000) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2))
         #expect(found.count == 1, "one utterance: \(events)")
@@ -477,6 +477,11 @@ struct EndpointerBackgroundVoiceTests {
         // The TV's last pause is 3.8-4.0 s; the person starts at 4.0 s.
         #expect(lead.voice == ms(4_000), "the person's voice from \(lead.voice / 16) ms")
         #expect(lead.cut == ms(3_800), "heard from \(lead.cut / 16) ms")
+        // The TV's last word runs on into the person's first (its last pause 3.3-3.5 s, its word
+        // to 3.8 s): heard from 100 ms before the person's first period louder than the TV.
+        let (runOn, _) = leadIns(room(1000, 1) + tv(ms: 2800) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2))
+        let intoThePerson = try #require(runOn.first ?? nil, "the TV before the person is a lead-in")
+        #expect(intoThePerson.cut == ms(3_700) && intoThePerson.voice == ms(3_700), "heard from \(intoThePerson.cut / 16) ms")
     }
 
     /// A person's own soft first word (9.5 dB under the rest), a pause, then the rest: all theirs.
