@@ -499,7 +499,8 @@ public struct TurnLogic: Sendable {
         guard keepsAudio, resumedEnd == nil, leadVoiceFrom == nil, let lead = endpointer.leadIn, lead.cut > utteranceStart else { return }
         accurateFrom = min(utteranceAudio.count, Int(lead.cut - utteranceStart))
         leadVoiceFrom = Int(lead.voice - lead.cut)
-        let ms = Int((lead.cut - utteranceStart) * 1000 / SampleTime(captureSampleRate))
+        // From where the voice began, not the pre-roll.
+        let ms = max(0, Int(lead.cut - utteranceStart) - utteranceOnset) * 1000 / captureSampleRate
         let line = "a voice under the one at \(Self.seconds(lead.voice)), before it and a pause (\(ms / 100 / 10).\(ms / 100 % 10) s of it), "
             + "taken for one across the room and left out of the accurate pass; if it was a person, raise [endpoint] background_below_db (0: every voice is heard)"
         if ms >= Self.noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }

@@ -220,8 +220,8 @@ public struct Endpointer: Sendable {
 
     /// Where, in the utterance being heard, the voice of the people began after another's, before
     /// their level is known (no gate yet: the first utterance, or one after the level fell): a
-    /// voice `backgroundBelowDB` louder than any before it in the utterance, after a pause of
-    /// `backgroundGapMs`. What came before it (a TV talking when nobody had spoken yet, that held
+    /// voice `backgroundBelowDB` louder than any before it in the utterance, for `leadInLouderMs`,
+    /// after a pause of `backgroundGapMs` and `leadInVoiceMs` of voice. What came before it (a TV talking when nobody had spoken yet, that held
     /// the silence off until a person spoke) is another's: the accurate pass hears from `cut`, a
     /// moment of that pause (`leadInRoomMs`) before `voice`. Nil: none (the whole utterance is the
     /// people's). Set once per utterance, while it is heard; forgotten when the next one starts.
@@ -234,13 +234,20 @@ public struct Endpointer: Sendable {
     /// less `leadInOnsetMs` for its softer first sounds.
     static let leadInOnsetDB: Float = 6
     static let leadInOnsetMs = 100
+    /// How much voice a lead-in holds at least (a person's own soft first word, "No, …", is not
+    /// one), and how long the louder voice after it must have lasted (a cough or a laugh late in a
+    /// person's first utterance is not the people's voice beginning).
+    static let leadInVoiceMs = 1_000
+    static let leadInLouderMs = 500
 
     /// Where the voiced periods stopped last (nil: voiced now), and the last pause of
     /// `backgroundGapMs` in the utterance with the loudest voice before it.
     private var unvoicedSince: SampleTime?
-    private var lastGap: (start: SampleTime, end: SampleTime, loudestBeforeDB: Float)?
-    /// The first period since that pause louder than any voice before it by `leadInOnsetDB`.
+    private var lastGap: (start: SampleTime, end: SampleTime, loudestBeforeDB: Float, voicedBefore: SampleTime)?
+    /// The first period since that pause louder than any voice before it by `leadInOnsetDB`, and
+    /// how long the voice since has been `backgroundBelowDB` louder.
     private var firstLouderSinceGap: SampleTime?
+    private var louderSinceGap: SampleTime = 0
     /// The loudest voice so far in the utterance (smoothed, as `ownLevelDB`; any voice).
     private var loudestVoiceDB: Float = -.infinity
 
@@ -392,6 +399,7 @@ public struct Endpointer: Sendable {
             unvoicedSince = nil
             lastGap = nil
             firstLouderSinceGap = nil
+            louderSinceGap = 0
             loudestVoiceDB = nearDB
             processedEnd = end
             voicedSamples = onsetVoiced
@@ -415,7 +423,7 @@ public struct Endpointer: Sendable {
                 voiceEndBeforeGap = lastVoicedEnd
             }
             if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) { lastOwnEnd = end }
-            noteLeadIn(voiced: voiced, rmsDB: rmsDB, nearDB: nearDB, start: start)
+            noteLeadIn(voiced: voiced, rmsDB: rmsDB, nearDB: nearDB, start: start, samples: frame.count)
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
@@ -457,22 +465,27 @@ public struct Endpointer: Sendable {
 
     /// Follows the utterance's pauses and loudest voice, and finds where the people's voice
     /// began after another's (`leadIn`) while no gate tells the two apart.
-    private mutating func noteLeadIn(voiced: Bool, rmsDB: Float, nearDB: Float, start: SampleTime) {
+    private mutating func noteLeadIn(voiced: Bool, rmsDB: Float, nearDB: Float, start: SampleTime, samples: Int) {
         guard voiced else {
             if unvoicedSince == nil { unvoicedSince = start }
             return
         }
         if let since = unvoicedSince, start - since >= count(ms: Self.backgroundGapMs) {
-            lastGap = (since, start, loudestVoiceDB)
+            // The voice before it: all of the utterance's but this period's.
+            lastGap = (since, start, loudestVoiceDB, voicedSamples - SampleTime(samples))
             firstLouderSinceGap = nil
+            louderSinceGap = 0
         }
         unvoicedSince = nil
-        guard leadIn == nil, backgroundGateDB == nil, settings.backgroundBelowDB > 0, let gap = lastGap else {
+        guard leadIn == nil, backgroundGateDB == nil, settings.backgroundBelowDB > 0, let gap = lastGap,
+            gap.voicedBefore >= count(ms: Self.leadInVoiceMs)
+        else {
             loudestVoiceDB = max(loudestVoiceDB, nearDB)
             return
         }
         if firstLouderSinceGap == nil, rmsDB >= gap.loudestBeforeDB + Self.leadInOnsetDB { firstLouderSinceGap = start }
-        if nearDB >= gap.loudestBeforeDB + settings.backgroundBelowDB {
+        if nearDB >= gap.loudestBeforeDB + settings.backgroundBelowDB { louderSinceGap += SampleTime(samples) }
+        if louderSinceGap >= count(ms: Self.leadInLouderMs) {
             // From the pause, with a moment of it; or, when the other voice ran on into the
             // people's, from a moment before the first period louder than it.
             let onset = (firstLouderSinceGap ?? gap.end) - count(ms: Self.leadInOnsetMs)

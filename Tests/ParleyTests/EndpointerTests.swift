@@ -484,12 +484,18 @@ struct EndpointerBackgroundVoiceTests {
         #expect(intoThePerson.cut == ms(3_700) && intoThePerson.voice == ms(3_700), "heard from \(intoThePerson.cut / 16) ms")
     }
 
-    /// A person's own soft first word (9.5 dB under the rest), a pause, then the rest: all theirs.
-    /// And once the people's level is known, a TV does not start an utterance, so nothing before a
-    /// person is a lead-in.
-    @Test func aSoftFirstWordOrAKnownLevelMakesNoLeadIn() {
+    /// A person's own soft first word (9.5 dB under the rest; or 20 dB under, but short: "No, …"),
+    /// a pause, then the rest: all theirs. A cough 20 dB over a soft-spoken person's first
+    /// sentence is not the people's voice beginning either. And once the people's level is known,
+    /// a TV does not start an utterance, so nothing before a person is a lead-in.
+    @Test func aSoftFirstWordACoughOrAKnownLevelMakesNoLeadIn() {
         let soft = room(1000, 1) + Signals.tone(ms: 300, amplitude: 0.1) + room(300, 3) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2)
         #expect(leadIns(soft).leadIns.allSatisfy { $0 == nil })
+        let no = room(1000, 1) + Signals.tone(ms: 600, amplitude: 0.03) + room(300, 3) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2)
+        #expect(leadIns(no).leadIns.allSatisfy { $0 == nil })
+        let cough = room(1000, 1) + tv(ms: 2000) + Signals.tone(ms: 100, amplitude: 0.3) + tv(ms: 1500) + room(2000, 2)
+        let (coughed, coughEvents) = leadIns(cough)
+        #expect(coughed.count == 1 && coughed.allSatisfy { $0 == nil }, "\(coughEvents)")
         let known = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 3000) + Signals.tone(ms: 1500, amplitude: 0.3)
             + room(2000, 4)
         let (found, events) = leadIns(known)
