@@ -284,7 +284,7 @@ public enum EchoDelay {
     /// best normalized correlation (0-1) of the two pre-emphasized (each sample less 0.9 of the
     /// one before, as speech coders do); nil when `heard` is silent or `played` is shorter. What is
     /// left of Parley's voice after a canceller that lost the room matches what was played near its
-    /// delay (0.9 and more on a sound server's loopback); a person's voice does not. The emphasis
+    /// delay; a person's voice does not. The emphasis
     /// weighs a voice's upper harmonics over its low, periodic hum, on which two people's voices
     /// match by chance. Measured on ../shared/speech (`bench/echo-likeness.py`: 674 pairs of
     /// recordings; 60 ms heard in 310 ms played; room noise 50 dB under full scale on what is

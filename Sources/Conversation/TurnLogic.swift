@@ -524,7 +524,7 @@ public struct TurnLogic: Sendable {
     /// otherwise. Marks the opening told.
     private mutating func openingToTell() -> Int? {
         guard keepsAudio, dualDecoding, !openingTold, case .hearing = machine.state, utteranceLanguages.count > 1 else { return nil }
-        let through = (leadVoiceFrom.map { accurateFrom + $0 } ?? utteranceOnset) + Self.openingMs * endpointer.sampleRate / 1000
+        let through = accurateFrom + accurateVoiceFrom + Self.openingMs * endpointer.sampleRate / 1000
         guard utteranceAudio.count >= through else { return nil }
         openingTold = true
         return through

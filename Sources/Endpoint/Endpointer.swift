@@ -248,8 +248,6 @@ public struct Endpointer: Sendable {
     /// how long the voice since has been `backgroundBelowDB` louder.
     private var firstLouderSinceGap: SampleTime?
     private var louderSinceGap: SampleTime = 0
-    /// The loudest voice so far in the utterance (smoothed, as `ownLevelDB`; any voice).
-    private var loudestVoiceDB: Float = -.infinity
 
     /// How many 20 ms periods a level is judged over against `voiceLevelDB`: 300 ms, a few
     /// syllables. A TV 15 dB under the sentences reaches the gate in 2.0 % of its 300 ms
@@ -400,7 +398,6 @@ public struct Endpointer: Sendable {
             lastGap = nil
             firstLouderSinceGap = nil
             louderSinceGap = 0
-            loudestVoiceDB = nearDB
             processedEnd = end
             voicedSamples = onsetVoiced
             quietestInSpeechDB = rmsDB
@@ -415,6 +412,8 @@ public struct Endpointer: Sendable {
                 lastVoicedEnd = end
                 voicedSamples += SampleTime(frame.count)
             }
+            // Before this period counts in the utterance's own level.
+            noteLeadIn(voiced: voiced, rmsDB: rmsDB, nearDB: nearDB, start: start, samples: frame.count)
             if near {
                 lastNearEnd = end
                 ownLevelDB = max(ownLevelDB, nearDB)
@@ -423,7 +422,6 @@ public struct Endpointer: Sendable {
                 voiceEndBeforeGap = lastVoicedEnd
             }
             if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) { lastOwnEnd = end }
-            noteLeadIn(voiced: voiced, rmsDB: rmsDB, nearDB: nearDB, start: start, samples: frame.count)
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
@@ -463,8 +461,9 @@ public struct Endpointer: Sendable {
         }
     }
 
-    /// Follows the utterance's pauses and loudest voice, and finds where the people's voice
-    /// began after another's (`leadIn`) while no gate tells the two apart.
+    /// Follows the utterance's pauses, and finds where the people's voice began after another's
+    /// (`leadIn`) while no gate tells the two apart. Without a gate every voice is near, so
+    /// `ownLevelDB` is the loudest voice so far (this period not yet in it).
     private mutating func noteLeadIn(voiced: Bool, rmsDB: Float, nearDB: Float, start: SampleTime, samples: Int) {
         guard voiced else {
             if unvoicedSince == nil { unvoicedSince = start }
@@ -472,17 +471,14 @@ public struct Endpointer: Sendable {
         }
         if let since = unvoicedSince, start - since >= count(ms: Self.backgroundGapMs) {
             // The voice before it: all of the utterance's but this period's.
-            lastGap = (since, start, loudestVoiceDB, voicedSamples - SampleTime(samples))
+            lastGap = (since, start, ownLevelDB, voicedSamples - SampleTime(samples))
             firstLouderSinceGap = nil
             louderSinceGap = 0
         }
         unvoicedSince = nil
         guard leadIn == nil, backgroundGateDB == nil, settings.backgroundBelowDB > 0, let gap = lastGap,
             gap.voicedBefore >= count(ms: Self.leadInVoiceMs)
-        else {
-            loudestVoiceDB = max(loudestVoiceDB, nearDB)
-            return
-        }
+        else { return }
         if firstLouderSinceGap == nil, rmsDB >= gap.loudestBeforeDB + Self.leadInOnsetDB { firstLouderSinceGap = start }
         if nearDB >= gap.loudestBeforeDB + settings.backgroundBelowDB { louderSinceGap += SampleTime(samples) }
         if louderSinceGap >= count(ms: Self.leadInLouderMs) {
@@ -491,7 +487,6 @@ public struct Endpointer: Sendable {
             let onset = (firstLouderSinceGap ?? gap.end) - count(ms: Self.leadInOnsetMs)
             leadIn = onset > gap.end ? (onset, onset) : (max(gap.start, gap.end - count(ms: Self.leadInRoomMs)), gap.end)
         }
-        loudestVoiceDB = max(loudestVoiceDB, nearDB)
     }
 
     /// Ends the utterance now (a client said `stop`, or the conversation moved on).
