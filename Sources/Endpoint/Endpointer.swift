@@ -158,9 +158,11 @@ public struct Endpointer: Sendable {
     private var voicedSamples: SampleTime = 0
     /// The end of the last period the voice-activity detector heard a voice in.
     private var lastVoiceHeardEnd: SampleTime = 0
+    /// The end of the last period voiced over `marginDB` (not by `sureSpeech` alone).
+    private var lastLoudEnd: SampleTime = 0
     /// The levels of the current utterance's periods and their lengths, to judge it again against
     /// the floor when it ends.
-    private var utteranceLevels: [(rmsDB: Float, samples: Int32)] = []
+    private var utteranceLevels: [(rmsDB: Float, samples: Int32, sure: Bool)] = []
     /// The floor's window: the levels of the periods of the last `floorRiseMs` (from
     /// `recentStart` on) and how many samples they hold.
     private var recent: [(rmsDB: Float, samples: Int32)] = []
@@ -185,6 +187,29 @@ public struct Endpointer: Sendable {
     }
 
     public var isInSpeech: Bool { phase == .speech }
+
+    /// Once speech has started, a period the voice-activity detector is this sure is a voice
+    /// needs only `sureMarginDB` over the floor, not `marginDB`, up to `sureHoldMs` after the
+    /// last period over `marginDB`: in a room as loud as a running tap 10 dB under the voice, a
+    /// person's whole sentence ("Will we ever forget it?", the detector at 0.98-1.0 for 1.2 s)
+    /// stood 8-15 dB over the floor and only 200 ms of it 12 dB: it was discarded as too short to
+    /// be words (docs/benchmarks.md, "A voice the detector is sure of"). Speech still starts
+    /// only `marginDB` over the floor, and babble, voices to the detector too, holds a turn open
+    /// no longer than `sureHoldMs` after the person's last loud syllable (without that limit,
+    /// babble 10 dB under the sentences ran turns on for 20 s).
+    public static let sureSpeech: Float = 0.9
+    public static let sureMarginDB: Float = 6
+    public static let sureHoldMs = 700
+    /// A room is loud when the utterance's own level is less than this over `sureThresholdDB`
+    /// (a voice within 24 dB of the floor): in a quiet one the margin is no obstacle, and a voice's
+    /// fading last sounds, which the detector still hears for a few tens of milliseconds, would
+    /// only delay the end (the quiet scenes waited 0.67 s for it, not 0.30 s).
+    public static let sureRoomDB: Float = 18
+
+    /// The level a period the detector is sure of must exceed in speech (`sureSpeech`).
+    public var sureThresholdDB: Float {
+        (noiseFloorDB ?? settings.floorMinDB) + min(settings.marginDB, Self.sureMarginDB)
+    }
 
     /// The level of the people using Parley, in dBFS: how loud the utterances that ended were
     /// (the 90th percentile of their voiced periods: the loudest voice in it, when a TV talked
@@ -356,8 +381,17 @@ public struct Endpointer: Sendable {
             return nil
         }
         var voiced = rmsDB > thresholdDB
+        var sure = false
         if let speech {
             voiced = voiced && speech >= (phase == .speech ? settings.speechEndThreshold : settings.speechThreshold)
+            // Once speech has started in a loud room, a voice the detector is sure of needs less
+            // level, for a while after the last period over the margin.
+            if phase == .speech, !voiced, speech >= Self.sureSpeech, rmsDB > sureThresholdDB, ownLevelDB - sureThresholdDB < Self.sureRoomDB,
+                end - lastLoudEnd <= count(ms: Self.sureHoldMs)
+            {
+                voiced = true
+                sure = true
+            }
         }
         if let speech {
             if speech >= settings.speechEndThreshold { lastVoiceHeardEnd = end }
@@ -366,7 +400,7 @@ public struct Endpointer: Sendable {
         // A voice well under the people's (a TV across the room) is not theirs: it does not
         // start speech, and does not hold the silence limit off.
         let near = voiced && (backgroundGateDB.map { nearDB >= $0 } ?? true)
-        if phase != .silence { utteranceLevels.append((rmsDB, Int32(frame.count))) }
+        if phase != .silence { utteranceLevels.append((rmsDB, Int32(frame.count), sure)) }
         switch phase {
         case .silence, .onset:
             remember(frame, end: end)
@@ -377,7 +411,7 @@ public struct Endpointer: Sendable {
                 if speech == nil { adaptFloor(to: rmsDB, frameSamples: frame.count) }
                 return nil
             }
-            if phase == .silence { utteranceLevels.append((rmsDB, Int32(frame.count))) }
+            if phase == .silence { utteranceLevels.append((rmsDB, Int32(frame.count), sure)) }
             if phase == .silence {
                 phase = .onset
                 onsetVoiced = 0
@@ -389,6 +423,7 @@ public struct Endpointer: Sendable {
             if history.count > wanted { history.removeFirst(history.count - wanted) }
             speechStart = historyEnd - SampleTime(history.count)
             lastVoicedEnd = end
+            lastLoudEnd = end
             lastNearEnd = end
             lastOwnEnd = end
             ownLevelDB = nearDB
@@ -410,6 +445,7 @@ public struct Endpointer: Sendable {
             processedEnd = end
             if voiced {
                 lastVoicedEnd = end
+                if !sure { lastLoudEnd = end }
                 voicedSamples += SampleTime(frame.count)
             }
             // Before this period counts in the utterance's own level.
@@ -513,8 +549,12 @@ public struct Endpointer: Sendable {
     private mutating func finish(at end: SampleTime, reason: EndpointEvent.EndReason, judgedAgain: Bool = false) -> EndpointEvent {
         let voiced = voicedSamples
         let threshold = thresholdDB
+        let sureThreshold = sureThresholdDB
         let aboveFloor =
-            judgedAgain ? utteranceLevels.reduce(SampleTime(0)) { $0 + ($1.rmsDB > threshold ? SampleTime($1.samples) : 0) } : voiced
+            judgedAgain
+            ? utteranceLevels.reduce(SampleTime(0)) {
+                $0 + ($1.rmsDB > threshold || ($1.sure && $1.rmsDB > sureThreshold) ? SampleTime($1.samples) : 0)
+            } : voiced
         lastSpeechAboveFloorDB = speechAboveFloorDB
         let loud = loudLevel(above: threshold)
         // Ended by a pause: a voice under the gate after the people's last voice and a pause, up

@@ -297,6 +297,37 @@ struct EndpointerVoiceActivityTests {
         let ends = events.compactMap { if case .ended(let end, _, _) = $0 { end } else { nil } }
         #expect(ends == [ms(4500)])
     }
+
+    @Test func aVoiceTheDetectorIsSureOfNeedsLessLevelOnceSpeechHasStarted() throws {
+        // A loud room (uniform noise, about -39 dBFS: its floor about -36). A voice 19 dB over
+        // the floor for 120 ms, 9.5 dB over it for 600 ms, 19 dB for 100 ms, and 9.5 dB for 600 ms:
+        // its soft parts under the margin speech starts at (12 dB), over the one a voice the
+        // detector is sure of needs once started (6 dB). A running tap 10 dB under a sentence did
+        // this, and the whole sentence was discarded as too short to be words.
+        let room = { (ms: Int, seed: UInt64) in Signals.noise(ms: ms, amplitude: 0.02, seed: seed) }
+        let loud = { (ms: Int, seed: UInt64) in mix(Signals.tone(ms: ms, amplitude: 0.2), room(ms, seed)) }
+        let soft = { (ms: Int, seed: UInt64) in mix(Signals.tone(ms: ms, amplitude: 0.063), room(ms, seed)) }
+        let voice = loud(120, 2) + soft(600, 3) + loud(100, 4) + soft(600, 5)  // 4000..<5420 ms
+        let ends = { (events: [EndpointEvent]) in events.compactMap { if case .ended(let end, .silence, _) = $0 { end } else { nil } } }
+        let sure = run(room(4000, 1) + voice + room(3000, 6)) { at in (4000..<5420).contains(at) ? 0.97 : 0.02 }
+        let end = try #require(ends(sure).first, "expected one utterance, got \(sure)")
+        #expect(ends(sure).count == 1)
+        #expect(end >= ms(6920) && end <= ms(6960))
+        // The detector only fairly sure (0.7): the soft parts are no voice, and what is left is
+        // too short to be words, as before.
+        let unsure = run(room(4000, 1) + voice + room(3000, 6)) { at in (4000..<5420).contains(at) ? 0.7 : 0.02 }
+        #expect(unsure.contains { if case .discarded(_, .tooShort) = $0 { true } else { false } })
+        #expect(ends(unsure).isEmpty)
+        // Speech does not start at the lower margin: a soft voice alone is no utterance.
+        let softOnly = run(room(4000, 1) + soft(1200, 3) + room(3000, 6)) { at in (4000..<5200).contains(at) ? 0.97 : 0.02 }
+        #expect(softOnly.isEmpty)
+        // Babble the detector is as sure of goes on after the voice at its soft level for 1.5 s: it
+        // holds the turn open only 700 ms after the last loud syllable (4820 ms), then the silence
+        // limit ends it, with the babble still on.
+        let babble = run(room(4000, 1) + voice + soft(1500, 7) + room(3000, 6)) { at in (4000..<6920).contains(at) ? 0.97 : 0.02 }
+        let babbleEnd = try #require(ends(babble).first, "expected one utterance, got \(babble)")
+        #expect(babbleEnd >= ms(7020) && babbleEnd <= ms(7060))
+    }
 }
 
 /// Two signals added sample by sample (the length of the shorter).
