@@ -193,10 +193,10 @@ public struct Endpointer: Sendable {
     /// last period over `marginDB`: in a room as loud as a running tap 10 dB under the voice, a
     /// person's whole sentence ("Will we ever forget it?", the detector at 0.98-1.0 for 1.2 s)
     /// stood 8-15 dB over the floor and only 200 ms of it 12 dB: it was discarded as too short to
-    /// be words (docs/benchmarks.md, "A voice the detector is sure of"). Speech still starts
-    /// only `marginDB` over the floor, and babble, voices to the detector too, holds a turn open
-    /// no longer than `sureHoldMs` after the person's last loud syllable (without that limit,
-    /// babble 10 dB under the sentences ran turns on for 20 s).
+    /// be words (docs/benchmarks.md, "A voice the detector is sure of, in a loud room"). Speech
+    /// still starts only `marginDB` over the floor, and babble, voices to the detector too,
+    /// holds a turn open no longer than `sureHoldMs` after the person's last loud syllable
+    /// (without that limit, babble 10 dB under the sentences ran turns on for 20 s).
     public static let sureSpeech: Float = 0.9
     public static let sureMarginDB: Float = 6
     public static let sureHoldMs = 700
