@@ -201,7 +201,7 @@ public struct Endpointer: Sendable {
     public static let sureMarginDB: Float = 6
     public static let sureHoldMs = 700
     /// A room is loud when the utterance's own level is less than this over `sureThresholdDB`
-    /// (a voice within 24 dB of the floor): in a quiet one the margin is no obstacle, and a voice's
+    /// (with the shipped margins, a voice within 24 dB of the floor): in a quiet one the margin is no obstacle, and a voice's
     /// fading last sounds, which the detector still hears for a few tens of milliseconds, would
     /// only delay the end (the quiet scenes waited 0.67 s for it, not 0.30 s).
     public static let sureRoomDB: Float = 18
@@ -385,9 +385,10 @@ public struct Endpointer: Sendable {
         if let speech {
             voiced = voiced && speech >= (phase == .speech ? settings.speechEndThreshold : settings.speechThreshold)
             // Once speech has started in a loud room, a voice the detector is sure of needs less
-            // level, for a while after the last period over the margin.
+            // level, for a while after the people's last period over the margin, and not under
+            // the gate (a TV's soft syllables do not fill its pauses).
             if phase == .speech, !voiced, speech >= Self.sureSpeech, rmsDB > sureThresholdDB, ownLevelDB - sureThresholdDB < Self.sureRoomDB,
-                end - lastLoudEnd <= count(ms: Self.sureHoldMs)
+                end - lastLoudEnd <= count(ms: Self.sureHoldMs), backgroundGateDB.map({ nearDB >= $0 }) ?? true
             {
                 voiced = true
                 sure = true
@@ -445,7 +446,7 @@ public struct Endpointer: Sendable {
             processedEnd = end
             if voiced {
                 lastVoicedEnd = end
-                if !sure { lastLoudEnd = end }
+                if !sure, near { lastLoudEnd = end }
                 voicedSamples += SampleTime(frame.count)
             }
             // Before this period counts in the utterance's own level.
@@ -549,14 +550,16 @@ public struct Endpointer: Sendable {
     private mutating func finish(at end: SampleTime, reason: EndpointEvent.EndReason, judgedAgain: Bool = false) -> EndpointEvent {
         let voiced = voicedSamples
         let threshold = thresholdDB
-        let sureThreshold = sureThresholdDB
+        let loud = loudLevel(above: threshold)
+        // Periods the detector was sure of count only beside one that still stands the margin:
+        // a floor that rose to the whole utterance leaves none, and it is discarded as before.
+        let sureThreshold = loud == nil ? threshold : sureThresholdDB
         let aboveFloor =
             judgedAgain
             ? utteranceLevels.reduce(SampleTime(0)) {
                 $0 + ($1.rmsDB > threshold || ($1.sure && $1.rmsDB > sureThreshold) ? SampleTime($1.samples) : 0)
             } : voiced
         lastSpeechAboveFloorDB = speechAboveFloorDB
-        let loud = loudLevel(above: threshold)
         // Ended by a pause: a voice under the gate after the people's last voice and a pause, up
         // to its end or to the last few syllables within `backgroundBelowDB` of this utterance's
         // own voice (a quieter person's soft words), is another's, and is counted as pause: the

@@ -323,10 +323,24 @@ struct EndpointerVoiceActivityTests {
         #expect(softOnly.isEmpty)
         // Babble the detector is as sure of goes on after the voice at its soft level for 1.5 s: it
         // holds the turn open only 700 ms after the last loud syllable (4820 ms), then the silence
-        // limit ends it, with the babble still on.
+        // limit ends it.
         let babble = run(room(4000, 1) + voice + soft(1500, 7) + room(3000, 6)) { at in (4000..<6920).contains(at) ? 0.97 : 0.02 }
         let babbleEnd = try #require(ends(babble).first, "expected one utterance, got \(babble)")
         #expect(babbleEnd >= ms(7020) && babbleEnd <= ms(7060))
+    }
+
+    @Test func inAQuietRoomAVoiceTheDetectorIsSureOfStillNeedsTheMargin() throws {
+        // A voice 42 dB over a quiet room for a second, then 300 ms of a sound 9 dB over it that
+        // the detector is sure of (its last fading sounds): in a quiet room the margin is no
+        // obstacle to a voice, and that tail does not delay the end.
+        let quiet = { (ms: Int, seed: UInt64) in Signals.noise(ms: ms, amplitude: 0.002, seed: seed) }
+        let tail = mix(Signals.tone(ms: 300, amplitude: 0.0063), quiet(300, 3))
+        let events = run(quiet(1000, 1) + Signals.tone(ms: 1000, amplitude: 0.3) + tail + quiet(2000, 4)) { at in
+            (1000..<2300).contains(at) ? 0.97 : 0.02
+        }
+        let ends = events.compactMap { if case .ended(let end, .silence, _) = $0 { end } else { nil } }
+        #expect(ends.count == 1, "\(events.count) events")
+        #expect(ends.allSatisfy { $0 >= ms(3500) && $0 <= ms(3540) }, "ended at \(ends.map { $0 / 16 }) ms")
     }
 }
 
