@@ -190,7 +190,7 @@ public struct Endpointer: Sendable {
 
     /// Once speech has started, a period the voice-activity detector is this sure is a voice
     /// needs only `sureMarginDB` over the floor, not `marginDB`, up to `sureHoldMs` after the
-    /// last period over `marginDB`: in a room as loud as a running tap 10 dB under the voice, a
+    /// people's last period over `marginDB`, and not under the background gate: in a room as loud as a running tap 10 dB under the voice, a
     /// person's whole sentence ("Will we ever forget it?", the detector at 0.98-1.0 for 1.2 s)
     /// stood 8-15 dB over the floor and only 200 ms of it 12 dB: it was discarded as too short to
     /// be words (docs/benchmarks.md, "A voice the detector is sure of, in a loud room"). Speech
@@ -201,9 +201,10 @@ public struct Endpointer: Sendable {
     public static let sureMarginDB: Float = 6
     public static let sureHoldMs = 700
     /// A room is loud when the utterance's own level is less than this over `sureThresholdDB`
-    /// (with the shipped margins, a voice within 24 dB of the floor): in a quiet one the margin is no obstacle, and a voice's
-    /// fading last sounds, which the detector still hears for a few tens of milliseconds, would
-    /// only delay the end (the quiet scenes waited 0.67 s for it, not 0.30 s).
+    /// (with the shipped margins, a voice within 24 dB of the floor): in a quiet one the margin
+    /// is no obstacle, and a voice's fading last sounds, which the detector still hears for a
+    /// few tens of milliseconds, would only delay the end (the quiet scenes waited 0.67 s for
+    /// it, not 0.30 s).
     public static let sureRoomDB: Float = 18
 
     /// The level a period the detector is sure of must exceed in speech (`sureSpeech`).
@@ -382,13 +383,15 @@ public struct Endpointer: Sendable {
         }
         var voiced = rmsDB > thresholdDB
         var sure = false
+        // Over the gate for voices in the background (a TV across the room): the people's level.
+        let overGate = backgroundGateDB.map { nearDB >= $0 } ?? true
         if let speech {
             voiced = voiced && speech >= (phase == .speech ? settings.speechEndThreshold : settings.speechThreshold)
             // Once speech has started in a loud room, a voice the detector is sure of needs less
             // level, for a while after the people's last period over the margin, and not under
             // the gate (a TV's soft syllables do not fill its pauses).
             if phase == .speech, !voiced, speech >= Self.sureSpeech, rmsDB > sureThresholdDB, ownLevelDB - sureThresholdDB < Self.sureRoomDB,
-                end - lastLoudEnd <= count(ms: Self.sureHoldMs), backgroundGateDB.map({ nearDB >= $0 }) ?? true
+                end - lastLoudEnd <= count(ms: Self.sureHoldMs), overGate
             {
                 voiced = true
                 sure = true
@@ -400,7 +403,7 @@ public struct Endpointer: Sendable {
         }
         // A voice well under the people's (a TV across the room) is not theirs: it does not
         // start speech, and does not hold the silence limit off.
-        let near = voiced && (backgroundGateDB.map { nearDB >= $0 } ?? true)
+        let near = voiced && overGate
         if phase != .silence { utteranceLevels.append((rmsDB, Int32(frame.count), sure)) }
         switch phase {
         case .silence, .onset:

@@ -27,6 +27,36 @@ struct NoisyRoomTests {
         return judged == 0 ? 0 : Double(speech) / Double(judged)
     }
 
+    /// `audio` fed to an endpointer in 20 ms periods as the capture loop feeds them: the detector
+    /// judges only the periods loud enough to start speech while silent (`CaptureLoop.judge`,
+    /// `TurnLogic`'s threshold) and every period in speech, and skips the rest. What the
+    /// endpointer decided, and how many of how many periods were judged.
+    func fedAsCaptured(_ audio: [Int16], to detector: SileroDetector) throws -> (events: [EndpointEvent], judged: Int, periods: Int) {
+        var endpointer = Endpointer(sampleRate: 16_000)
+        var judgeAbove: Float = -.infinity
+        var events: [EndpointEvent] = []
+        var judged = 0
+        var periods = 0
+        for start in stride(from: 0, through: audio.count - 320, by: 320) {
+            periods += 1
+            let frame = Array(audio[start..<(start + 320)])
+            let level = Levels(measuring: frame).rmsDB
+            var speech: Float? = 0
+            if level > judgeAbove {
+                speech = try detector.speechProbability(after: frame)
+                judged += 1
+            } else {
+                detector.skip(frame, room: true)
+            }
+            if let event = endpointer.process(frame, at: SampleTime(start), rmsDB: level, speech: speech) { events.append(event) }
+            judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
+        }
+        return (events, judged, periods)
+    }
+
+    /// The RMS of `x`.
+    static func rms(_ x: [Double]) -> Double { (x.reduce(0) { $0 + $1 * $1 } / Double(max(1, x.count))).squareRoot() }
+
     @Test func sileroHearsVoicesAndNotAKitchen() throws {
         let detector = try SileroDetector(library: Self.library)
         let (speech, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: "\(english)/cathy-a0122.wav"))
@@ -50,25 +80,8 @@ struct NoisyRoomTests {
         let (voice, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
         let room = Array(voice.prefix(1600))
         let audio = Array(repeatElement(room, count: 5).joined()) + voice
-        var endpointer = Endpointer(sampleRate: 16_000)
-        var judgeAbove: Float = -.infinity
-        var started: [SampleTime] = []
-        var judged = 0
-        var periods = 0
-        for start in stride(from: 0, through: audio.count - 320, by: 320) {
-            periods += 1
-            let frame = Array(audio[start..<(start + 320)])
-            let level = Levels(measuring: frame).rmsDB
-            var speech: Float? = 0
-            if level > judgeAbove {
-                speech = try detector.speechProbability(after: frame)
-                judged += 1
-            } else {
-                detector.skip(frame, room: true)
-            }
-            if case .started(let at, _) = endpointer.process(frame, at: SampleTime(start), rmsDB: level, speech: speech) { started.append(at) }
-            judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
-        }
+        let (events, judged, periods) = try fedAsCaptured(audio, to: detector)
+        let started = events.compactMap { if case .started(let at, _) = $0 { at } else { nil } }
         #expect(judged < periods, "every period was judged: the test does not skip the quiet ones")
         #expect(!started.isEmpty, "no speech started in 7.8 s of a voice 28-30 dB over the room")
     }
@@ -94,28 +107,13 @@ struct NoisyRoomTests {
         let detector = try SileroDetector(library: Self.library)
         let (voice, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: "\(english)/vctk-p301_102.wav"))
         let (tap, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: "\(noise)/tap.wav"))
-        func rms(_ x: [Int16]) -> Double { (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot() }
         let rate = 16_000
         let speech = [Int16](repeating: 0, count: 4 * rate) + voice + [Int16](repeating: 0, count: 3 * rate)
-        let gain = rms(voice) / pow(10, 6.0 / 20) / max(1, rms(tap))
+        let gain = Self.rms(voice.map(Double.init)) / pow(10, 6.0 / 20) / max(1, Self.rms(tap.map(Double.init)))
         let audio = speech.enumerated().map { index, sample in
             Int16(clamping: Int((Double(sample) + Double(tap[index % tap.count]) * gain).rounded()))
         }
-        var endpointer = Endpointer(sampleRate: rate)
-        var judgeAbove: Float = -.infinity
-        var events: [EndpointEvent] = []
-        for start in stride(from: 0, through: audio.count - 320, by: 320) {
-            let frame = Array(audio[start..<(start + 320)])
-            let level = Levels(measuring: frame).rmsDB
-            var speech: Float? = 0
-            if level > judgeAbove {
-                speech = try detector.speechProbability(after: frame)
-            } else {
-                detector.skip(frame, room: true)
-            }
-            if let event = endpointer.process(frame, at: SampleTime(start), rmsDB: level, speech: speech) { events.append(event) }
-            judgeAbove = endpointer.phase == .silence ? endpointer.thresholdDB : -.infinity
-        }
+        let events = try fedAsCaptured(audio, to: detector).events
         let kinds = events.map { event -> String in
             switch event {
             case .started(let at, _): "started at \(at * 1000 / SampleTime(rate)) ms"
@@ -138,7 +136,7 @@ struct NoisyRoomTests {
     func room(_ clips: [String], bed: [Int16], snr: Double, gap: Double = 10, tail: Double = 0, bedFrom: Double = 1, in dir: URL) throws -> URL {
         let rate = 16_000.0
         let level = 0.05 * 32_768
-        func rms(_ x: [Double]) -> Double { (x.reduce(0) { $0 + $1 * $1 } / Double(max(1, x.count))).squareRoot() }
+        let rms = Self.rms
         var speech = [Double](repeating: 0, count: Int(4 * rate))
         for clip in clips {
             let samples = try EndToEnd.wavSamples(URL(fileURLWithPath: clip)).samples.map(Double.init)
