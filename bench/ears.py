@@ -400,7 +400,11 @@ class Moonshine:
         self.lib.moonshine_transcribe_without_streaming.restype = ctypes.c_int32
         self.lib.moonshine_transcribe_without_streaming.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_float), ctypes.c_uint64,
                                                                     ctypes.c_int32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p)]
-        self.handle = self.lib.moonshine_load_transcriber_from_files(f"{engines}/moonshine/tiny-en".encode(), 0, None, 0, 30000)
+        # MoonshineTranscriber.options: the library's own voice detection off, an utterance heard whole.
+        options = [(b"vad_threshold", b"0.0"), (b"vad_max_segment_duration", b"30")]
+        table = (ctypes.c_char_p * (2 * len(options)))(*[x for pair in options for x in pair])
+        self.handle = self.lib.moonshine_load_transcriber_from_files(f"{engines}/moonshine/tiny-en".encode(), 0,
+                                                                     ctypes.cast(table, ctypes.c_void_p), len(options), 30000)
         if self.handle < 0:
             raise RuntimeError(f"Moonshine did not load: {self.handle}")
 

@@ -106,7 +106,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     public init(library: String, modelFolder: String, backgroundBelowDB: Float = 12) throws(RecognizerError) {
         self.backgroundBelowDB = backgroundBelowDB
         let api = try Self.api(library: library, modelFolder: modelFolder)
-        let handle = api.load(modelFolder, Self.tinyArchitecture, nil, 0, Self.headerVersion)
+        let handle = Self.withOptions { options, count in api.load(modelFolder, Self.tinyArchitecture, options, count, Self.headerVersion) }
         guard handle >= 0 else {
             throw RecognizerError("Moonshine did not load \(modelFolder): \(api.describe(handle))")
         }
@@ -114,6 +114,34 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         self.handle = handle
         // ONNX Runtime has copied the weights: the files' mapped pages are not read again.
         MappedModelFiles.release(under: modelFolder)
+    }
+
+    /// moonshine_option_t: a name and a value, both C strings.
+    struct OptionC {
+        var name: UnsafePointer<CChar>?
+        var value: UnsafePointer<CChar>?
+    }
+
+    /// The options the transcriber is loaded with. Its own voice detection is off (every window
+    /// is speech), so an utterance is heard whole, as one line, up to 30 s (parleyd's utterances
+    /// end by 20 s, `[endpoint] max_speech_ms`, and a little more when the person goes on).
+    ///
+    /// With its detection on, the library splits an utterance into lines and decodes each
+    /// alone, and where it splits depends on what the process heard before (its detector's
+    /// state is kept from call to call): the same samples gave other words, and sometimes a
+    /// loop, by what came before, so a recording's turns changed with the machine's load. Heard
+    /// whole, the same samples give the same words, and fewer errors: on the English
+    /// recordings of ../shared/speech joined in pairs after 200-900 ms, 19.7 % against 24.8 %;
+    /// after 1.2-1.5 s, 20.3 % against 26.0 %; three in a row, 17.1 % against 26.3 %; each
+    /// alone, the same 25.1 % (docs/benchmarks.md, "Moonshine hears an utterance whole").
+    static let options: [(name: String, value: String)] = [("vad_threshold", "0.0"), ("vad_max_segment_duration", "30")]
+
+    /// Calls `body` with `options` as the library takes them (valid during the call).
+    static func withOptions<T>(_ body: (UnsafeRawPointer?, UInt64) -> T) -> T {
+        let strings = options.map { (strdup($0.name), strdup($0.value)) }
+        defer { strings.forEach { free($0.0); free($0.1) } }
+        let table = strings.map { OptionC(name: UnsafePointer($0.0), value: UnsafePointer($0.1)) }
+        return table.withUnsafeBytes { body($0.baseAddress, UInt64(table.count)) }
     }
 
     /// Whether the library and the model can be used, without loading the model (parleyd checks
@@ -124,7 +152,9 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
 
     /// The library's functions, once the layout, the model's files and the library are checked.
     static func api(library: String, modelFolder: String) throws(RecognizerError) -> API {
-        guard MemoryLayout<LineC>.stride == 88, MemoryLayout<WordC>.stride == 24, MemoryLayout<TranscriptC>.stride == 16 else {
+        guard MemoryLayout<LineC>.stride == 88, MemoryLayout<WordC>.stride == 24, MemoryLayout<TranscriptC>.stride == 16,
+            MemoryLayout<OptionC>.stride == 16
+        else {
             throw RecognizerError("libmoonshine's structures have another layout on this machine; Moonshine is not used")
         }
         for file in ["encoder_model.ort", "decoder_model_merged.ort", "tokenizer.bin"]

@@ -231,6 +231,32 @@ struct AccurateHearingTests {
         #expect((threads[false] ?? 0) > 1, "threads: \(threads)")
     }
 
+    /// The same samples give the same words, whatever the worker heard before. With
+    /// libmoonshine's own voice detection on, where it split an utterance into lines depended on
+    /// the calls before (its detector's state is kept in the process), and so did the words: two
+    /// sentences joined after 400 ms, heard three times in a row, gave "Oh, you're new, you're"
+    /// twice and then a loop ("you're, you're, you're"), which is no words at all.
+    @Test func moonshineGivesTheSameWordsForTheSameSamplesWhateverItHeardBefore() throws {
+        let moonshine = try AccurateEngines.moonshine()
+        func samples(_ path: String) throws -> [Int16] { try EndToEnd.wavSamples(URL(fileURLWithPath: path)).0 }
+        let sure = try samples("\(english)/vctk-p301_102.wav")
+        let accented = try samples(EndToEnd.repository + "/Tests/data/en-nonnative/speechocean762-9600-096000003.wav")
+        let years = try samples("\(english)/cathy-a0122.wav")
+        let joined = [sure + [Int16](repeating: 0, count: 6_400) + accented, years + [Int16](repeating: 0, count: 14_400) + sure]
+        var heard: [[String]] = [[], []]
+        for _ in 0..<3 {
+            for (index, utterance) in joined.enumerated() {
+                heard[index].append(try moonshine.transcribe(utterance, TranscriptionRequest(language: "en")).text)
+            }
+        }
+        for words in heard {
+            #expect(Set(words).count == 1, "\(words)")
+        }
+        let both = try reference("\(english)/cathy-a0122.wav") + " " + reference("\(english)/vctk-p301_102.wav")
+        #expect(EndToEnd.wordRecall(heard[1].first ?? "", reference: both) >= 0.8, "heard \"\(heard[1])\"")
+        #expect(moonshine.starts == 1)
+    }
+
     @Test func moonshineHearsEnglishInAWorkerOfItsOwn() throws {
         let moonshine = try AccurateEngines.moonshine()
         for name in ["vctk-p238_165", "cathy-a0122", "vctk-p301_102"] {
