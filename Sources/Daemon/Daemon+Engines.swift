@@ -406,10 +406,10 @@ extension Daemon {
         return String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The command that starts Moonshine's worker for `config` (`background_below_db`,
-    /// `moonshine_one_thread`), as `program` (nil: this one, parleyd).
+    /// The command that starts Moonshine's worker for `config` (`moonshine_one_thread`), as
+    /// `program` (nil: this one, parleyd).
     public static func moonshineWorker(_ program: String? = nil, library: String, model: String, config: ParleyConfig) -> [String] {
-        [program ?? executable, "worker", "moonshine", "--library", library, "--model", model, "--background-below-db", String(config.endpoint.backgroundBelowDB)]
+        [program ?? executable, "worker", "moonshine", "--library", library, "--model", model]
             + (config.transcriber.moonshineOneThread ? ["--one-thread"] : [])
     }
 

@@ -21,9 +21,6 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     private let handle: Int32
     /// libmoonshine keeps per-transcriber state: one call at a time.
     private let busy = Mutex(())
-    /// A line of Moonshine's this far (dB) below its loudest beside it is a voice across the
-    /// room, not the person's (`words(of:backgroundBelowDB:)`); 0: every line is kept.
-    private let backgroundBelowDB: Float
 
     /// The header version the library's Python binding passes (MOONSHINE_HEADER_VERSION).
     static let headerVersion: Int32 = 30_000
@@ -101,10 +98,8 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     }
 
     /// Loads the model in `modelFolder` (encoder_model.ort, decoder_model_merged.ort,
-    /// tokenizer.bin) with the library at `library`. A line `backgroundBelowDB` under the loudest
-    /// beside it is not the person's (`[endpoint] background_below_db`; 0: every line is).
-    public init(library: String, modelFolder: String, backgroundBelowDB: Float = 12) throws(RecognizerError) {
-        self.backgroundBelowDB = backgroundBelowDB
+    /// tokenizer.bin) with the library at `library`, its options `options`.
+    public init(library: String, modelFolder: String) throws(RecognizerError) {
         let api = try Self.api(library: library, modelFolder: modelFolder)
         let handle = Self.withOptions { options, count in api.load(modelFolder, Self.tinyArchitecture, options, count, Self.headerVersion) }
         guard handle >= 0 else {
@@ -178,14 +173,9 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
             guard code == 0 else { return .failure(RecognizerError("Moonshine failed: \(api.describe(code))")) }
             let transcript = raw?.assumingMemoryBound(to: TranscriptC.self)
             // The transcript belongs to the transcriber (valid until its next call).
+            // One line (`options`), or more past 30 s.
             guard let lines = transcript?.pointee.lines, let count = transcript?.pointee.lineCount else { return .success("") }
-            let heard = (0..<Int(count)).compactMap { index -> Line? in
-                let line = lines[index]
-                return line.text.map {
-                    Line(text: String(cString: $0), duration: line.duration, levelDB: Self.level(of: samples, from: line.startTime, for: line.duration))
-                }
-            }
-            return .success(Self.words(of: heard, backgroundBelowDB: backgroundBelowDB))
+            return .success((0..<Int(count)).compactMap { lines[$0].text.map { String(cString: $0) } }.joined(separator: " "))
         }
         let text = try result.get().split(whereSeparator: \.isWhitespace).joined(separator: " ")
         // A small decoder can fall into a loop on noise ("2002, 2002, 2002, 200"): those are
@@ -220,49 +210,6 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         samples.map { Float($0) / 32_768 } + [Float](repeating: 0, count: Int(silenceAfterSeconds * Float(sampleRate)))
     }
 
-    /// One of Moonshine's lines: its words, how long it is (seconds), and how loud the audio it
-    /// covers is (`level(of:from:for:)`).
-    struct Line: Equatable {
-        var text: String
-        var duration: Float
-        var levelDB: Float = 0
-    }
-
-    /// The words of Moonshine's lines (its own voice detection splits an utterance into lines).
-    /// Beside other lines, these are dropped:
-    /// - a line under `spuriousLineSeconds`, and a line of one word under `spuriousWordSeconds`:
-    ///   from its second call on, a transcriber often starts with a line of 0.16-0.19 s that
-    ///   says "You", "Thank you" or "?" (docs/benchmarks.md), and on a breath or a click beside a
-    ///   sentence it writes "You" or "So";
-    /// - a line more than `backgroundBelowDB` under the loudest one: a voice across the room (a
-    ///   TV 15 dB under the person gave lines 16-19 dB under the sentence, "Okay, we' You
-    ///   can't"; the quietest line of a person going on, on every English recording here joined
-    ///   in pairs, was 8.5 dB under their loudest). libmoonshine's voice detection keeps state
-    ///   from call to call in the process, so whether such a voice becomes a line of its own
-    ///   changes with what was heard before.
-    static func words(of lines: [Line], backgroundBelowDB: Float) -> String {
-        guard lines.count > 1 else { return lines.map(\.text).joined(separator: " ") }
-        let loudest = lines.map(\.levelDB).max() ?? 0
-        let kept = lines.filter { line in
-            line.duration >= spuriousLineSeconds
-                && (line.text.split(whereSeparator: \.isWhitespace).count > 1 || line.duration >= spuriousWordSeconds)
-                && (backgroundBelowDB <= 0 || line.levelDB >= loudest - backgroundBelowDB)
-        }
-        return kept.map(\.text).joined(separator: " ")
-    }
-
-    /// How loud `samples` are from `start` for `duration` seconds: the 90th percentile of the
-    /// levels of its 20 ms periods (dBFS), so the pauses inside a line, and a little of the next
-    /// person's voice at its edge, count for little.
-    static func level(of samples: [Int16], from start: Float, for duration: Float) -> Float {
-        let period = Int(sampleRate) / 50
-        let first = min(samples.count, max(0, Int(start * Float(sampleRate))))
-        let end = min(samples.count, max(first, Int((start + duration) * Float(sampleRate))))
-        let levels = stride(from: first, to: end - period + 1, by: period).map { Decibels.level(of: samples[$0..<($0 + period)]) }.sorted()
-        guard !levels.isEmpty else { return Decibels.silence }
-        return levels[min(levels.count - 1, levels.count * 9 / 10)]
-    }
-
     /// Whether some run of one to four words comes three times or more in a row (case and
     /// punctuation aside): a decoder's loop, not speech ("no, no, no" is three words, and kept).
     static func repeatsItself(_ text: String) -> Bool {
@@ -282,6 +229,4 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         return false
     }
 
-    static let spuriousLineSeconds: Float = 0.3
-    static let spuriousWordSeconds: Float = 0.6
 }

@@ -27,9 +27,6 @@ struct WorkerCommand: ParsableCommand {
         @Option(name: .long, help: "The model's folder (encoder_model.ort, decoder_model_merged.ort, tokenizer.bin).")
         var model: String
 
-        @Option(name: .long, help: "A line of words this many dB under the loudest beside it is a voice across the room, not kept ([endpoint] background_below_db; 0: every line is).")
-        var backgroundBelowDb: Float = 12
-
         @Flag(name: .long, help: "ONNX Runtime on one thread ([transcriber] moonshine_one_thread); without it, one per core.")
         var oneThread = false
 
@@ -38,7 +35,7 @@ struct WorkerCommand: ParsableCommand {
                 // libmoonshine reads it as it makes its sessions; the worker has no other thread yet.
                 // Off, the library's own choice: not a value parleyd inherited.
                 if oneThread { setenv(MoonshineTranscriber.singleThreadVariable, "1", 1) } else { unsetenv(MoonshineTranscriber.singleThreadVariable) }
-                let engine = try MoonshineTranscriber(library: library, modelFolder: model, backgroundBelowDB: backgroundBelowDb)
+                let engine = try MoonshineTranscriber(library: library, modelFolder: model)
                 // Loading leaves ONNX Runtime's copies of the files in freed heap, and the
                 // code it ran resident.
                 Heap.trim()

@@ -603,50 +603,11 @@ struct AccurateConversationTests {
         _ = await conversation.finish()
     }
 
-    @Test func moonshinesSpuriousOneWordLineBesideASentenceIsDropped() {
-        typealias Line = MoonshineTranscriber.Line
-        func words(_ lines: [Line]) -> String { MoonshineTranscriber.words(of: lines, backgroundBelowDB: 12) }
-        #expect(words([Line(text: "You", duration: 0.3), Line(text: "Two years ago I gave up civilization for this.", duration: 2.4)])
-            == "Two years ago I gave up civilization for this.")
-        #expect(words([Line(text: "Thank you", duration: 0.17), Line(text: "The ship should be in within a week.", duration: 2.1)])
-            == "The ship should be in within a week.")
-        #expect(words([Line(text: "Yes.", duration: 0.3)]) == "Yes.")
-        #expect(words([Line(text: "Anything is possible in football.", duration: 1.8), Line(text: "And we can beat Celtic again.", duration: 1.5)])
-            == "Anything is possible in football. And we can beat Celtic again.")
-    }
-
-    /// Lines as heard in a room with a TV 15 dB under the person (NoisyRoomTests).
-    @Test func moonshinesLinesOfAVoiceAcrossTheRoomAreDropped() {
-        typealias Line = MoonshineTranscriber.Line
-        let lines = [
-            Line(text: "And it's", duration: 0.45, levelDB: -36.5),
-            Line(text: "I'm sure all schools would accept that.", duration: 3.07, levelDB: -20),
-            Line(text: "Okay, we'", duration: 0.61, levelDB: -39.1),
-            Line(text: "Soft and going on.", duration: 1.2, levelDB: -30),
-        ]
-        #expect(MoonshineTranscriber.words(of: lines, backgroundBelowDB: 12) == "I'm sure all schools would accept that. Soft and going on.")
-        // 0: every voice is heard.
-        #expect(MoonshineTranscriber.words(of: lines, backgroundBelowDB: 0) == lines.map(\.text).joined(separator: " "))
-    }
-
     @Test func moonshineHearsSilenceAfterTheUtteranceCutIntoItsPause() {
         let heard = MoonshineTranscriber.heard([16_384, -32_768, 0])
         #expect(Array(heard.prefix(3)) == [0.5, -1, 0])
         #expect(heard.count == 3 + Int(MoonshineTranscriber.sampleRate) / 4)
         #expect(heard.dropFirst(3).allSatisfy { $0 == 0 })
-    }
-
-    @Test func aLinesLevelIsItsVoicesNotItsPauses() {
-        let rate = Int(MoonshineTranscriber.sampleRate)
-        // 0.5 s of silence, then 1 s of a tone at about -20 dBFS (amplitude 4,600).
-        let tone = (0..<rate).map { Int16(4_600 * sin(Double($0) * 2 * .pi * 220 / Double(rate))) }
-        let samples = [Int16](repeating: 0, count: rate / 2) + tone
-        let whole = MoonshineTranscriber.level(of: samples, from: 0, for: 1.5)
-        let voice = MoonshineTranscriber.level(of: samples, from: 0.5, for: 1)
-        #expect(abs(whole - voice) < 0.5, "\(whole) against \(voice)")
-        #expect(abs(voice - Float(20 * log10(4_600 / 2.0.squareRoot() / 32_768))) < 0.5)
-        #expect(MoonshineTranscriber.level(of: samples, from: 0, for: 0.4) == Decibels.silence)
-        #expect(MoonshineTranscriber.level(of: samples, from: 2, for: 1) == Decibels.silence, "beyond the audio")
     }
 
     @Test func moonshineCaughtInALoopIsNotTakenForWords() {
