@@ -98,10 +98,13 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     }
 
     /// Loads the model in `modelFolder` (encoder_model.ort, decoder_model_merged.ort,
-    /// tokenizer.bin) with the library at `library`, its options `options`.
+    /// tokenizer.bin) with the library at `library`, the transcriber loaded with `options`.
     public init(library: String, modelFolder: String) throws(RecognizerError) {
         let api = try Self.api(library: library, modelFolder: modelFolder)
-        let handle = Self.withOptions { options, count in api.load(modelFolder, Self.tinyArchitecture, options, count, Self.headerVersion) }
+        guard let handle = Self.withOptions({ options, count in api.load(modelFolder, Self.tinyArchitecture, options, count, Self.headerVersion) })
+        else {
+            throw RecognizerError("Moonshine did not load \(modelFolder): no memory for its options")
+        }
         guard handle >= 0 else {
             throw RecognizerError("Moonshine did not load \(modelFolder): \(api.describe(handle))")
         }
@@ -119,7 +122,8 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
 
     /// The options the transcriber is loaded with. Its own voice detection is off (every window
     /// is speech), so an utterance is heard whole, as one line, up to 30 s (parleyd's utterances
-    /// end by 20 s, `[endpoint] max_speech_ms`, and a little more when the person goes on).
+    /// end by 20 s, `[endpoint] max_speech_ms` as shipped, and a little more when the person
+    /// goes on; set longer, an utterance is heard in lines cut every 30 s).
     ///
     /// With its detection on, the library splits an utterance into lines and decodes each
     /// alone, and where it splits depends on what the process heard before (its detector's
@@ -128,14 +132,18 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     /// whole, the same samples give the same words, and fewer errors: on the English
     /// recordings of ../shared/speech joined in pairs after 200-900 ms, 19.7 % against 24.8 %;
     /// after 1.2-1.5 s, 20.3 % against 26.0 %; three in a row, 17.1 % against 26.3 %; each
-    /// alone, the same 25.1 % (docs/benchmarks.md, "Moonshine hears an utterance whole").
+    /// alone, the same 25.1 %. In pink noise, given 500 ms of the room before the voice, it made
+    /// up an opening on 2-3 of 49 recordings, against 29-30 with lines (docs/benchmarks.md,
+    /// "Moonshine hears an utterance whole").
     static let options: [(name: String, value: String)] = [("vad_threshold", "0.0"), ("vad_max_segment_duration", "30")]
 
-    /// Calls `body` with `options` as the library takes them (valid during the call).
-    static func withOptions<T>(_ body: (UnsafeRawPointer?, UInt64) -> T) -> T {
+    /// Calls `body` with `options` as the library takes them (valid during the call; the library
+    /// copies them); nil when there is no memory to copy them into.
+    static func withOptions<T>(_ body: (UnsafeRawPointer?, UInt64) -> T) -> T? {
         let strings = options.map { (strdup($0.name), strdup($0.value)) }
         defer { strings.forEach { free($0.0); free($0.1) } }
-        let table = strings.map { OptionC(name: UnsafePointer($0.0), value: UnsafePointer($0.1)) }
+        let table = strings.compactMap { name, value in name.flatMap { name in value.map { OptionC(name: name, value: $0) } } }
+        guard table.count == options.count else { return nil }
         return table.withUnsafeBytes { body($0.baseAddress, UInt64(table.count)) }
     }
 
@@ -148,7 +156,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
     /// The library's functions, once the layout, the model's files and the library are checked.
     static func api(library: String, modelFolder: String) throws(RecognizerError) -> API {
         guard MemoryLayout<LineC>.stride == 88, MemoryLayout<WordC>.stride == 24, MemoryLayout<TranscriptC>.stride == 16,
-            MemoryLayout<OptionC>.stride == 16
+            MemoryLayout<OptionC>.stride == 16, MemoryLayout<OptionC>.offset(of: \.value) == 8
         else {
             throw RecognizerError("libmoonshine's structures have another layout on this machine; Moonshine is not used")
         }

@@ -233,11 +233,13 @@ struct AccurateHearingTests {
 
     /// The same samples give the same words, whatever the worker heard before. With
     /// libmoonshine's own voice detection on, where it split an utterance into lines depended on
-    /// the calls before (its detector's state is kept in the process), and so did the words: two
-    /// sentences joined after 400 ms, heard three times in a row, gave "Oh, you're new, you're"
-    /// twice and then a loop ("you're, you're, you're"), which is no words at all.
+    /// the calls before (its detector's state is kept in the process), and so did the words: the
+    /// first two sentences here, heard three times in a row through ctypes, gave "Oh, you're new,
+    /// you're" twice and then a loop ("you're, you're, you're"), which is no words at all; in
+    /// this test, the worker looped on them (an error) in 2 runs of 2.
     @Test func moonshineGivesTheSameWordsForTheSameSamplesWhateverItHeardBefore() throws {
-        let moonshine = try AccurateEngines.moonshine()
+        // No limit on speed: a busy machine may take its time over 12 s of audio.
+        let moonshine = try AccurateEngines.moonshine(timeoutMs: 30_000)
         func samples(_ path: String) throws -> [Int16] { try EndToEnd.wavSamples(URL(fileURLWithPath: path)).0 }
         let sure = try samples("\(english)/vctk-p301_102.wav")
         let accented = try samples(EndToEnd.repository + "/Tests/data/en-nonnative/speechocean762-9600-096000003.wav")
@@ -252,7 +254,9 @@ struct AccurateHearingTests {
         for words in heard {
             #expect(Set(words).count == 1, "\(words)")
         }
-        let both = try reference("\(english)/cathy-a0122.wav") + " " + reference("\(english)/vctk-p301_102.wav")
+        let first = try reference("\(english)/vctk-p301_102.wav")
+        #expect(EndToEnd.wordRecall(heard[0].first ?? "", reference: first) >= 0.8, "heard \"\(heard[0])\"")
+        let both = try reference("\(english)/cathy-a0122.wav") + " " + first
         #expect(EndToEnd.wordRecall(heard[1].first ?? "", reference: both) >= 0.8, "heard \"\(heard[1])\"")
         #expect(moonshine.starts == 1)
     }
