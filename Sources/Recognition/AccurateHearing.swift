@@ -41,7 +41,7 @@ public final class AccurateHearing: Sendable {
     /// of 49 given 200 ms (WER 35.1-46.3 % against 28.9-35.6 %: `bench/accurate-lead.py`,
     /// docs/benchmarks.md, "Openings nobody said"). Those were made with libmoonshine's own voice
     /// detection on; heard whole (`MoonshineTranscriber.options`), it made up openings on 2-3 of
-    /// 49 given 500 ms and 1-2 given 200 ms, at 1-6 points less WER with 200 ms (docs/benchmarks.md,
+    /// 49 given 500 ms and 1-2 given 200 ms, at 0.5-1.3 points less WER with 200 ms (docs/benchmarks.md,
     /// "Moonshine hears an utterance whole"), so 200 ms stays. Whisper keeps the whole pre-roll:
     /// given 200 ms, it heard as many words right on Spanish, and one fewer on Portuguese.
     public static let moonshineRoomBeforeVoiceMs = 200

@@ -236,5 +236,4 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
         }
         return false
     }
-
 }
