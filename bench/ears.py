@@ -331,7 +331,8 @@ class Whisper:
 def whisper_in_process(beam_size=5):
     """The Whisper worker's own code in this process: libexec/parley-whisper loaded as a module (its
     main() is not run), its Whisper class set up and warmed as main() does for parleyd (the built
-    int8 model, threads 0 = one per core). Returns (module, whisper). PAD_FRAMES=N in the
+    int8 model, the threads parleyd gives it: `shipped_whisper_threads`; WHISPER_THREADS=N in the
+    environment: N). Returns (module, whisper). PAD_FRAMES=N in the
     environment gives the encoder N frames (10 ms) of silence after the audio instead of the
     worker's own; DETECT_PAD_FRAMES=N the same for audio whose language alone is asked for.
     Needs the Python that runs the worker (/usr/bin/python3) and `make engines`."""
@@ -345,11 +346,18 @@ def whisper_in_process(beam_size=5):
     for name in ("PAD_FRAMES", "DETECT_PAD_FRAMES"):
         if name in os.environ:
             setattr(module, name, int(os.environ[name]))
-    whisper = module.Whisper(f"{folder}/base", 0, beam_size, "int8")
+    threads = int(os.environ.get("WHISPER_THREADS", shipped_whisper_threads()))
+    whisper = module.Whisper(f"{folder}/base", threads, beam_size, "int8")
     whisper.transcribe(bytes(RATE), language="en")
     module.release_memory()
     module.release_code()
     return module, whisper
+
+
+def shipped_whisper_threads():
+    """The threads parleyd gives its Whisper worker as shipped (`[transcriber] threads` 0,
+    `TranscriberConfig.whisperThreads`): one per core but one, at least one."""
+    return max(1, (os.cpu_count() or 1) - 1)
 
 
 def shipped_beam_size():

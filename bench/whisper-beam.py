@@ -10,8 +10,8 @@ the decoder's.
 For every human recording of ../shared/speech in es (FLEURS, VoxForge), fr, pt and it, and for
 each recording joined with the next of its folder after 600 ms of silence (a long utterance, as
 a person who pauses gives the accurate pass), the worker's own code (libexec/parley-whisper's
-Whisper class, loaded as a module, as parleyd runs it: the built int8 model, threads 0 = one per
-core) hears the audio with the language given:
+Whisper class, loaded as a module, as parleyd runs it: the built int8 model, one thread per core
+but one; WHISPER_THREADS=N: N) hears the audio with the language given:
 - once with the language skipped (the encoder alone: features and encoder, the decoder not run);
 - once per beam width in BEAMS (default 5,3,2,1), decoding.
 WER is scored as bench/ears.py scores it (its normalisation), summed over the recordings of a
@@ -92,7 +92,7 @@ def main():
     with open(out, "w", encoding="utf-8") as f:
         json.dump(records, f, ensure_ascii=False, indent=1)
 
-    print(f"Whisper base (int8, one thread per core), the language given, {worker.PAD_FRAMES * 10} ms of silence after "
+    print(f"Whisper base (int8, {os.environ.get('WHISPER_THREADS', ears.shipped_whisper_threads())} thread(s)), the language given, {worker.PAD_FRAMES * 10} ms of silence after "
           f"the audio; {len(records)} cases; {out}")
     print("| language, cases | beam | WER | decoding, median ms (alone / joined) | of which the encoder | CPU s per s of audio |")
     print("|---|---|---|---|---|---|")

@@ -16,7 +16,7 @@ public struct TranscriberConfig: Sendable, Equatable {
     /// as 5 on every recording here, and its decoder takes about a third less time
     /// (`bench/whisper-beam.py`, docs/benchmarks.md).
     public var beamSize = 3
-    /// Threads Whisper may use (0: one per core).
+    /// Threads Whisper may use (0: `whisperThreads(cores:)` decides).
     public var threads = 0
     /// Moonshine on one thread (libmoonshine's `MOONSHINE_ORT_SINGLE_THREAD`); off, ONNX Runtime
     /// takes one per core. On one thread it hears the 25 English recordings in 7-17 % more time
@@ -29,6 +29,17 @@ public struct TranscriberConfig: Sendable, Equatable {
     public var timeoutMs = 15_000
     /// The Python that runs the Whisper worker.
     public var python = "/usr/bin/python3"
+
+    /// The threads Whisper's worker is given on a machine of `cores` cores: `threads`, or when it
+    /// is 0, one per core but one, at least one. The core left is the capture's, the streaming
+    /// lanes' and the voice's, which run while Whisper hears a pass: on this project's 2-core
+    /// build machine, Whisper on one thread heard Spanish in 86-103 ms per second of audio alone
+    /// where two threads took 112-121, and in the room 118 ms where two took 192-230, its
+    /// threads waiting on each other while the lanes held a core (docs/benchmarks.md, "Whisper
+    /// on one thread of two cores").
+    public func whisperThreads(cores: Int) -> Int {
+        threads > 0 ? threads : max(1, cores - 1)
+    }
 
     /// Where installed engines are looked for, when `engines` is not set.
     public static let searchPath = ["/usr/local/lib/parley/engines", "/usr/lib/parley/engines"]

@@ -457,7 +457,7 @@ extension Daemon {
             } else {
                 let arguments = [
                     settings.python, worker, "--model", folder + "/whisper/base", "--python-path", folder + "/whisper/python",
-                    "--threads", String(settings.threads), "--beam-size", String(settings.beamSize),
+                    "--threads", String(settings.whisperThreads(cores: ProcessInfo.processInfo.activeProcessorCount)), "--beam-size", String(settings.beamSize),
                 ]
                 engines.append(
                     WyomingTranscriber(

@@ -111,6 +111,16 @@ struct ConfigTests {
         #expect(error("[recognizer]\nmaxwpf = 0")?.contains("[recognizer] maxwpf must be -1 (no limit) or at least 1") == true)
     }
 
+    /// Whisper leaves a core to the capture and the lanes unless told how many threads to take.
+    @Test func whisperTakesEveryCoreButOneUnlessToldHowMany() throws {
+        let shipped = try parse("").transcriber
+        #expect(shipped.threads == 0)
+        #expect(shipped.whisperThreads(cores: 2) == 1)
+        #expect(shipped.whisperThreads(cores: 4) == 3)
+        #expect(shipped.whisperThreads(cores: 1) == 1)
+        #expect(try parse("[transcriber]\nthreads = 2").transcriber.whisperThreads(cores: 2) == 2)
+    }
+
     @Test func unknownKeyIsNamed() {
         let message = error("[audio]\ncapture_devise = \"hw:0\"")
         #expect(message?.contains("[audio] capture_devise") == true)
