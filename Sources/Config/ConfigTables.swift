@@ -29,6 +29,17 @@ extension ParleyConfig {
         ConfigTable("endpoint", [
             .int("silence_ms", \.endpoint.silenceMs, in: SettingBounds.silenceMs, .set(\.silenceMs)),
             .int("likely_end_ms", \.endpoint.likelyEndMs, in: 0...10_000),
+            .key("answer_after_ms", \.endpoint.answerAfterMs) { section, key throws(ConfigError) in
+                guard let waits = try section.section(key) else { return nil }
+                var answerAfterMs: [String: Int] = [:]
+                for language in waits.keys {
+                    guard Section.isLanguageCode(language) else {
+                        throw waits.error(language, "is not a language code; name each language by its two-letter ISO 639-1 code, as in { es = 800 }")
+                    }
+                    answerAfterMs[language] = try waits.int(language, in: 0...SettingBounds.silenceMs.upperBound)
+                }
+                return answerAfterMs
+            },
             .double("end_probability", \.endpoint.endProbability, in: 0...1),
             .int("preroll_ms", \.endpoint.prerollMs, in: 0...5_000),
             .int("min_speech_ms", \.endpoint.minSpeechMs, in: 0...10_000),

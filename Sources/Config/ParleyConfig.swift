@@ -275,6 +275,9 @@ struct Section {
     /// Whether the key holds a table.
     func isTable(_ key: String) -> Bool { value(key)?.table != nil }
 
+    /// The section's keys, in order.
+    var keys: [String] { table.keys.sorted() }
+
     func section(_ key: String) throws(ConfigError) -> Section? {
         guard let value = value(key) else { return nil }
         guard let inner = value.table else {

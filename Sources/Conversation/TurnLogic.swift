@@ -99,13 +99,14 @@ public struct TurnLogic: Sendable {
     public private(set) var heardThrough: SampleTime = 0
     /// The translation of an utterance, held while that utterance may still go on: from a
     /// recording until `answerHold` of it after its end has been heard (or the recording ends),
-    /// and, live or not, while its words end mid-sentence (`unfinishedWait`).
+    /// and, live or not, while the language model's end waits (`answerWait`).
     public private(set) var heldAnswer: ConversationMachine.Event?
-    /// How long after its decided end (`endDecidedAt`) the utterance's answer waits because its
-    /// words end mid-sentence (`UnfinishedSentence`) though the language model ended it: until
-    /// the pause reaches the silence limit (after a dangling word) or half of it (after a
-    /// comma). 0 when they do not.
-    public private(set) var unfinishedWait: SampleTime = 0
+    /// How long after its decided end (`endDecidedAt`) the answer to an utterance the language
+    /// model ended waits: until the pause reaches its language's `EndpointSettings.answerAfterMs`,
+    /// and, when its words end mid-sentence (`UnfinishedSentence`), the silence limit (after a
+    /// dangling word) or half of it (after a comma), whichever is longer. 0 when neither asks
+    /// for a wait.
+    public private(set) var answerWait: SampleTime = 0
     /// The input ended (`endInput`): nothing more will be heard.
     public private(set) var inputEnded = false
     /// Whether a client paused the conversation: the microphone is released.
@@ -152,16 +153,17 @@ public struct TurnLogic: Sendable {
 
     /// The translation of the utterance: spoken now, or held (`heldAnswer`) while the person
     /// may go on: from a recording, until `answerHold` of it after the end has been heard; live
-    /// or not, when its words end mid-sentence and the language model ended it, until the pause
-    /// reaches the silence limit (`unfinishedWait`).
+    /// or not, when the language model ended it, until the pause reaches its language's
+    /// `answerAfterMs`, or the silence limit when its words end mid-sentence (`answerWait`).
     mutating func answer(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
         // Judged afresh for each answer: an earlier answer's words do not make this one wait.
-        unfinishedWait = 0
-        if let draft, let words = draft.recognition?.text, let end = utteranceEnd, end.reason == .languageModel,
-            let ending = UnfinishedSentence.ending(of: words, language: draft.sourceLang)
-        {
-            let waitMs = UnfinishedSentence.waitMs(for: ending, silenceMs: endpointer.settings.silenceMs)
-            unfinishedWait = max(0, SampleTime(waitMs) * SampleTime(endpointer.sampleRate) / 1000 - end.pause)
+        answerWait = 0
+        if let draft, let end = utteranceEnd, end.reason == .languageModel {
+            var waitMs = endpointer.settings.answerAfterMs[draft.sourceLang] ?? 0
+            if let words = draft.recognition?.text, let ending = UnfinishedSentence.ending(of: words, language: draft.sourceLang) {
+                waitMs = max(waitMs, UnfinishedSentence.waitMs(for: ending, silenceMs: endpointer.settings.silenceMs))
+            }
+            answerWait = max(0, SampleTime(waitMs) * SampleTime(endpointer.sampleRate) / 1000 - end.pause)
         }
         guard holdsAnswer else { return handle(event) }
         heldAnswer = event
@@ -169,10 +171,10 @@ public struct TurnLogic: Sendable {
     }
 
     /// Whether an answer given now waits: the utterance may still go on, and it is a
-    /// recording's or its words end mid-sentence and their wait is not over.
+    /// recording's or its wait (`answerWait`) is not over.
     private var holdsAnswer: Bool {
         guard mayGoOn else { return false }
-        return answerHold > 0 || (endDecidedAt.map { heardThrough < $0 + unfinishedWait } ?? false)
+        return answerHold > 0 || (endDecidedAt.map { heardThrough < $0 + answerWait } ?? false)
     }
 
     /// The held answer, once it no longer waits (`holdsAnswer`): its hold was heard, the
@@ -202,7 +204,7 @@ public struct TurnLogic: Sendable {
                 audioAtEnd = 0
                 endDecidedAt = nil
                 heldAnswer = nil
-                unfinishedWait = 0
+                answerWait = 0
                 judgements = [:]
                 awaitedJudgement = nil
                 utteranceEnd = nil
@@ -222,7 +224,7 @@ public struct TurnLogic: Sendable {
                 heldAudio = []
                 endDecidedAt = nil
                 heldAnswer = nil
-                unfinishedWait = 0
+                answerWait = 0
             case .speak, .askToRepeat, .tellUntranslated, .reportNoSpeech:
                 heldAudio = []
             default: break
@@ -415,12 +417,12 @@ public struct TurnLogic: Sendable {
     /// and it is shorter than `max_speech_ms` (a voice that never stops long, a television, does
     /// not keep one utterance open for ever).
     /// From a recording, only until `answerHold` of it after the end has been heard (or, when
-    /// its words end mid-sentence, `unfinishedWait`, if longer).
+    /// its answer waits longer, `answerWait`).
     public var mayGoOn: Bool {
         guard keepsAudio, machine.isResumable, !heldAudio.isEmpty, let end = utteranceEnd?.reason, end == .languageModel || end == .silence else {
             return false
         }
-        let hold = max(answerHold, unfinishedWait)
+        let hold = max(answerHold, answerWait)
         if answerHold > 0, inputEnded || (endDecidedAt.map { heardThrough >= $0 + hold } ?? false) { return false }
         return heldAudio.count < endpointer.settings.maxSpeechMs * endpointer.sampleRate / 1000
     }

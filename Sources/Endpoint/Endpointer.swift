@@ -53,6 +53,15 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
     /// starts an utterance nor holds its silence limit off (`Endpointer.voiceLevelDB`); the
     /// short pause still needs quiet, so a person's soft words under it end nothing.
     public var backgroundBelowDB: Float = 12
+    /// Per language, how long a pause the answer to an end its language model decided
+    /// (`likelyEndMs`) waits for at least, live as from a recording; the person who goes on
+    /// within it goes on with the same utterance (`TurnLogic.answerWait`). A language not listed
+    /// is answered as soon as its words and translation are ready. Spanish's streaming model
+    /// ends read sentences at commas and thinking pauses: with Whisper hearing them in time
+    /// (one thread, `TranscriberConfig.whisperThreads`), 2 of its 10 recordings were answered
+    /// over the person and 3 cut in two, which Whisper's slowness had hidden. English's keeps
+    /// them whole at 300 ms (docs/benchmarks.md, "Whisper on one thread of two cores").
+    public var answerAfterMs: [String: Int] = ["es": 800]
     /// The lowest the noise floor may go; keeps digital silence from making noise look like speech.
     public var floorMinDB: Float = -66
     /// How long a louder background must last to become the floor: with a voice-activity

@@ -235,7 +235,7 @@ struct CaptureLoop: Sendable {
         interpreter.wakeup.wait(until: until) {
             guard interpreter.isBusy, !(unlessStopping && interpreter.stopping.load(ordering: .relaxed)) else { return false }
             // An utterance may go on again once its words are known to end mid-sentence
-            // (`TurnLogic.unfinishedWait`): the recording is read on, at a microphone's pace.
+            // (`TurnLogic.answerWait`): the recording is read on, at a microphone's pace.
             return pacing || period == nil || !interpreter.mayGoOn
         }
     }

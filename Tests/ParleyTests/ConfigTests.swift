@@ -111,6 +111,15 @@ struct ConfigTests {
         #expect(error("[recognizer]\nmaxwpf = 0")?.contains("[recognizer] maxwpf must be -1 (no limit) or at least 1") == true)
     }
 
+    @Test func answerAfterIsReadPerLanguageAndChecked() throws {
+        #expect(try parse("").endpoint.answerAfterMs == ["es": 800])
+        #expect(try parse("[endpoint]\nanswer_after_ms = { es = 600, pt = 900 }").endpoint.answerAfterMs == ["es": 600, "pt": 900])
+        #expect(try parse("[endpoint]\nanswer_after_ms = {}").endpoint.answerAfterMs == [:])
+        #expect(error("[endpoint]\nanswer_after_ms = 800")?.contains("[endpoint] answer_after_ms must be a table") == true)
+        #expect(error("[endpoint]\nanswer_after_ms = { spanish = 800 }")?.contains("spanish is not a language code") == true)
+        #expect(error("[endpoint]\nanswer_after_ms = { es = -1 }")?.contains("[endpoint.answer_after_ms] es is -1") == true)
+    }
+
     /// Whisper leaves a core to the capture and the lanes unless told how many threads to take.
     @Test func whisperTakesEveryCoreButOneUnlessToldHowMany() throws {
         let shipped = try parse("").transcriber

@@ -10,8 +10,10 @@ private func at(_ ms: Int) -> ParleyClock.Instant { ParleyClock.Instant(offset: 
 
 /// A Spanish turn by A that the language model ended after 300 ms of pause (100 ms more heard),
 /// its words `words` recognized: what `translated` answered.
-private func endedTurn(saying words: String, recording: Bool = false) throws -> (Drive, [ConversationMachine.Action]) {
-    var drive = Drive()
+private func endedTurn(
+    saying words: String, recording: Bool = false, endpoint: EndpointSettings = noAnswerAfter
+) throws -> (Drive, [ConversationMachine.Action]) {
+    var drive = Drive(endpoint: endpoint)
     drive.logic.captureOpened(hearsPlayback: false, realTime: !recording)
     _ = drive.logic.reconfigure(
         .init(echoTail: 4_800, languageA: "es", languageB: "en"), silenceMs: EndpointSettings().silenceMs, dualDecoding: false)
@@ -26,6 +28,13 @@ private func endedTurn(saying words: String, recording: Bool = false) throws -> 
     let answered = drive.logic.translated("translated", route: nil, speculated: false, started: at(10_310), at: at(10_400))
     return (drive, answered)
 }
+
+/// The endpoint as shipped but for Spanish's `answerAfterMs`: what the words alone make wait.
+private let noAnswerAfter: EndpointSettings = {
+    var settings = EndpointSettings()
+    settings.answerAfterMs = [:]
+    return settings
+}()
 
 private func speaks(_ actions: [ConversationMachine.Action]) -> Bool {
     actions.contains { if case .speak = $0 { true } else { false } }
@@ -90,7 +99,38 @@ struct UnfinishedSentenceTests {
     @Test func wordsThatEndASentenceAreAnsweredAtOnce() throws {
         let (drive, answered) = try endedTurn(saying: "una cultura específica.")
         #expect(speaks(answered))
-        #expect(drive.logic.unfinishedWait == 0)
+        #expect(drive.logic.answerWait == 0)
+    }
+
+    /// Spanish's language model ends read sentences at commas and thinking pauses: the answer
+    /// to its end waits until the pause reaches `answerAfterMs` (800 ms as shipped), whatever
+    /// the words.
+    @Test func aSpanishEndIsAnsweredOnceThePauseReachesItsAnswerAfter() throws {
+        let wait = try #require(EndpointSettings().answerAfterMs["es"])
+        var (drive, answered) = try endedTurn(saying: "una cultura específica.", endpoint: EndpointSettings())
+        #expect(!speaks(answered), "answered at the language model's end: \(answered)")
+        drive.feed(Drive.pause(ms: wait - 400 - 60))
+        #expect(!speaks(drive.actions), "answered before the pause reached \(wait) ms")
+        drive.feed(Drive.pause(ms: 120))
+        #expect(speaks(drive.actions), "answered once the pause reached \(wait) ms")
+    }
+
+    @Test func aPersonWhoGoesOnWithinTheAnswerAfterGoesOnWithTheSameUtterance() throws {
+        var (drive, answered) = try endedTurn(saying: "una cultura específica.", endpoint: EndpointSettings())
+        #expect(!speaks(answered))
+        drive.feed(Drive.pause(ms: 200) + Drive.words + Drive.pause(ms: 200))
+        #expect(drive.actions.contains(.resumeRecognition(.a, esEn)), "\(drive.actions)")
+        #expect(!speaks(drive.actions))
+    }
+
+    /// A dangling word still waits for the silence limit, past the language's own wait.
+    @Test func theLongerWaitHolds() throws {
+        var (drive, answered) = try endedTurn(saying: "una cultura específica de que", endpoint: EndpointSettings())
+        #expect(!speaks(answered))
+        drive.feed(Drive.pause(ms: EndpointSettings().silenceMs - 400 - 100))
+        #expect(!speaks(drive.actions), "answered before the silence limit")
+        drive.feed(Drive.pause(ms: 200))
+        #expect(speaks(drive.actions))
     }
 
     @Test func aRecordingReadsOnPastItsHoldWhileWordsThatEndMidSentenceWait() throws {
