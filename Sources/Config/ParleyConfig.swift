@@ -275,7 +275,7 @@ struct Section {
     /// Whether the key holds a table.
     func isTable(_ key: String) -> Bool { value(key)?.table != nil }
 
-    /// The section's keys, in order.
+    /// The section's keys, sorted.
     var keys: [String] { table.keys.sorted() }
 
     func section(_ key: String) throws(ConfigError) -> Section? {

@@ -34,7 +34,7 @@ public struct TranscriberConfig: Sendable, Equatable {
     /// is 0, one per core but one, at least one. The core left is the capture's, the streaming
     /// lanes' and the voice's, which run while Whisper hears a pass: on this project's 2-core
     /// build machine, Whisper on one thread heard Spanish in 86-103 ms per second of audio alone
-    /// where two threads took 112-121, and in the room 118 ms where two took 192-230, its
+    /// where two threads took 112-121, and in the room 118-135 ms where two took 181-230, its
     /// threads waiting on each other while the lanes held a core (docs/benchmarks.md, "Whisper
     /// on one thread of two cores").
     public func whisperThreads(cores: Int) -> Int {

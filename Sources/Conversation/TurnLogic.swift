@@ -89,8 +89,9 @@ public struct TurnLogic: Sendable {
     /// that utterance is answered, whatever the engines' speed. Speech that starts within it
     /// goes on with the utterance; speech after it waits for the answer. So the turns a
     /// recording gives do not depend on how fast or busy the machine is. 0 for a live
-    /// microphone: there the answer goes as soon as it is ready, and the person who goes on
-    /// before it does goes on with the utterance (`recordingAnswerMs`).
+    /// microphone: there the answer goes as soon as it is ready and its wait is over
+    /// (`answerWait`), and the person who goes on before it does goes on with the utterance
+    /// (`recordingAnswerMs`).
     public private(set) var answerHold: SampleTime = 0
     /// Where on the capture timeline the end of the utterance heard last was decided, while
     /// that end may be withdrawn (nil otherwise).
@@ -102,7 +103,8 @@ public struct TurnLogic: Sendable {
     /// and, live or not, while the language model's end waits (`answerWait`).
     public private(set) var heldAnswer: ConversationMachine.Event?
     /// How long after its decided end (`endDecidedAt`) the answer to an utterance the language
-    /// model ended waits: until the pause reaches its language's `EndpointSettings.answerAfterMs`,
+    /// model ended waits: until the pause reaches its language's `EndpointSettings.answerAfterMs`
+    /// (at most the silence limit),
     /// and, when its words end mid-sentence (`UnfinishedSentence`), the silence limit (after a
     /// dangling word) or half of it (after a comma), whichever is longer. 0 when neither asks
     /// for a wait.
@@ -159,7 +161,8 @@ public struct TurnLogic: Sendable {
         // Judged afresh for each answer: an earlier answer's words do not make this one wait.
         answerWait = 0
         if let draft, let end = utteranceEnd, end.reason == .languageModel {
-            var waitMs = endpointer.settings.answerAfterMs[draft.sourceLang] ?? 0
+            // Never longer than the silence limit, which would have ended it anyway.
+            var waitMs = min(endpointer.settings.answerAfterMs[draft.sourceLang] ?? 0, endpointer.settings.silenceMs)
             if let words = draft.recognition?.text, let ending = UnfinishedSentence.ending(of: words, language: draft.sourceLang) {
                 waitMs = max(waitMs, UnfinishedSentence.waitMs(for: ending, silenceMs: endpointer.settings.silenceMs))
             }

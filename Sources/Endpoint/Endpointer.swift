@@ -59,7 +59,8 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
     /// is answered as soon as its words and translation are ready. Spanish's streaming model
     /// ends read sentences at commas and thinking pauses: with Whisper hearing them in time
     /// (one thread, `TranscriberConfig.whisperThreads`), 2 of its 10 recordings were answered
-    /// over the person and 3 cut in two, which Whisper's slowness had hidden. English's keeps
+    /// over the person and 2 more cut into two or three turns, which Whisper's slowness had
+    /// hidden. Never longer than `silenceMs`, which would end the turn anyway. English's keeps
     /// them whole at 300 ms (docs/benchmarks.md, "Whisper on one thread of two cores").
     public var answerAfterMs: [String: Int] = ["es": 800]
     /// The lowest the noise floor may go; keeps digital silence from making noise look like speech.

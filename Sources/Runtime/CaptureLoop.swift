@@ -234,8 +234,9 @@ struct CaptureLoop: Sendable {
         let pacing = until != deadline
         interpreter.wakeup.wait(until: until) {
             guard interpreter.isBusy, !(unlessStopping && interpreter.stopping.load(ordering: .relaxed)) else { return false }
-            // An utterance may go on again once its words are known to end mid-sentence
-            // (`TurnLogic.answerWait`): the recording is read on, at a microphone's pace.
+            // An utterance may go on again once its answer is known to wait (its words end
+            // mid-sentence, or its language's `answer_after_ms`: `TurnLogic.answerWait`): the
+            // recording is read on, at a microphone's pace.
             return pacing || period == nil || !interpreter.mayGoOn
         }
     }

@@ -123,14 +123,44 @@ struct UnfinishedSentenceTests {
         #expect(!speaks(drive.actions))
     }
 
-    /// A dangling word still waits for the silence limit, past the language's own wait.
+    /// The longer wait holds: a comma's (half the silence limit, 750 ms) gives way to Spanish's
+    /// 800 ms; a dangling word's silence limit outlasts it.
     @Test func theLongerWaitHolds() throws {
-        var (drive, answered) = try endedTurn(saying: "una cultura específica de que", endpoint: EndpointSettings())
+        let shipped = EndpointSettings()
+        let wait = try #require(shipped.answerAfterMs["es"])
+        try #require(wait > shipped.silenceMs / 2)
+        var (comma, answered) = try endedTurn(saying: "una cultura específica,", endpoint: shipped)
         #expect(!speaks(answered))
-        drive.feed(Drive.pause(ms: EndpointSettings().silenceMs - 400 - 100))
-        #expect(!speaks(drive.actions), "answered before the silence limit")
-        drive.feed(Drive.pause(ms: 200))
-        #expect(speaks(drive.actions))
+        comma.feed(Drive.pause(ms: wait - 400 - 40))
+        #expect(!speaks(comma.actions), "answered at the comma's wait, before Spanish's")
+        comma.feed(Drive.pause(ms: 100))
+        #expect(speaks(comma.actions))
+
+        var (dangling, answeredToo) = try endedTurn(saying: "una cultura específica de que", endpoint: shipped)
+        #expect(!speaks(answeredToo))
+        dangling.feed(Drive.pause(ms: shipped.silenceMs - 400 - 100))
+        #expect(!speaks(dangling.actions), "answered before the silence limit")
+        dangling.feed(Drive.pause(ms: 200))
+        #expect(speaks(dangling.actions))
+    }
+
+    /// A language `answerAfterMs` does not name is answered as soon as its words are ready.
+    @Test func aLanguageNotNamedIsAnsweredAtOnce() throws {
+        var endpoint = EndpointSettings()
+        endpoint.answerAfterMs = ["pt": 800]
+        let (drive, answered) = try endedTurn(saying: "una cultura específica.", endpoint: endpoint)
+        #expect(speaks(answered))
+        #expect(drive.logic.answerWait == 0)
+    }
+
+    /// Never longer than the silence limit, which would have ended the turn anyway.
+    @Test func theWaitIsNeverLongerThanTheSilenceLimit() throws {
+        var endpoint = EndpointSettings()
+        endpoint.answerAfterMs = ["es": 5_000]
+        var (drive, answered) = try endedTurn(saying: "una cultura específica.", endpoint: endpoint)
+        #expect(!speaks(answered))
+        drive.feed(Drive.pause(ms: endpoint.silenceMs - 400 + 100))
+        #expect(speaks(drive.actions), "still waiting past the silence limit")
     }
 
     @Test func aRecordingReadsOnPastItsHoldWhileWordsThatEndMidSentenceWait() throws {
