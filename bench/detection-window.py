@@ -7,7 +7,7 @@ it; synthetic voices such as es/wavenet are skipped) and every window W in 1.0, 
 before speech starts, and chooses between the two languages of the conversation: English
 recordings against Spanish, every other language against English. It is the worker's own code:
 libexec/parley-whisper's Whisper class, loaded as a module, set up as its main() sets it up for
-parleyd (the built model .build/engines/whisper/base, int8, threads 0 = one per core, beam 5),
+parleyd (the built model .build/engines/whisper/base, int8, the threads parleyd gives it: one per core but one, beam 5),
 warmed the same way, and asked with language=None, candidates=[right, other] and skip={both},
 so it encodes and detects but does not decode.
 
@@ -101,7 +101,7 @@ def percentile(values, q):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/detection-window.json"
-    # As main() does with parleyd's defaults ([transcriber] threads = 0); the beam plays no part.
+    # As parleyd's defaults give it ([transcriber] threads = 0); the beam plays no part.
     worker, whisper = ears.whisper_in_process()
 
     results = []
@@ -132,7 +132,7 @@ def main():
 
     with open(out, "w", encoding="utf-8") as f:
         json.dump({"speech": SPEECH, "lead": LEAD, "frame": FRAME, "above_floor_db": ABOVE_FLOOR_DB,
-                   "threads": "0 (one per core: %d)" % os.cpu_count(), "compute_type": "int8", "recordings": results},
+                   "threads": os.environ.get("WHISPER_THREADS", ears.shipped_whisper_threads()), "compute_type": "int8", "recordings": results},
                   f, indent=1, ensure_ascii=False)
 
     groups = sorted({r["group"] for r in results})

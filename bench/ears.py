@@ -357,7 +357,7 @@ def whisper_in_process(beam_size=5):
 def shipped_whisper_threads():
     """The threads parleyd gives its Whisper worker as shipped (`[transcriber] threads` 0,
     `TranscriberConfig.whisperThreads`): one per core but one, at least one."""
-    return max(1, (os.cpu_count() or 1) - 1)
+    return max(1, len(os.sched_getaffinity(0)) - 1)
 
 
 def shipped_beam_size():

@@ -2,7 +2,8 @@
 """What the accurate engines cost (issue 25): CPU seconds per second of audio, threads, memory.
 
 - Whisper base: the parley-whisper worker as parleyd starts it (a child on stdin/stdout, int8,
-  --threads 2 here: one per core, as `threads = 0` gives on this machine). Its CPU (utime +
+  --threads 2 here: one per core, as `threads = 0` gave on this machine until session 56, when it
+  became one per core but one). Its CPU (utime +
   stime of every thread, /proc/PID/stat) before and after each pass over the recordings,
   divided by the recordings' length; Threads, VmRSS and VmHWM from /proc/PID/status once
   loaded and warm (the worker decodes one second of silence before answering) and after the

@@ -29,7 +29,7 @@ Sets:
 Usage: bench/turn-end.py BIN_DIR   (PARLEY_SET=shared: every English and Spanish recording of
 ../shared/speech (SPEECH=DIR: another folder) instead of Tests/data's; PARLEY_OTHER=pt: English against Portuguese, English sentences
 only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear; PARLEY_PAUSES=0: the whole
-sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_MOONSHINE_ONE_THREAD=false: Moonshine on one thread per core; PARLEY_WHISPER_THREADS=N: Whisper's threads (0: one per core); PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
+sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_MOONSHINE_ONE_THREAD=false: Moonshine on one thread per core; PARLEY_WHISPER_THREADS=N: Whisper's threads (as shipped, 0: one per core but one); PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
 """
 import json
 import os
