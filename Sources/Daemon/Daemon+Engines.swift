@@ -413,6 +413,16 @@ extension Daemon {
             + (config.transcriber.moonshineOneThread ? ["--one-thread"] : [])
     }
 
+    /// The command that starts Whisper's worker from the engines `folder` for `config` (its beam,
+    /// its threads on a machine of `cores` cores: `TranscriberConfig.whisperThreads`).
+    public static func whisperWorker(folder: String, config: ParleyConfig, cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> [String] {
+        let settings = config.transcriber
+        return [
+            settings.python, folder + "/whisper/parley-whisper", "--model", folder + "/whisper/base", "--python-path", folder + "/whisper/python",
+            "--threads", String(settings.whisperThreads(cores: cores)), "--beam-size", String(settings.beamSize),
+        ]
+    }
+
     /// The accurate engines `[transcriber]` asks for, as far as they are installed. Each one
     /// that is missing or broken is one log line that says what to do; the languages it would
     /// have heard are heard by the next engine, or by PocketSphinx.
@@ -455,13 +465,9 @@ extension Daemon {
             if let missing = files.first(where: { !FileManager.default.fileExists(atPath: $0) }) {
                 logger.error("Whisper is not installed (no \(missing)): \(fetch); \(languages.joined(separator: " and ")) are heard by the engines left")
             } else {
-                let arguments = [
-                    settings.python, worker, "--model", folder + "/whisper/base", "--python-path", folder + "/whisper/python",
-                    "--threads", String(settings.whisperThreads(cores: ProcessInfo.processInfo.activeProcessorCount)), "--beam-size", String(settings.beamSize),
-                ]
                 engines.append(
                     WyomingTranscriber(
-                        name: "whisper-base", endpoint: .child(arguments), languages: whisperLanguages, timeoutMs: settings.timeoutMs,
+                        name: "whisper-base", endpoint: .child(whisperWorker(folder: folder, config: config)), languages: whisperLanguages, timeoutMs: settings.timeoutMs,
                         stopsOnSignal: true, logger: logger))
             }
         }

@@ -84,7 +84,7 @@ struct AccurateHearingTests {
     }
 
     @Test func whisperKilledMidUtteranceIsStartedAgainAndTheUtteranceHeard() async throws {
-        let whisper = AccurateEngines.whisper()
+        let whisper = try AccurateEngines.whisper()
         try whisper.warm()
         #expect(whisper.starts == 1)
         let clip = "\(spanish)/fleurs-es-008.wav"
@@ -149,7 +149,7 @@ struct AccurateHearingTests {
     }
 
     @Test func whisperTellsTheLanguageAndStopsThereWhenAnotherEngineHearsIt() throws {
-        let whisper = AccurateEngines.whisper()
+        let whisper = try AccurateEngines.whisper()
         let (english, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: "\(self.english)/vctk-p238_165.wav"))
         let detected = try whisper.transcribe(english, TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: ["en"]))
         #expect(detected.language == "en" && !detected.decoded && detected.text.isEmpty)
@@ -163,7 +163,7 @@ struct AccurateHearingTests {
     /// The opening of an utterance (its first `TurnLogic.openingMs`), asked for the language
     /// alone: the worker tells Spanish from English without the silence a decoding is given.
     @Test func whisperTellsTheLanguageFromTheOpeningAlone() throws {
-        let whisper = AccurateEngines.whisper()
+        let whisper = try AccurateEngines.whisper()
         for (path, language) in [("\(self.english)/vctk-p301_102.wav", "en"), ("\(self.spanish)/fleurs-es-008.wav", "es")] {
             let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
             let opening = Array(samples.prefix(TurnLogic.openingMs * captureSampleRate / 1000))
@@ -177,7 +177,7 @@ struct AccurateHearingTests {
     /// stopped, the same worker hears the next utterance whole, and a stop asked while it hears
     /// nothing changes nothing.
     @Test func whisperStopsAnUtteranceNobodyWantsAndHearsTheNext() throws {
-        let whisper = AccurateEngines.whisper()
+        let whisper = try AccurateEngines.whisper()
         try whisper.warm()
         let path = "\(spanish)/fleurs-es-009.wav"
         let (samples, _) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
@@ -229,6 +229,23 @@ struct AccurateHearingTests {
         }
         #expect(threads[true] == 1, "threads: \(threads)")
         #expect((threads[false] ?? 0) > 1, "threads: \(threads)")
+    }
+
+    /// `[transcriber] threads` 0 (shipped): the daemon starts Whisper's worker with one thread per
+    /// core but one, at least one, and with the shipped beam; a number given is taken as is.
+    @Test func whispersWorkerIsGivenEveryCoreButOne() throws {
+        let shipped = try ParleyConfig.load(path: EndToEnd.repository + "/config/parley.toml")
+        func option(_ name: String, _ command: [String]) -> String? {
+            command.firstIndex(of: name).flatMap { command.indices.contains($0 + 1) ? command[$0 + 1] : nil }
+        }
+        #expect(option("--threads", Daemon.whisperWorker(folder: AccurateEngines.folder, config: shipped, cores: 4)) == "3")
+        #expect(option("--threads", Daemon.whisperWorker(folder: AccurateEngines.folder, config: shipped, cores: 1)) == "1")
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        #expect(option("--threads", Daemon.whisperWorker(folder: AccurateEngines.folder, config: shipped)) == String(max(1, cores - 1)))
+        #expect(option("--beam-size", Daemon.whisperWorker(folder: AccurateEngines.folder, config: shipped)) == String(shipped.transcriber.beamSize))
+        var told = shipped
+        told.transcriber.threads = 2
+        #expect(option("--threads", Daemon.whisperWorker(folder: AccurateEngines.folder, config: told, cores: 4)) == "2")
     }
 
     /// The same samples give the same words, whatever the worker heard before. With
@@ -378,14 +395,12 @@ enum AccurateEngines {
             logger: Logger(label: "test"))
     }
 
-    /// A Whisper worker of its own, as the daemon starts it.
-    static func whisper() -> WyomingTranscriber {
-        WyomingTranscriber(
-            name: "whisper-base",
-            endpoint: .child([
-                "/usr/bin/python3", folder + "/whisper/parley-whisper", "--model", folder + "/whisper/base", "--python-path", folder + "/whisper/python",
-                "--threads", "2", "--beam-size", "3",
-            ]),
+    /// A Whisper worker of its own, as the daemon starts it with the shipped config
+    /// (`Daemon.whisperWorker`).
+    static func whisper() throws -> WyomingTranscriber {
+        let shipped = try ParleyConfig.load(path: EndToEnd.repository + "/config/parley.toml")
+        return WyomingTranscriber(
+            name: "whisper-base", endpoint: .child(Daemon.whisperWorker(folder: folder, config: shipped)),
             languages: whisperLanguages, stopsOnSignal: true, logger: Logger(label: "test"))
     }
 }
