@@ -104,10 +104,9 @@ public struct TurnLogic: Sendable {
     public private(set) var heldAnswer: ConversationMachine.Event?
     /// How long after its decided end (`endDecidedAt`) the answer to an utterance the language
     /// model ended waits: until the pause reaches its language's `EndpointSettings.answerAfterMs`
-    /// (at most the silence limit),
-    /// and, when its words end mid-sentence (`UnfinishedSentence`), the silence limit (after a
-    /// dangling word) or half of it (after a comma), whichever is longer. 0 when neither asks
-    /// for a wait.
+    /// (at most the silence limit) and, when its words end mid-sentence (`UnfinishedSentence`),
+    /// the silence limit (after a dangling word) or half of it (after a comma), whichever is
+    /// longer. 0 when neither asks for a wait.
     public private(set) var answerWait: SampleTime = 0
     /// The input ended (`endInput`): nothing more will be heard.
     public private(set) var inputEnded = false
