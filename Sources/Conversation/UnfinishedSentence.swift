@@ -36,26 +36,40 @@ public enum UnfinishedSentence {
         /// of 49 whole English recordings with a comma, and 13 of 29 live, until it heard silence
         /// after them: `MoonshineTranscriber.silenceAfterSeconds`, docs/benchmarks.md).
         case clauseMark
+        /// Words an engine that writes stops (Whisper, Moonshine) left without one, or trailing
+        /// off ("..."): it writes a full stop after a whole sentence heard with its pause, and
+        /// none where the speaker stopped mid-sentence. Spanish recordings with a thinking pause
+        /// inserted after a word where the sentence cannot end: all 11 of 30 that became two
+        /// turns had first turns without a stop ("Duval que está casado y tiene", "…ligeramente
+        /// turbios", "…extremos en contra..."); 1 of 25 whole Spanish sentences had none
+        /// (docs/benchmarks.md, "Spanish thinking pauses").
+        case noStop
     }
 
     /// How `text`, the words of a turn in `language`, ends, when it ends mid-sentence (nil: it
     /// may end a sentence). A question or an exclamation mark closes it whatever the word.
-    public static func ending(of text: String, language: String) -> Ending? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    /// `punctuated`: the words come from an engine that writes stops (an accurate engine), so
+    /// words without one (`noStop`) are a sentence not over; the streaming recognizer writes
+    /// none.
+    public static func ending(of text: String, language: String, punctuated: Bool = false) -> Ending? {
+        // A closing quote or bracket after the mark does not hide it.
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\"'»”’)]")))
         guard let last = trimmed.last, last != "?", last != "!" else { return nil }
         let word = trimmed.split(whereSeparator: { $0.isWhitespace }).last.map {
             String($0).trimmingCharacters(in: .punctuationCharacters).lowercased()
         }
         if let word, danglingWords[language]?.contains(word) == true { return .danglingWord }
-        return last == "," || last == ";" || last == ":" ? .clauseMark : nil
+        if last == "," || last == ";" || last == ":" { return .clauseMark }
+        if punctuated && (last.isLetter || last.isNumber || last == "…" || trimmed.hasSuffix("..")) { return .noStop }
+        return nil
     }
 
     /// How much of a pause the answer to words with `ending` waits for (ms), given the silence
-    /// limit: the whole limit after a dangling word; half of it after a clause mark, where a
+    /// limit: the whole limit after a dangling word or without a stop; half of it after a clause mark, where a
     /// thinking pause is short and a whole sentence often ends so too.
     public static func waitMs(for ending: Ending, silenceMs: Int) -> Int {
         switch ending {
-        case .danglingWord: silenceMs
+        case .danglingWord, .noStop: silenceMs
         case .clauseMark: silenceMs / 2
         }
     }

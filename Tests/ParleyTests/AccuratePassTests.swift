@@ -584,7 +584,9 @@ struct AccurateConversationTests {
     @Test func aRecordingThatGoesOnAfterTheHoldWaitsForTheAnswerHoweverSlowTheEngines() async throws {
         let engine = ScriptedTranscriber(name: "accurate")
         engine.willHear("his dog")
-        engine.willHear("a young man", from: 17_000)
+        // A whole sentence, as an accurate engine writes it: with its stop (words without one
+        // wait for the silence limit, `UnfinishedSentence.Ending.noStop`).
+        engine.willHear("a young man.", from: 17_000)
         engine.willHear("a young man and his dog", from: 30_000)
         let conversation = try conversation(engine)
         conversation.translator.hold()
@@ -599,7 +601,7 @@ struct AccurateConversationTests {
         conversation.translator.release()
         let first = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
         let second = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
-        #expect([first.sourceText, second.sourceText] == ["a young man", "his dog"])
+        #expect([first.sourceText, second.sourceText] == ["a young man.", "his dog"])
         _ = await conversation.finish()
     }
 

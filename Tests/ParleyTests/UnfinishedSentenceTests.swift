@@ -10,8 +10,9 @@ private func at(_ ms: Int) -> ParleyClock.Instant { ParleyClock.Instant(offset: 
 
 /// A Spanish turn by A that the language model ended after 300 ms of pause (100 ms more heard),
 /// its words `words` recognized: what `translated` answered.
+/// `engine`: the accurate engine that gave the words (nil: the streaming recognizer).
 private func endedTurn(
-    saying words: String, recording: Bool = false, endpoint: EndpointSettings = noAnswerAfter
+    saying words: String, recording: Bool = false, endpoint: EndpointSettings = noAnswerAfter, engine: String? = nil
 ) throws -> (Drive, [ConversationMachine.Action]) {
     var drive = Drive(endpoint: endpoint)
     drive.logic.captureOpened(hearsPlayback: false, realTime: !recording)
@@ -24,7 +25,9 @@ private func endedTurn(
     }.first)
     #expect(drive.logic.utteranceEnd?.reason == .languageModel)
     drive.logic.recognitionFinishing(ended.0, ended.1, at: at(10_000))
-    _ = drive.logic.recognized(Recognition(text: words, confidence: 0.9), from: .a, language: "es", target: "en", minConfidence: 0.5, at: at(10_300))
+    var recognition = Recognition(text: words, confidence: 0.9)
+    recognition.engine = engine
+    _ = drive.logic.recognized(recognition, from: .a, language: "es", target: "en", minConfidence: 0.5, at: at(10_300))
     let answered = drive.logic.translated("translated", route: nil, speculated: false, started: at(10_310), at: at(10_400))
     return (drive, answered)
 }
@@ -62,6 +65,53 @@ struct UnfinishedSentenceTests {
     ])
     func aSentenceEndsMidWayOnADanglingWordOrAClauseMark(text: String, language: String, ending: UnfinishedSentence.Ending?) {
         #expect(UnfinishedSentence.ending(of: text, language: language) == ending)
+    }
+
+    /// An accurate engine writes a full stop after a whole sentence heard with its pause: its
+    /// words without one, or trailing off, are a sentence not over. The streaming recognizer
+    /// writes no stops, so its words say nothing by lacking one.
+    @Test(arguments: [
+        ("Duval que está casado y tiene", "es", true, UnfinishedSentence.Ending.noStop),
+        ("Entre los fenómenos climáticos regionales y estacionales extremos en contra...", "es", true, .noStop),
+        ("ligeramente turbios…", "es", true, .noStop),
+        ("In 1813", "en", true, .noStop),
+        ("Los luchadores compañeros de Luna también les rindieron homenaje.", "es", true, nil),
+        ("¿De qué?", "es", true, nil),
+        ("He said \"stop.\"", "en", true, nil),
+        ("(That is all.)", "en", true, nil),
+        ("He was not an ill-disposed young man,", "en", true, .clauseMark),
+        ("una cultura específica de", "es", true, .danglingWord),
+        ("Duval que está casado y tiene", "es", false, nil),
+        ("go forward ten meters", "en", false, nil),
+    ])
+    func anAccurateEnginesWordsWithoutAStopAreASentenceNotOver(text: String, language: String, punctuated: Bool, ending: UnfinishedSentence.Ending?) {
+        #expect(UnfinishedSentence.ending(of: text, language: language, punctuated: punctuated) == ending)
+    }
+
+    @Test func anAccurateEnginesWordsWithoutAStopWaitForTheSilenceLimit() throws {
+        var (drive, answered) = try endedTurn(saying: "Duval que está casado y tiene", engine: "whisper-base")
+        #expect(!speaks(answered), "answered at the language model's end: \(answered)")
+        let silence = EndpointSettings().silenceMs
+        drive.feed(Drive.pause(ms: silence - 400 - 100))
+        #expect(!speaks(drive.actions), "answered before the silence limit")
+        drive.feed(Drive.pause(ms: 200))
+        #expect(speaks(drive.actions), "answered once the pause reached the silence limit")
+    }
+
+    @Test func thePersonWhoGoesOnAfterWordsWithoutAStopGoesOnWithTheSameUtterance() throws {
+        var (drive, answered) = try endedTurn(saying: "Duval que está casado y tiene", engine: "whisper-base")
+        #expect(!speaks(answered))
+        drive.feed(Drive.pause(ms: 500) + Drive.words + Drive.pause(ms: 200))
+        #expect(drive.actions.contains(.resumeRecognition(.a, esEn)), "\(drive.actions)")
+        #expect(!speaks(drive.actions))
+    }
+
+    /// The streaming recognizer's words (no accurate engine) have no stops: they are answered
+    /// at the language model's end, as before.
+    @Test func theStreamingRecognizersWordsWithoutAStopAreAnsweredAtOnce() throws {
+        let (drive, answered) = try endedTurn(saying: "Duval que está casado y tiene")
+        #expect(speaks(answered))
+        #expect(drive.logic.answerWait == 0)
     }
 
     @Test func aCommaWaitsHalfTheSilenceLimit() throws {
