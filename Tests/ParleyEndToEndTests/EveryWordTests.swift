@@ -45,11 +45,38 @@ struct EveryWordTests {
         #expect(last.contains("definir") && last.contains("sociedad"), "turns: \(texts)")
     }
 
+    /// A Spanish reader who stops to think for a second after a word where the sentence cannot
+    /// end, a cut of Tests/data/thinking-pauses-es.txt ("Duval, que está casado y tiene | dos
+    /// hijos…"). The language model took each pause for the end, and the reply cut the sentence
+    /// in two (19 of 30 such pauses of 0.6-1.0 s stayed whole); Whisper's words at the pause end
+    /// without a stop, so the answer now waits for the silence limit and the reader goes on
+    /// within it.
+    @Test(arguments: ["fleurs-es-007", "es-0029", "es-0031"])
+    func aSpanishThinkingPauseKeepsTheSentenceWhole(recording: String) async throws {
+        let list = try String(contentsOfFile: EndToEnd.repository + "/Tests/data/thinking-pauses-es.txt", encoding: .utf8)
+        let cut = try #require(
+            list.split(separator: "\n").map { $0.split(separator: " ") }.first { $0.first.map(String.init) == recording }, "\(recording) in the list")
+        let seconds = try #require(cut.count == 3 ? Double(cut[1]) : nil)
+        let folder = recording.hasPrefix("fleurs") ? spanish : EndToEnd.repository + "/Tests/data/es/voxforge"
+        let path = "\(folder)/\(recording).wav"
+        let (audio, rate) = try EndToEnd.wavSamples(URL(fileURLWithPath: path))
+        try #require(rate == 16_000)
+        let at = min(audio.count, Int(seconds * 16_000))
+        let tone = Array(audio.prefix(1_600))
+        let samples = Self.roomTone(tone, ms: 500) + audio[..<at] + Self.roomTone(tone, ms: 1_000) + audio[at...] + Self.roomTone(tone, ms: 3_000)
+        let turns = try await turns(of: samples)
+        let texts = turns.map(\.sourceText)
+        #expect(turns.count == 1, "a second's pause after \"\(cut[2])\" cut the sentence: \(texts)")
+        let reference = try String(contentsOfFile: (path as NSString).deletingPathExtension + ".txt", encoding: .utf8)
+        let heard = texts.joined(separator: " ")
+        #expect(EndToEnd.wordRecall(heard, reference: reference) >= 0.75, "heard \(texts)")
+        let tail = EndToEnd.words(reference).suffix(4).joined(separator: " ")
+        #expect(EndToEnd.wordRecall(heard, reference: tail) >= 0.5, "\"\(tail)\" lost: \(texts)")
+    }
+
     /// The turns file mode in auto mode makes of `clips`, trimmed to their speech and joined
     /// with `pausesMs` of their own room tone (3 s after the last), oldest first.
     private func run(_ clips: [String], pausesMs: [Int]) async throws -> [TurnRecord] {
-        let dir = try EndToEnd.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
         var samples: [Int16] = []
         var tone: [Int16] = []
         for (index, clip) in clips.enumerated() {
@@ -63,6 +90,14 @@ struct EveryWordTests {
             samples += speech
             samples += Self.roomTone(tone, ms: index < pausesMs.count ? pausesMs[index] : 3_000)
         }
+        return try await turns(of: samples)
+    }
+
+    /// The turns file mode in auto mode (English and Spanish, the real engines) makes of
+    /// `samples`, oldest first.
+    private func turns(of samples: [Int16]) async throws -> [TurnRecord] {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("joined.raw")
         try WAV.encodeSamples(samples).write(to: input)
         let config = try EndToEnd.writeConfig(
