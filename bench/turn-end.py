@@ -23,13 +23,14 @@ not voiced. The method is checked first on a recording played twice with a known
 Sets:
 - whole sentences: pocketsphinx-testdata's LibriVox sentences and goforward, then Tests/data's
   English and Spanish recordings (or, with PARLEY_SET=shared, ../shared/speech's);
-- thinking pauses: the LibriVox sentences with a pause of 0.6, 0.8 or 1.0 s inserted after a
-  word where the sentence cannot end (Tests/data/thinking-pauses.txt).
+- thinking pauses: the LibriVox sentences, and the set's Spanish recordings, with a pause of
+  0.6, 0.8 or 1.0 s inserted after a word where the sentence cannot end
+  (Tests/data/thinking-pauses.txt, thinking-pauses-es.txt).
 
 Usage: bench/turn-end.py BIN_DIR   (PARLEY_SET=shared: every English and Spanish recording of
 ../shared/speech (SPEECH=DIR: another folder) instead of Tests/data's; PARLEY_OTHER=pt: English against Portuguese, English sentences
 only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear; PARLEY_PAUSES=0: the whole
-sentences only; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_MOONSHINE_ONE_THREAD=false: Moonshine on one thread per core; PARLEY_WHISPER_THREADS=N: Whisper's threads (as shipped, 0: one per core but one); PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
+sentences only, PARLEY_PAUSES=en or es: one language's thinking pauses; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_MOONSHINE_ONE_THREAD=false: Moonshine on one thread per core; PARLEY_WHISPER_THREADS=N: Whisper's threads (as shipped, 0: one per core but one); PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
 """
 import json
 import os
@@ -82,23 +83,41 @@ def clips(work):
                 with open(f"{folder}/{file[:-4]}.txt") as f:
                     words = f.read().split()
                 out.append((prefix + file[:-4], f"{folder}/{file}", "whole", words))
-    if OTHER != "es" or os.environ.get("PARLEY_PAUSES") == "0":
+    wanted = os.environ.get("PARLEY_PAUSES", "en,es").split(",")
+    if OTHER != "es" or wanted == ["0"]:
         return out  # another pair: the English sentences only, for the route's time (or asked for)
-    with open(f"{ROOT}/Tests/data/thinking-pauses.txt") as f:
-        cuts = [line.split() for line in f if line.strip() and not line.startswith("#")]
+    # (name, source, seconds, word, reference words): English's LibriVox cuts, then Spanish's in
+    # the set's own Spanish folders (a recording the set lacks is left out).
+    cuts = []
+    if "en" in wanted:
+        for ident, cut, word in read_cuts("thinking-pauses.txt"):
+            cuts.append((ident, f"{LIBRIVOX}{ident}.wav", cut, word, reference[ident]))
+    if "es" in wanted:
+        spanish = [folder for folder, prefix in folders if prefix == "es:"]
+        for ident, cut, word in read_cuts("thinking-pauses-es.txt"):
+            for folder in spanish:
+                if os.path.exists(f"{folder}/{ident}.wav"):
+                    with open(f"{folder}/{ident}.txt") as f:
+                        cuts.append((f"es:{ident}", f"{folder}/{ident}.wav", cut, word, f.read().split()))
+                    break
     # By pause length, then recording: a turn identical to the one before it is stored once,
     # so the same sentence never comes twice in a row.
     for pause in ("0.6", "0.8", "1.0"):
-        for ident, cut, word in cuts:
-            source = f"{LIBRIVOX}{ident}.wav"
+        for name, source, cut, word, words in cuts:
             sox(source, f"{work}/a.wav", "trim", "0", cut)
             sox(source, f"{work}/b.wav", "trim", cut)
             sox(source, f"{work}/tone.wav", "trim", "0", "0.1", "repeat", "20")
             sox(f"{work}/tone.wav", f"{work}/pause.wav", "trim", "0", pause)
-            path = f"{work}/{ident}-{word}-{pause}.wav"
+            path = f"{work}/{name.replace(':', '-')}-{word}-{pause}.wav"
             sox(f"{work}/a.wav", f"{work}/pause.wav", f"{work}/b.wav", path)
-            out.append((f"{ident} {pause} s after \"{word}\"", path, "pause", reference[ident]))
+            out.append((f"{name} {pause} s after \"{word}\"", path, "pause", words))
     return out
+
+
+def read_cuts(name):
+    """(recording, seconds, word) of a Tests/data list of thinking-pause cuts."""
+    with open(f"{ROOT}/Tests/data/{name}") as f:
+        return [line.split() for line in f if line.strip() and not line.startswith("#")]
 
 
 def start_room(work):
@@ -424,7 +443,8 @@ def engines_time(lines):
 
 
 def report(played, room):
-    whole, natural, pauses_whole, pauses, ears = [], 0, 0, 0, []
+    whole, natural, ears = [], 0, []
+    pauses = {"English": [0, 0], "Spanish": [0, 0]}  # whole, of
     english_ears, spanish_ears, spoke_over = [], [], []
     print("| recording | turns | pause_ms | ended by | response_ms | pause + response | mouth-to-ear (fit) |")
     print("|---|---|---|---|---|---|---|")
@@ -457,9 +477,10 @@ def report(played, room):
         if kind == "pause":
             # Whole: one turn that heard (nearly) all of the sentence; a turn cut at the pause
             # whose rest was lost under Parley's reply is not whole either.
-            pauses += 1
             heard = sum(len(t[1].split()) for t in stored)
-            pauses_whole += len(stored) == 1 and heard >= 0.7 * len(reference)
+            tally = pauses["Spanish" if name.startswith("es:") else "English"]
+            tally[0] += len(stored) == 1 and heard >= 0.7 * len(reference)
+            tally[1] += 1
     if whole:
         print(f"\nwhole sentences: pause + response median {statistics.median(whole):.0f} ms, p95 {np.percentile(whole, 95):.0f} ms; "
               f"{natural} of {len(whole)} within 350 ms (the audio path comes on top)")
@@ -470,7 +491,9 @@ def report(played, room):
         if values:
             print(f"{language}: mouth-to-ear median {statistics.median(values):.0f} ms over {len(values)} ({values})")
     print(f"Parley spoke before the person's last word: {len(spoke_over)} of the whole sentences ({', '.join(spoke_over) or 'none'})")
-    print(f"thinking pauses: {pauses_whole} of {pauses} sentences stay whole")
+    for language, (kept, of) in pauses.items():
+        if of:
+            print(f"thinking pauses, {language}: {kept} of {of} sentences stay whole")
 
 
 if __name__ == "__main__":
