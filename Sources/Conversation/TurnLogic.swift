@@ -104,9 +104,9 @@ public struct TurnLogic: Sendable {
     public private(set) var heldAnswer: ConversationMachine.Event?
     /// How long after its decided end (`endDecidedAt`) the answer to an utterance the language
     /// model ended waits: until the pause reaches its language's `EndpointSettings.answerAfterMs`
-    /// (at most the silence limit) and, when its words end mid-sentence (`UnfinishedSentence`),
-    /// the silence limit (after a dangling word, or an accurate engine's words without a stop)
-    /// or half of it (after a comma), whichever is longer. 0 when neither asks for a wait.
+    /// (at most the silence limit), or, when its words end mid-sentence (`UnfinishedSentence`:
+    /// a dangling word, a comma, an accurate engine's words without a stop), the silence limit.
+    /// 0 when neither asks for a wait.
     public private(set) var answerWait: SampleTime = 0
     /// The input ended (`endInput`): nothing more will be heard.
     public private(set) var inputEnded = false
@@ -162,10 +162,11 @@ public struct TurnLogic: Sendable {
         if let draft, let end = utteranceEnd, end.reason == .languageModel {
             // Never longer than the silence limit, which would have ended it anyway.
             var waitMs = min(endpointer.settings.answerAfterMs[draft.sourceLang] ?? 0, endpointer.settings.silenceMs)
+            // Words that end mid-sentence, however they do: the silence limit.
             if let words = draft.recognition,
-                let ending = UnfinishedSentence.ending(of: words.text, language: draft.sourceLang, punctuated: words.engine != nil)
+                UnfinishedSentence.ending(of: words.text, language: draft.sourceLang, punctuated: words.engine != nil) != nil
             {
-                waitMs = max(waitMs, UnfinishedSentence.waitMs(for: ending, silenceMs: endpointer.settings.silenceMs))
+                waitMs = endpointer.settings.silenceMs
             }
             answerWait = max(0, SampleTime(waitMs) * SampleTime(endpointer.sampleRate) / 1000 - end.pause)
         }

@@ -2,10 +2,10 @@ import Foundation
 
 /// Words that say a sentence is not over. The language model ends a turn at a short pause when
 /// the words it heard look like a whole sentence; the accurate words can show it was wrong: a
-/// sentence does not end on "the", "de" or "que", and a speaker who paused on them (a thinking
-/// pause) goes on. The turn's answer then waits until the pause reaches the silence limit (half
-/// of it after a comma; `TurnLogic.answer`), and the person who goes on within it goes on with
-/// the same utterance.
+/// sentence does not end on "the", "de" or "que", nor on a comma, nor (from an accurate engine)
+/// without a stop, and a speaker who paused there (a thinking pause) goes on. The turn's answer
+/// then waits until the pause reaches the silence limit (`TurnLogic.answer`), and the person who
+/// goes on within it goes on with the same utterance.
 ///
 /// fleurs-es-009 ("…una cultura específica de | la que forma parte…"): the language model ended
 /// it at the thinking pause, and the reply talked over the rest (docs/benchmarks.md, "Every word
@@ -31,10 +31,15 @@ public enum UnfinishedSentence {
         /// A word no sentence ends on (`danglingWords`), whatever stop follows it: the person
         /// is all but sure to go on.
         case danglingWord
-        /// A comma, a semicolon or a colon: the person may go on, but the recognizers also
-        /// write one at the end of a whole sentence cut 80 ms into its pause (Moonshine ended 6
-        /// of 49 whole English recordings with a comma, and 13 of 29 live, until it heard silence
-        /// after them: `MoonshineTranscriber.silenceAfterSeconds`, docs/benchmarks.md).
+        /// A comma, a semicolon or a colon: the person may go on. The recognizers also wrote one
+        /// at the end of a whole sentence cut 80 ms into its pause (Moonshine ended 6 of 49
+        /// whole English recordings with a comma, and 13 of 29 live) until they heard silence
+        /// after it (`MoonshineTranscriber.silenceAfterSeconds`; Whisper's worker adds 2 s):
+        /// live, one whole sentence of 40 now ends on one. A reader's pause at a comma is as long
+        /// as a thinking pause ("He was not an ill-disposed young man, | unless…"; es-0029's
+        /// "…ligeramente turbios, | por la humedad", answered at 800 ms of a second's pause while
+        /// a comma waited half the silence limit; docs/benchmarks.md, "Spanish thinking
+        /// pauses").
         case clauseMark
         /// Words an engine that writes stops (Whisper, Moonshine) left without one, or trailing
         /// off ("..."): it writes a full stop after a whole sentence heard with its pause, and
@@ -62,15 +67,5 @@ public enum UnfinishedSentence {
         if last == "," || last == ";" || last == ":" { return .clauseMark }
         if punctuated && (last.isLetter || last.isNumber || last == "…" || trimmed.hasSuffix("..")) { return .noStop }
         return nil
-    }
-
-    /// How much of a pause the answer to words with `ending` waits for (ms), given the silence
-    /// limit: the whole limit after a dangling word or without a stop; half of it after a clause mark, where a
-    /// thinking pause is short and a whole sentence often ends so too.
-    public static func waitMs(for ending: Ending, silenceMs: Int) -> Int {
-        switch ending {
-        case .danglingWord, .noStop: silenceMs
-        case .clauseMark: silenceMs / 2
-        }
     }
 }
