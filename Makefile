@@ -166,6 +166,7 @@ bench: release
 	bench/voices.py
 	bench/turn-end.py $$($(SWIFT) build -c release --show-bin-path)
 	PARLEY_SET=shared PARLEY_PAUSES=0 bench/turn-end.py $$($(SWIFT) build -c release --show-bin-path)
+	bench/thinking-pauses.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/over-playback.py $$($(SWIFT) build -c release --show-bin-path)
 	bench/echo-likeness.py
 	bench/confidence.py $$($(SWIFT) build -c release --show-bin-path) $(SPANISH_SPEECH)
