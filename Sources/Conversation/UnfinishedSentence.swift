@@ -39,15 +39,16 @@ public enum UnfinishedSentence {
         /// as a thinking pause ("He was not an ill-disposed young man, | unless…"; es-0029's
         /// "…ligeramente turbios, | por la humedad", answered at 800 ms of a second's pause while
         /// a comma waited half the silence limit; docs/benchmarks.md, "Spanish thinking
-        /// pauses").
+        /// pauses: words without a stop, and a comma, wait for the silence limit").
         case clauseMark
         /// Words an engine that writes stops (Whisper, Moonshine) left without one, or trailing
-        /// off ("..."): it writes a full stop after a whole sentence heard with its pause, and
-        /// none where the speaker stopped mid-sentence. Spanish recordings with a thinking pause
-        /// inserted after a word where the sentence cannot end: all 11 of 30 that became two
-        /// turns had first turns without a stop ("Duval que está casado y tiene", "…ligeramente
-        /// turbios", "…extremos en contra..."); 1 of 25 whole Spanish sentences had none
-        /// (docs/benchmarks.md, "Spanish thinking pauses").
+        /// off ("...", a dash): it writes a full stop after a whole sentence heard with its
+        /// pause, and none where the speaker stopped mid-sentence. Spanish recordings with a
+        /// thinking pause inserted after a word where the sentence cannot end: all 11 of 30
+        /// that became two turns had first turns without a stop ("Duval que está casado y
+        /// tiene", "…ligeramente turbios", "…extremos en contra..."); 1 of 25 whole Spanish
+        /// sentences had none (docs/benchmarks.md, "Spanish thinking pauses: words without a
+        /// stop, and a comma, wait for the silence limit").
         case noStop
     }
 
@@ -58,14 +59,17 @@ public enum UnfinishedSentence {
     /// none.
     public static func ending(of text: String, language: String, punctuated: Bool = false) -> Ending? {
         // A closing quote or bracket after the mark does not hide it.
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\"'»”’)]")))
+        let trimmed = text.trimmingCharacters(in: quotesAndSpace)
         guard let last = trimmed.last, last != "?", last != "!" else { return nil }
         let word = trimmed.split(whereSeparator: { $0.isWhitespace }).last.map {
             String($0).trimmingCharacters(in: .punctuationCharacters).lowercased()
         }
         if let word, danglingWords[language]?.contains(word) == true { return .danglingWord }
         if last == "," || last == ";" || last == ":" { return .clauseMark }
-        if punctuated && (last.isLetter || last.isNumber || last == "…" || trimmed.hasSuffix("..")) { return .noStop }
+        if punctuated && (last.isLetter || last.isNumber || "…—–-".contains(last) || trimmed.hasSuffix("..")) { return .noStop }
         return nil
     }
+
+    /// Space, quotes and closing brackets: what may follow a sentence's mark.
+    static let quotesAndSpace = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\"'»”’)]"))
 }

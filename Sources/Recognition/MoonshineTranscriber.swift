@@ -205,7 +205,7 @@ public final class MoonshineTranscriber: UtteranceTranscriber {
 
     /// Silence Moonshine hears after the utterance, which the accurate pass cuts 80 ms into its
     /// pause: cut so, Moonshine often ends a whole sentence with a comma, as if the person were
-    /// to go on, and the answer then waits for half the silence limit (`UnfinishedSentence`).
+    /// to go on, and the answer then waits for the silence limit (`UnfinishedSentence`).
     /// Whisper's worker adds 2 s of silence for the same reason. On the 49 English recordings
     /// cut 80 ms after their speech, 150-600 ms of silence after them took the commas from 2 to
     /// 0 and the errors from 26.9 % to 25.1-25.4 % (docs/benchmarks.md, "Moonshine hears
