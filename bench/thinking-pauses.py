@@ -47,8 +47,11 @@ def recordings():
             found.append(("en", ident, f"{LIBRIVOX}{ident}.wav", float(cut), word, reference[ident]))
     if "es" in LANGUAGES:
         for ident, cut, word in read_cuts("thinking-pauses-es.txt"):
-            wav = f"{ears.SPEECH}/es/{'fleurs' if ident.startswith('fleurs') else 'voxforge'}/{ident}.wav"
-            if os.path.exists(wav):
+            # ../shared/speech's, else Tests/data's copy (which lacks fleurs-es-005).
+            folder = f"es/{'fleurs' if ident.startswith('fleurs') else 'voxforge'}"
+            wav = next((w for w in (f"{ears.SPEECH}/{folder}/{ident}.wav", f"{ears.REPO}/Tests/data/{folder}/{ident}.wav")
+                        if os.path.exists(w)), None)
+            if wav:
                 with open(wav[:-4] + ".txt") as f:
                     found.append(("es", ident, wav, float(cut), word, f.read().strip()))
     return found
@@ -68,7 +71,7 @@ def main():
                 for lang, name, wav, cut, word, reference in cases:
                     samples = np.frombuffer(ears.pcm(wav), dtype="<i2")
                     at = int(cut * ears.RATE)
-                    tone = np.tile(samples[:1600], 40)
+                    tone = np.tile(samples[:1600], int(max(2.0, float(pause)) * 10) + 1)
                     audio = np.concatenate([tone[:8000], samples[:at], tone[:int(float(pause) * ears.RATE)], samples[at:], tone[:32000]])
                     path = f"{work}/input.raw"
                     audio.astype("<i2").tofile(path)

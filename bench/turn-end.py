@@ -93,7 +93,8 @@ def clips(work):
         for ident, cut, word in read_cuts("thinking-pauses.txt"):
             cuts.append((ident, f"{LIBRIVOX}{ident}.wav", cut, word, reference[ident]))
     if "es" in wanted:
-        spanish = [folder for folder, prefix in folders if prefix == "es:"]
+        # The set's Spanish folders, and Tests/data's VoxForge (the default set hears FLEURS only).
+        spanish = [folder for folder, prefix in folders if prefix == "es:"] + [f"{ROOT}/Tests/data/es/voxforge"]
         for ident, cut, word in read_cuts("thinking-pauses-es.txt"):
             for folder in spanish:
                 if os.path.exists(f"{folder}/{ident}.wav"):
