@@ -439,6 +439,29 @@ class Moonshine:
         return " ".join(" ".join(texts).split())
 
 
+
+# ---------------------------------------------------------------- thinking pauses
+
+LIBRIVOX = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-"
+
+
+def librivox_transcripts():
+    """{id: words} of pocketsphinx-testdata's LibriVox sentences ("0880": "he was not ...")."""
+    found = {}
+    with open("/usr/share/pocketsphinx/test/data/librivox/transcription") as f:
+        for line in f:
+            words, _, ident = line.rpartition("(")
+            found[ident.strip(" )\n").rsplit("-", 1)[-1]] = " ".join(words.replace("<s>", "").replace("</s>", "").split())
+    return found
+
+
+def thinking_pause_cuts(name):
+    """(recording, seconds, word) of a Tests/data list of thinking-pause cuts
+    (thinking-pauses.txt: LibriVox; thinking-pauses-es.txt: Spanish)."""
+    with open(f"{REPO}/Tests/data/{name}") as f:
+        return [line.split() for line in f if line.strip() and not line.startswith("#")]
+
+
 # ---------------------------------------------------------------- parleyd in file mode
 
 def bin_and_engines(usage):

@@ -23,30 +23,19 @@ sys.dont_write_bytecode = True  # no __pycache__ in bench/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ears  # noqa: E402
 
-LIBRIVOX = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-"
 PAUSES = os.environ.get("PAUSES", "0.6,0.8,1.0").split(",")
 LANGUAGES = os.environ.get("LANGUAGES", "en,es").split(",")
-
-
-def read_cuts(name):
-    """(recording, seconds, word) of a Tests/data list of thinking-pause cuts."""
-    with open(f"{ears.REPO}/Tests/data/{name}") as f:
-        return [line.split() for line in f if line.strip() and not line.startswith("#")]
 
 
 def recordings():
     """(language, name, wav, seconds, word, reference) for every cut of the lists."""
     found = []
     if "en" in LANGUAGES:
-        with open("/usr/share/pocketsphinx/test/data/librivox/transcription") as f:
-            reference = {}
-            for line in f:
-                words, _, ident = line.rpartition("(")
-                reference[ident.strip(" )\n").rsplit("-", 1)[-1]] = words.replace("<s>", "").replace("</s>", "").strip()
-        for ident, cut, word in read_cuts("thinking-pauses.txt"):
-            found.append(("en", ident, f"{LIBRIVOX}{ident}.wav", float(cut), word, reference[ident]))
+        reference = ears.librivox_transcripts()
+        for ident, cut, word in ears.thinking_pause_cuts("thinking-pauses.txt"):
+            found.append(("en", ident, f"{ears.LIBRIVOX}{ident}.wav", float(cut), word, reference[ident]))
     if "es" in LANGUAGES:
-        for ident, cut, word in read_cuts("thinking-pauses-es.txt"):
+        for ident, cut, word in ears.thinking_pause_cuts("thinking-pauses-es.txt"):
             # ../shared/speech's, else Tests/data's copy (which lacks fleurs-es-005).
             folder = f"es/{'fleurs' if ident.startswith('fleurs') else 'voxforge'}"
             wav = next((w for w in (f"{ears.SPEECH}/{folder}/{ident}.wav", f"{ears.REPO}/Tests/data/{folder}/{ident}.wav")

@@ -43,10 +43,14 @@ import time
 
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in bench/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ears  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.environ.get("SPEECH", os.path.join(os.path.dirname(ROOT), "shared", "speech"))
 DATA = "/usr/share/pocketsphinx/test/data"
-LIBRIVOX = f"{DATA}/librivox/sense_and_sensibility_01_austen_64kb-"
+LIBRIVOX = ears.LIBRIVOX
 RATE = 16000
 # How often (s) the bench asks the daemon for the turns stored (`turns`).
 POLL = float(os.environ.get("PARLEY_POLL", "0.5"))
@@ -61,11 +65,7 @@ def sox(*args):
 def clips(work):
     """(name, path, set): whole sentences, then the thinking-pause variants."""
     out = []
-    reference = {}
-    with open(f"{DATA}/librivox/transcription") as f:
-        for line in f:
-            words, _, ident = line.rpartition("(")
-            reference[ident.strip(" )\n").rsplit("-", 1)[-1]] = words.replace("<s>", "").replace("</s>", "").split()
+    reference = {ident: text.split() for ident, text in ears.librivox_transcripts().items()}
     for name, source in [("goforward", f"{DATA}/goforward.raw")] + [
             (i, f"{LIBRIVOX}{i}.wav") for i in ("0870", "0880", "0890", "0920", "0930")]:
         path = f"{work}/{name}.wav"
@@ -90,12 +90,12 @@ def clips(work):
     # the set's own Spanish folders (a recording the set lacks is left out).
     cuts = []
     if "en" in wanted:
-        for ident, cut, word in read_cuts("thinking-pauses.txt"):
+        for ident, cut, word in ears.thinking_pause_cuts("thinking-pauses.txt"):
             cuts.append((ident, f"{LIBRIVOX}{ident}.wav", cut, word, reference[ident]))
     if "es" in wanted:
         # The set's Spanish folders, and Tests/data's VoxForge (the default set hears FLEURS only).
         spanish = [folder for folder, prefix in folders if prefix == "es:"] + [f"{ROOT}/Tests/data/es/voxforge"]
-        for ident, cut, word in read_cuts("thinking-pauses-es.txt"):
+        for ident, cut, word in ears.thinking_pause_cuts("thinking-pauses-es.txt"):
             for folder in spanish:
                 if os.path.exists(f"{folder}/{ident}.wav"):
                     with open(f"{folder}/{ident}.txt") as f:
@@ -113,12 +113,6 @@ def clips(work):
             sox(f"{work}/a.wav", f"{work}/pause.wav", f"{work}/b.wav", path)
             out.append((f"{name} {pause} s after \"{word}\"", path, "pause", words))
     return out
-
-
-def read_cuts(name):
-    """(recording, seconds, word) of a Tests/data list of thinking-pause cuts."""
-    with open(f"{ROOT}/Tests/data/{name}") as f:
-        return [line.split() for line in f if line.strip() and not line.startswith("#")]
 
 
 def start_room(work):
