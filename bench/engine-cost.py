@@ -2,8 +2,8 @@
 """What the accurate engines cost (issue 25): CPU seconds per second of audio, threads, memory.
 
 - Whisper base: the parley-whisper worker as parleyd starts it (a child on stdin/stdout, int8,
-  --threads 2 here: one per core, as `threads = 0` gave on this machine until session 56, when it
-  became one per core but one). Its CPU (utime +
+  the threads parleyd gives it, `ears.shipped_whisper_threads`: one per core but one, 1 here; until
+  session 56 this bench ran it on 2, one per core). Its CPU (utime +
   stime of every thread, /proc/PID/stat) before and after each pass over the recordings,
   divided by the recordings' length; Threads, VmRSS and VmHWM from /proc/PID/status once
   loaded and warm (the worker decodes one second of silence before answering) and after the
@@ -48,7 +48,7 @@ def children_cpu():
 
 def whisper_cost(engines, sets):
     rows = []
-    whisper = ears.Whisper(engines, threads=2)
+    whisper = ears.Whisper(engines, threads=ears.shipped_whisper_threads())
     loaded_cpu = ears.cpu_seconds(whisper.pid)
     warm = ears.status(whisper.pid)
     for label, request, recordings in sets:
@@ -195,7 +195,7 @@ def main():
     elapsed = time.monotonic() - started
 
     print(f"bench/engine-cost.py took {elapsed:.0f} s\n")
-    print("Whisper base worker (int8, --threads 2): CPU per second of audio\n")
+    print(f"Whisper base worker (int8, --threads {ears.shipped_whisper_threads()}): CPU per second of audio\n")
     print("| pass | recordings | audio | CPU s per s of audio | wall s per s of audio | median worker-reported s per s |")
     print("|---|---|---|---|---|---|")
     for label, count, audio, cpu, wall, reported in rows:
