@@ -41,6 +41,7 @@ extension ParleyConfig {
                 return answerAfterMs
             },
             .double("end_probability", \.endpoint.endProbability, in: 0...1),
+            .double("slow_speech_below", \.endpoint.slowSpeechBelow, in: 0...20),
             .int("preroll_ms", \.endpoint.prerollMs, in: 0...5_000),
             .int("min_speech_ms", \.endpoint.minSpeechMs, in: 0...10_000),
             .int("max_speech_ms", \.endpoint.maxSpeechMs, in: 500...120_000),

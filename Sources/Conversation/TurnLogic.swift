@@ -56,6 +56,12 @@ public struct TurnLogic: Sendable {
     public private(set) var utteranceOnset = 0
     /// Where the utterance being heard started, on the capture timeline.
     private var utteranceStart: SampleTime = 0
+    /// Where its voice began, on the capture timeline: after the pre-roll, or after another's
+    /// voice the accurate pass leaves out (`leaveOutLeadIn`).
+    private var voiceOnset: SampleTime = 0
+    /// How long the voice of the utterance heard last lasted, from its first voice to its last
+    /// (its pauses included): with its words, how slowly it was said (`SlowSpeech`).
+    public private(set) var utteranceVoice: SampleTime = 0
     /// Where in `utteranceAudio` what the accurate pass hears begins: after another's voice that
     /// came before the people's (`Endpointer.leadIn`), else at its start.
     public private(set) var accurateFrom = 0
@@ -105,7 +111,8 @@ public struct TurnLogic: Sendable {
     /// How long after its decided end (`endDecidedAt`) the answer to an utterance the language
     /// model ended waits: until the pause reaches its language's `EndpointSettings.answerAfterMs`
     /// (at most the silence limit), or, when its words end mid-sentence (`UnfinishedSentence`:
-    /// a dangling word, a comma, an accurate engine's words without a stop), the silence limit.
+    /// a dangling word, a comma, an accurate engine's words without a stop) or were said slowly
+    /// (`SlowSpeech`, under `EndpointSettings.slowSpeechBelow`), the silence limit.
     /// 0 when neither asks for a wait.
     public private(set) var answerWait: SampleTime = 0
     /// The input ended (`endInput`): nothing more will be heard.
@@ -162,9 +169,10 @@ public struct TurnLogic: Sendable {
         if let draft, let end = utteranceEnd, end.reason == .languageModel {
             // Never longer than the silence limit, which would have ended it anyway.
             var waitMs = min(endpointer.settings.answerAfterMs[draft.sourceLang] ?? 0, endpointer.settings.silenceMs)
-            // Words that end mid-sentence, however they do: the silence limit.
+            // Words that end mid-sentence, however they do, or said slowly: the silence limit.
             if let words = draft.recognition,
                 UnfinishedSentence.ending(of: words.text, language: draft.sourceLang, punctuated: words.engine != nil) != nil
+                    || SlowSpeech.isSlow(words.text, voiceMs: Int(utteranceVoice * 1000 / SampleTime(endpointer.sampleRate)), below: endpointer.settings.slowSpeechBelow)
             {
                 waitMs = endpointer.settings.silenceMs
             }
@@ -355,6 +363,7 @@ public struct TurnLogic: Sendable {
             period.actions += handle(.speechStarted(at: at))
             audio = preroll
             utteranceStart = at
+            voiceOnset = at + SampleTime(endpointer.lastVoiceStart)
             accurateFrom = 0
             leadVoiceFrom = nil
             if keepsAudio {
@@ -364,7 +373,7 @@ public struct TurnLogic: Sendable {
         case .ended(let end, let reason, let pause)?:
             utteranceAboveFloorDB = endpointer.lastSpeechAboveFloorDB
             period.log.append(
-                "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(utteranceAboveFloorDB ?? 0)) dB above the floor)"
+                "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(utteranceAboveFloorDB ?? 0)) dB above the floor; \(Self.seconds(end - pause - voiceOnset)) of voice)"
             )
             // Only the accurate pass leaves it out: the lanes, whose words a turn gets without it,
             // heard it.
@@ -372,6 +381,7 @@ public struct TurnLogic: Sendable {
             lanesHeard = utteranceAudio.count
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = (reason, pause)
+            utteranceVoice = max(0, end - pause - voiceOnset)
             period.actions += handle(.speechEnded(at: end))
             holdWhileTheEndMayBeWithdrawn()
         case .discarded(let end, let reason)? where resumedEnd != nil:
@@ -382,6 +392,7 @@ public struct TurnLogic: Sendable {
             if keepsAudio { utteranceAudio += frame }
             // The accurate pass hears it as it was at that end: what came since is pause.
             utteranceEnd = resumedEnd.map { ($0.reason, $0.pause + SampleTime(max(0, utteranceAudio.count - audioAtEnd))) }
+            utteranceVoice = max(0, end - (utteranceEnd?.pause ?? 0) - voiceOnset)
             period.actions += handle(.speechEnded(at: end))
             holdWhileTheEndMayBeWithdrawn()
         case .discarded(let end, let reason)?:
@@ -506,6 +517,7 @@ public struct TurnLogic: Sendable {
         guard keepsAudio, resumedEnd == nil, leadVoiceFrom == nil, let lead = endpointer.leadIn, lead.cut > utteranceStart else { return }
         accurateFrom = min(utteranceAudio.count, Int(lead.cut - utteranceStart))
         leadVoiceFrom = Int(lead.voice - lead.cut)
+        voiceOnset = lead.voice
         // From where the voice began, not the pre-roll.
         let ms = max(0, Int(lead.cut - utteranceStart) - utteranceOnset) * 1000 / captureSampleRate
         let line = "a voice under the one at \(Self.seconds(lead.voice)), before it and a pause (\(ms / 100 / 10).\(ms / 100 % 10) s of it), "

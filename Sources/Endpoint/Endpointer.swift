@@ -63,6 +63,10 @@ public struct EndpointSettings: Sendable, Equatable, Codable {
     /// hidden. Never longer than `silenceMs`, which would end the turn anyway. English's keeps
     /// them whole at 300 ms (docs/benchmarks.md, "Whisper on one thread of two cores").
     public var answerAfterMs: [String: Int] = ["es": 800]
+    /// Syllables per second of voice below which the answer to an end the language model
+    /// decided waits for `silenceMs`, as for words that end mid-sentence: a person speaking
+    /// this slowly pauses between words (`SlowSpeech`, in ParleyConversation). 0: never.
+    public var slowSpeechBelow: Double = 2.5
     /// The lowest the noise floor may go; keeps digital silence from making noise look like speech.
     public var floorMinDB: Float = -66
     /// How long a louder background must last to become the floor: with a voice-activity

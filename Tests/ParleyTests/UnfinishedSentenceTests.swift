@@ -11,14 +11,16 @@ private func at(_ ms: Int) -> ParleyClock.Instant { ParleyClock.Instant(offset: 
 /// A Spanish turn by A that the language model ended after 300 ms of pause (100 ms more heard),
 /// its words `words` recognized: what `translated` answered.
 /// `engine`: the accurate engine that gave the words (nil: the streaming recognizer).
+/// `voice`: what the person said (a second of it unless given).
 private func endedTurn(
-    saying words: String, recording: Bool = false, endpoint: EndpointSettings = noAnswerAfter, engine: String? = nil
+    saying words: String, recording: Bool = false, endpoint: EndpointSettings = noAnswerAfter, engine: String? = nil,
+    voice: [Int16] = Drive.words
 ) throws -> (Drive, [ConversationMachine.Action]) {
     var drive = Drive(endpoint: endpoint)
     drive.logic.captureOpened(hearsPlayback: false, realTime: !recording)
     _ = drive.logic.reconfigure(
         .init(echoTail: 4_800, languageA: "es", languageB: "en"), silenceMs: EndpointSettings().silenceMs, dualDecoding: false)
-    drive.feed(Drive.background + Drive.words + Drive.pause(ms: 400)) { _ in [("es", SentenceEnd(probability: 0.4, words: 2, text: words))] }
+    drive.feed(Drive.background + voice + Drive.pause(ms: 400)) { _ in [("es", SentenceEnd(probability: 0.4, words: 2, text: words))] }
     let ended = try #require(drive.actions.lazy.compactMap { action -> (Speaker, TurnLanguages)? in
         guard case .finishRecognition(let speaker, let languages) = action else { return nil }
         return (speaker, languages)
@@ -212,5 +214,59 @@ struct UnfinishedSentenceTests {
         drive.feed(Drive.pause(ms: EndpointSettings().silenceMs))
         #expect(!drive.logic.mayGoOn)
         #expect(speaks(drive.actions))
+    }
+}
+
+@Suite("Slow speech waits for the silence limit")
+struct SlowSpeechTests {
+    @Test(arguments: [
+        ("A quarter drop of water.", 7), ("una cultura específica.", 10), ("In 1813, I", 6), ("Il était à 60 millions", 8),
+        ("¿Qué?", 1), ("Hmm.", 0), ("", 0),
+    ])
+    func syllablesAreRunsOfVowelsAndDigits(text: String, syllables: Int) {
+        #expect(SlowSpeech.syllables(in: text) == syllables)
+    }
+
+    @Test func aTurnIsSlowBelowTheRateOverEnoughVoice() {
+        // 7 syllables over 3.2 s: 2.2 a second (speechocean762's readers), against 2.5.
+        #expect(SlowSpeech.isSlow("A quarter drop of water.", voiceMs: 3_200, below: 2.5))
+        #expect(!SlowSpeech.isSlow("A quarter drop of water.", voiceMs: 2_000, below: 2.5))
+        // Too little voice to judge: a short answer said with its pre-roll.
+        #expect(!SlowSpeech.isSlow("Yes.", voiceMs: SlowSpeech.minimumVoiceMs - 1, below: 2.5))
+        #expect(SlowSpeech.isSlow("Yes.", voiceMs: SlowSpeech.minimumVoiceMs, below: 2.5))
+        // 0: never.
+        #expect(!SlowSpeech.isSlow("A quarter drop of water.", voiceMs: 3_200, below: 0))
+    }
+
+    /// Two seconds of voice whose words have 1 syllable: the language model's
+    /// end is answered once the pause reaches the silence limit, though the words end with a stop.
+    @Test func aSlowTurnWaitsForTheSilenceLimit() throws {
+        var (drive, answered) = try endedTurn(saying: "Bien.", engine: "whisper-base", voice: Drive.words + Drive.words)
+        #expect(!speaks(answered), "answered at the language model's end: \(answered)")
+        let silence = EndpointSettings().silenceMs
+        drive.feed(Drive.pause(ms: silence - 400 - 100))
+        #expect(!speaks(drive.actions), "answered before the silence limit")
+        drive.feed(Drive.pause(ms: 200))
+        #expect(speaks(drive.actions), "answered once the pause reached the silence limit")
+    }
+
+    @Test func theSlowPersonWhoGoesOnGoesOnWithTheSameUtterance() throws {
+        var (drive, answered) = try endedTurn(saying: "Bien.", engine: "whisper-base", voice: Drive.words + Drive.words)
+        #expect(!speaks(answered))
+        drive.feed(Drive.pause(ms: 500) + Drive.words + Drive.pause(ms: 200))
+        #expect(drive.actions.contains(.resumeRecognition(.a, esEn)), "\(drive.actions)")
+        #expect(!speaks(drive.actions))
+    }
+
+    /// The same voice at a speaker's pace (10 syllables in 2 s), or with the rule off, is
+    /// answered at once.
+    @Test(arguments: [("una cultura específica.", 2.5), ("Bien.", 0)])
+    func aTurnAtASpeakersPaceOrWithTheRuleOffIsAnsweredAtOnce(words: String, below: Double) throws {
+        var endpoint = noAnswerAfter
+        endpoint.slowSpeechBelow = below
+        let (drive, answered) = try endedTurn(saying: words, endpoint: endpoint, engine: "whisper-base", voice: Drive.words + Drive.words)
+        #expect(speaks(answered), "\(answered)")
+        #expect(drive.logic.answerWait == 0)
+        #expect(drive.logic.utteranceVoice >= SampleTime(SlowSpeech.minimumVoiceMs * captureSampleRate / 1000))
     }
 }
