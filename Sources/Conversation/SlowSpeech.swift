@@ -9,9 +9,13 @@ import Foundation
 /// answer to such a turn waits until the pause reaches the silence limit (`TurnLogic.answer`),
 /// as for words that end mid-sentence (`UnfinishedSentence`).
 public enum SlowSpeech {
-    /// Below this much voice, a turn is not judged by its pace: a short answer ("Yes.") said
-    /// with its pre-roll would look slow.
+    /// Below this much voice, a turn is not judged by its pace: a word or two ("Yes.", "Okay,
+    /// sure.") give too few syllables for a pace, and a short answer waits for nothing.
     public static let minimumVoiceMs = 1_500
+
+    /// The last letter of the Latin script's blocks (Latin Extended-B): words in another script
+    /// (Cyrillic, Greek, CJK) have no vowels to count and are not judged.
+    static let lastLatinLetter: Unicode.Scalar = "\u{024F}"
 
     /// About how many syllables `text` has: its runs of vowels (accents folded), and a digit
     /// for each digit ("1813": 4; engines write numbers as digits). Close enough in English,
@@ -34,9 +38,12 @@ public enum SlowSpeech {
     }
 
     /// Whether `text`, heard over `voiceMs` of voice (from its first voice to its last), is
-    /// spoken at fewer than `syllablesPerSecond` (0: no turn is).
+    /// spoken at fewer than `syllablesPerSecond` (0: no turn is). Words in a script other than
+    /// Latin are not judged.
     public static func isSlow(_ text: String, voiceMs: Int, below syllablesPerSecond: Double) -> Bool {
-        guard syllablesPerSecond > 0, voiceMs >= minimumVoiceMs else { return false }
+        guard syllablesPerSecond > 0, voiceMs >= minimumVoiceMs,
+            !text.unicodeScalars.contains(where: { $0.properties.isAlphabetic && $0 > lastLatinLetter })
+        else { return false }
         return Double(syllables(in: text)) * 1000 / Double(voiceMs) < syllablesPerSecond
     }
 }

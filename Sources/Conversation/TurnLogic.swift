@@ -162,11 +162,13 @@ public struct TurnLogic: Sendable {
     /// The translation of the utterance: spoken now, or held (`heldAnswer`) while the person
     /// may go on: from a recording, until `answerHold` of it after the end has been heard; live
     /// or not, when the language model ended it, until the pause reaches its language's
-    /// `answerAfterMs`, or the silence limit when its words end mid-sentence (`answerWait`).
+    /// `answerAfterMs`, or the silence limit when its words end mid-sentence or came slowly
+    /// (`answerWait`).
     mutating func answer(_ event: ConversationMachine.Event) -> [ConversationMachine.Action] {
         // Judged afresh for each answer: an earlier answer's words do not make this one wait.
         answerWait = 0
-        if let draft, let end = utteranceEnd, end.reason == .languageModel {
+        // A heard turn's (`recognitionFinishing` names its end), not a typed one's.
+        if let draft, draft.endedBy != nil, let end = utteranceEnd, end.reason == .languageModel {
             // Never longer than the silence limit, which would have ended it anyway.
             var waitMs = min(endpointer.settings.answerAfterMs[draft.sourceLang] ?? 0, endpointer.settings.silenceMs)
             // Words that end mid-sentence, however they do, or said slowly: the silence limit.
@@ -221,6 +223,7 @@ public struct TurnLogic: Sendable {
                 judgements = [:]
                 awaitedJudgement = nil
                 utteranceEnd = nil
+                utteranceVoice = 0
                 utteranceSides = languages
                 utteranceLanguages = dualDecoding ? [languages.source, languages.target] : [languages.source]
             case .resumeRecognition:
@@ -372,8 +375,9 @@ public struct TurnLogic: Sendable {
             }
         case .ended(let end, let reason, let pause)?:
             utteranceAboveFloorDB = endpointer.lastSpeechAboveFloorDB
+            utteranceVoice = max(0, end - pause - voiceOnset)
             period.log.append(
-                "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(utteranceAboveFloorDB ?? 0)) dB above the floor; \(Self.seconds(end - pause - voiceOnset)) of voice)"
+                "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(utteranceAboveFloorDB ?? 0)) dB above the floor; \(Self.seconds(utteranceVoice)) of voice)"
             )
             // Only the accurate pass leaves it out: the lanes, whose words a turn gets without it,
             // heard it.
@@ -381,7 +385,6 @@ public struct TurnLogic: Sendable {
             lanesHeard = utteranceAudio.count
             if keepsAudio { utteranceAudio += frame }
             utteranceEnd = (reason, pause)
-            utteranceVoice = max(0, end - pause - voiceOnset)
             period.actions += handle(.speechEnded(at: end))
             holdWhileTheEndMayBeWithdrawn()
         case .discarded(let end, let reason)? where resumedEnd != nil:
@@ -488,7 +491,10 @@ public struct TurnLogic: Sendable {
             endpointer.reset()
             return handle(.speechDiscarded)
         }
-        if case .ended(_, let reason, let pause)? = endpointer.forceEnd(at: position) { utteranceEnd = (reason, pause) }
+        if case .ended(_, let reason, let pause)? = endpointer.forceEnd(at: position) {
+            utteranceEnd = (reason, pause)
+            utteranceVoice = max(0, position - pause - voiceOnset)
+        }
         return handle(.speechEnded(at: position))
     }
 
@@ -517,6 +523,8 @@ public struct TurnLogic: Sendable {
         guard keepsAudio, resumedEnd == nil, leadVoiceFrom == nil, let lead = endpointer.leadIn, lead.cut > utteranceStart else { return }
         accurateFrom = min(utteranceAudio.count, Int(lead.cut - utteranceStart))
         leadVoiceFrom = Int(lead.voice - lead.cut)
+        // The pace is the accurate words' (the streaming lanes', which heard that voice too,
+        // look a little faster for its words).
         voiceOnset = lead.voice
         // From where the voice began, not the pre-roll.
         let ms = max(0, Int(lead.cut - utteranceStart) - utteranceOnset) * 1000 / captureSampleRate

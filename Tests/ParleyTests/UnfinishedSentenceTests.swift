@@ -236,6 +236,8 @@ struct SlowSpeechTests {
         #expect(SlowSpeech.isSlow("Yes.", voiceMs: SlowSpeech.minimumVoiceMs, below: 2.5))
         // 0: never.
         #expect(!SlowSpeech.isSlow("A quarter drop of water.", voiceMs: 3_200, below: 0))
+        // Words in another script have no vowels to count: not judged.
+        #expect(!SlowSpeech.isSlow("Привет, как дела", voiceMs: 3_000, below: 2.5))
     }
 
     /// Two seconds of voice whose words have 1 syllable: the language model's
@@ -256,6 +258,11 @@ struct SlowSpeechTests {
         drive.feed(Drive.pause(ms: 500) + Drive.words + Drive.pause(ms: 200))
         #expect(drive.actions.contains(.resumeRecognition(.a, esEn)), "\(drive.actions)")
         #expect(!speaks(drive.actions))
+        // Ended again, the utterance's voice runs from its first voice to its last: 2 s, the
+        // 900 ms pause, 1 s.
+        drive.feed(Drive.pause(ms: 400)) { _ in [("es", SentenceEnd(probability: 0.4, words: 2, text: "Bien."))] }
+        #expect(drive.logic.utteranceEnd?.reason == .languageModel)
+        #expect(abs(ms(drive.logic.utteranceVoice) - 3_900) <= 150, "\(ms(drive.logic.utteranceVoice)) ms")
     }
 
     /// The same voice at a speaker's pace (10 syllables in 2 s), or with the rule off, is
@@ -267,6 +274,25 @@ struct SlowSpeechTests {
         let (drive, answered) = try endedTurn(saying: words, endpoint: endpoint, engine: "whisper-base", voice: Drive.words + Drive.words)
         #expect(speaks(answered), "\(answered)")
         #expect(drive.logic.answerWait == 0)
-        #expect(drive.logic.utteranceVoice >= SampleTime(SlowSpeech.minimumVoiceMs * captureSampleRate / 1000))
+        // The voice from its first sound to its last: not the pre-roll, not the pause.
+        #expect(abs(ms(drive.logic.utteranceVoice) - 2_000) <= 150, "\(ms(drive.logic.utteranceVoice)) ms")
+    }
+
+    /// A typed turn has no voice: its answer waits for nothing, whatever the utterance before.
+    @Test func aTypedTurnAfterASlowOneWaitsForNothing() throws {
+        var (drive, answered) = try endedTurn(saying: "Bien.", engine: "whisper-base", voice: Drive.words + Drive.words)
+        #expect(!speaks(answered))
+        drive.feed(Drive.pause(ms: EndpointSettings().silenceMs))
+        #expect(speaks(drive.actions))
+        _ = drive.logic.takeDraft()
+        _ = drive.logic.handle(.speakingStarted)
+        _ = drive.logic.handle(.speakingFinished(playedSamples: 0))
+        drive.feed(Drive.pause(ms: 500))
+        #expect(!drive.logic.typed(.a, text: "Bien.", languages: nil, at: at(20_000)).isEmpty)
+        let typedAnswer = drive.logic.translated("translated", route: nil, speculated: false, started: at(20_010), at: at(20_100))
+        #expect(speaks(typedAnswer), "\(typedAnswer)")
+        #expect(drive.logic.answerWait == 0)
     }
 }
+
+private func ms(_ samples: SampleTime) -> Int { Int(samples * 1000 / SampleTime(captureSampleRate)) }
