@@ -489,11 +489,12 @@ def engines_variant(work, engines, which):
     return folder
 
 
-def write_config(path, work, mode="one-way", speaker_a="en", speaker_b="es", transcriber=None, detector=None):
+def write_config(path, work, mode="one-way", speaker_a="en", speaker_b="es", transcriber=None, detector=None, log_level="info"):
     """A bench config: absolute paths, history in `work`. transcriber: None (PocketSphinx
     only) or (engines folder, server uri or ""). detector: with transcriber None, an engines
     folder whose Moonshine library gives the Silero voice detector (without it, the level alone
-    finds speech unless an engines folder is installed system-wide)."""
+    finds speech unless an engines folder is installed system-wide). log_level "debug" gives
+    each utterance's end and voice (`turn_paces`)."""
     with open(path, "w") as f:
         f.write(f'[conversation]\nspeaker_a = "{speaker_a}"\nspeaker_b = "{speaker_b}"\nmode = "{mode}"\n')
         f.write(SPANISH_MODEL)
@@ -503,7 +504,28 @@ def write_config(path, work, mode="one-way", speaker_a="en", speaker_b="es", tra
         else:
             f.write("[transcriber]\nenabled = false\n" + (f'engines = "{detector}"\n' if detector else ""))
         f.write(f'[translator]\nfailure_notice = false\n[history]\npath = "{work}/history.sqlite"\n'
-                f'[control]\nsocket = "{work}/control.sock"\n[log]\nlevel = "info"\n')
+                f'[control]\nsocket = "{work}/control.sock"\n[log]\nlevel = "{log_level}"\n')
+
+
+def syllables(text):
+    """About how many syllables `text` has, as parleyd counts them (`SlowSpeech.syllables`):
+    runs of vowels, accents folded, and one per digit."""
+    folded = "".join(c for c in unicodedata.normalize("NFD", text.lower()) if not unicodedata.combining(c))
+    return len(re.findall(r"[aeiouy]+", folded)) + sum(c.isdigit() for c in folded)
+
+
+def turn_paces(log):
+    """Per turn parleyd stored, in order, from its debug log: (the voice of its utterance in
+    seconds, what ended it), read from the last utterance end before the turn's line (None
+    before any)."""
+    paces, last = [], None
+    for line in log.splitlines():
+        ended = re.search(r"speech ended at [\d.]+ s \((\w+), after [\d.]+ s of pause.*; ([\d.]+) s of voice\)", line)
+        if ended:
+            last = (float(ended.group(2)), ended.group(1))
+        elif " parleyd: turn " in line:
+            paces.append(last)
+    return paces
 
 
 def run_parleyd(bin_dir, config, work, audio, nice=5):

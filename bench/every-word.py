@@ -22,6 +22,8 @@ write), splits (a recording that became more turns than it has sentences: one, o
 joined), who-spoke errors (a turn given the other language; "long": of 3 words or more), and
 voices taken for the background (a second of a person's speech or more discarded by the gate for
 voices across the room, `[endpoint] background_below_db`: every recording here is a person).
+Each recording's line (stderr) also gives each turn's pace, syllables a second of its utterance's
+voice (`[endpoint] slow_speech_below`), and what ended it.
 
 Usage: bench/every-word.py BIN_DIR [ENGINES]   (a release build: make release)
 Only some languages: LANGUAGES=fr,pt bench/every-word.py ...
@@ -154,7 +156,7 @@ def main():
                     continue
                 configs[other] = f"{work}/auto-{other}.toml"
                 ears.write_config(configs[other], work, mode="auto", speaker_a="en", speaker_b=other,
-                                  transcriber=(only_moonshine, server.uri))
+                                  transcriber=(only_moonshine, server.uri), log_level="debug")
             for (lang, kind, name, audio, reference, sentences), engine in zip(cases, engine_text):
                 path = f"{work}/input.raw"
                 with open(path, "wb") as f:
@@ -178,8 +180,11 @@ def main():
                 extra = ears.leading_extra(reference, product, lang)
                 if extra and ears.leading_extra(reference, engine, lang) != extra:
                     r["openings"].append((name, extra))
+                # Each turn's pace (syllables a second of its utterance's voice) and what ended it.
+                paces = [f"{ears.syllables(t['text']) / p[0]:.2f} {p[1]}" if p and p[0] else "-"
+                         for t, p in zip(turns, ears.turn_paces(log))]
                 print(f"{lang} {kind:6} {name[:60]:60} engine {e1:2}/{n:2} parleyd {e2:2}/{n:2} turns {len(turns)} "
-                      f"{[t['lang'] + ': ' + t['text'] for t in turns]}" + (f" LOST {runs}" if runs else "")
+                      f"{[t['lang'] + ': ' + t['text'] for t in turns]} paces {paces}" + (f" LOST {runs}" if runs else "")
                       + (f" TAKEN FOR THE BACKGROUND {gated}" if gated else ""), file=sys.stderr)
     finally:
         server.close()

@@ -30,7 +30,7 @@ Sets:
 Usage: bench/turn-end.py BIN_DIR   (PARLEY_SET=shared: every English and Spanish recording of
 ../shared/speech (SPEECH=DIR: another folder) instead of Tests/data's; PARLEY_OTHER=pt: English against Portuguese, English sentences
 only: en->pt goes through Spanish, so this is a pivot pair's mouth-to-ear; PARLEY_PAUSES=0: the whole
-sentences only, PARLEY_PAUSES=en or es: one language's thinking pauses; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_MOONSHINE_ONE_THREAD=false: Moonshine on one thread per core; PARLEY_WHISPER_THREADS=N: Whisper's threads (as shipped, 0: one per core but one); PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
+sentences only, PARLEY_PAUSES=en or es: one language's thinking pauses; PARLEY_LIKELY_END=MS: another likely_end_ms; PARLEY_SLOW_SPEECH=X: another slow_speech_below (0: off); PARLEY_MOONSHINE_ONE_THREAD=false: Moonshine on one thread per core; PARLEY_WHISPER_THREADS=N: Whisper's threads (as shipped, 0: one per core but one); PARLEY_VOCABULARY=N: the words English's streaming decoder knows (0: all); PARLEY_POLL=S: how often the bench asks for the turns stored (0.5 s; it costs the engines CPU); VERBOSE=1: each turn's words and stage timings, and the daemon's debug lines on where the time went)
 """
 import json
 import os
@@ -146,13 +146,20 @@ def start_room(work):
         if os.environ.get("PARLEY_VOICE_EN"):
             # Another engine for English replies ("festival", "espeak-ng"; as shipped: Piper).
             f.write(f'[voice.en]\nengine = "{os.environ["PARLEY_VOICE_EN"]}"\n')
+        endpoint = []
         if os.environ.get("PARLEY_LIKELY_END"):
             # Another likely_end_ms, to weigh a shorter wait against sentences cut at a comma.
-            f.write(f'[endpoint]\nlikely_end_ms = {int(os.environ["PARLEY_LIKELY_END"])}\n')
+            endpoint.append(f'likely_end_ms = {int(os.environ["PARLEY_LIKELY_END"])}\n')
+        if os.environ.get("PARLEY_SLOW_SPEECH"):
+            # Another slow_speech_below (0: slow speech is answered as any other).
+            endpoint.append(f'slow_speech_below = {float(os.environ["PARLEY_SLOW_SPEECH"])}\n')
+        if endpoint:
+            f.write("[endpoint]\n" + "".join(endpoint))
         print(f"accurate pass: {'on' if accurate else 'off'}; likely_end_ms {os.environ.get('PARLEY_LIKELY_END', 'as shipped')}; "
               f"English spoken by {os.environ.get('PARLEY_VOICE_EN', 'the engine shipped')}; "
               f"English vocabulary {os.environ.get('PARLEY_VOCABULARY', 'as shipped')}; "
-              f"Moonshine on one thread: {os.environ.get('PARLEY_MOONSHINE_ONE_THREAD', 'as shipped')}")
+              f"Moonshine on one thread: {os.environ.get('PARLEY_MOONSHINE_ONE_THREAD', 'as shipped')}; "
+              f"slow_speech_below {os.environ.get('PARLEY_SLOW_SPEECH', 'as shipped')}")
     return env
 
 
