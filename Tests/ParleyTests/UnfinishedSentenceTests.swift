@@ -45,6 +45,17 @@ private func speaks(_ actions: [ConversationMachine.Action]) -> Bool {
     actions.contains { if case .speak = $0 { true } else { false } }
 }
 
+/// The answer to an end the language model decided at 400 ms of pause (`endedTurn`) waits until
+/// the pause reaches the silence limit, and goes then.
+private func expectTheAnswerAtTheSilenceLimit(_ drive: inout Drive, answered: [ConversationMachine.Action]) {
+    #expect(!speaks(answered), "answered at the language model's end: \(answered)")
+    let silence = EndpointSettings().silenceMs
+    drive.feed(Drive.pause(ms: silence - 400 - 100))
+    #expect(!speaks(drive.actions), "answered before the silence limit")
+    drive.feed(Drive.pause(ms: 200))
+    #expect(speaks(drive.actions), "answered once the pause reached the silence limit")
+}
+
 @Suite("Words that say the sentence goes on")
 struct UnfinishedSentenceTests {
     @Test(arguments: [
@@ -101,12 +112,7 @@ struct UnfinishedSentenceTests {
     func wordsWithoutAStopOrOnACommaWaitForTheSilenceLimit(words: String, shippedEndpoint: Bool) throws {
         var (drive, answered) = try endedTurn(
             saying: words, endpoint: shippedEndpoint ? EndpointSettings() : noAnswerAfter, engine: "whisper-base")
-        #expect(!speaks(answered), "answered at the language model's end: \(answered)")
-        let silence = EndpointSettings().silenceMs
-        drive.feed(Drive.pause(ms: silence - 400 - 100))
-        #expect(!speaks(drive.actions), "answered before the silence limit")
-        drive.feed(Drive.pause(ms: 200))
-        #expect(speaks(drive.actions), "answered once the pause reached the silence limit")
+        expectTheAnswerAtTheSilenceLimit(&drive, answered: answered)
     }
 
     @Test func thePersonWhoGoesOnAfterWordsWithoutAStopGoesOnWithTheSameUtterance() throws {
@@ -244,12 +250,7 @@ struct SlowSpeechTests {
     /// end is answered once the pause reaches the silence limit, though the words end with a stop.
     @Test func aSlowTurnWaitsForTheSilenceLimit() throws {
         var (drive, answered) = try endedTurn(saying: "Bien.", engine: "whisper-base", voice: Drive.words + Drive.words)
-        #expect(!speaks(answered), "answered at the language model's end: \(answered)")
-        let silence = EndpointSettings().silenceMs
-        drive.feed(Drive.pause(ms: silence - 400 - 100))
-        #expect(!speaks(drive.actions), "answered before the silence limit")
-        drive.feed(Drive.pause(ms: 200))
-        #expect(speaks(drive.actions), "answered once the pause reached the silence limit")
+        expectTheAnswerAtTheSilenceLimit(&drive, answered: answered)
     }
 
     @Test func theSlowPersonWhoGoesOnGoesOnWithTheSameUtterance() throws {
