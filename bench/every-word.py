@@ -169,7 +169,7 @@ def main():
                 r["cases"] += 1
                 r["turns"] += len(turns)
                 r["splits"] += len(turns) > sentences
-                gated = log.count("taken for one across the room")
+                gated = sum(" notice parleyd: " in line and "taken for one across the room" in line for line in log.splitlines())
                 r["background"] += gated
                 for t in turns:
                     if t["lang"] != lang:
