@@ -45,7 +45,7 @@ private func speaks(_ actions: [ConversationMachine.Action]) -> Bool {
     actions.contains { if case .speak = $0 { true } else { false } }
 }
 
-/// The answer to an end the language model decided at 400 ms of pause (`endedTurn`) waits until
+/// The answer to an end the language model decided (`endedTurn`: 400 ms of pause heard) waits until
 /// the pause reaches the silence limit, and goes then.
 private func expectTheAnswerAtTheSilenceLimit(_ drive: inout Drive, answered: [ConversationMachine.Action]) {
     #expect(!speaks(answered), "answered at the language model's end: \(answered)")
