@@ -363,6 +363,11 @@ public struct TurnLogic: Sendable {
         switch endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: cue) {
         case .started(let at, let preroll)?:
             period.log.append("speech started at \(Self.seconds(at))")
+            if endpointer.hearsQuietVoice {
+                period.log.append(
+                    "a voice under the people's after a quiet room (\(Endpointer.quietRoomMs / 1000) s or more without one), heard as a quieter person's: it ends on silence_ms alone"
+                )
+            }
             period.actions += handle(.speechStarted(at: at))
             audio = preroll
             utteranceStart = at

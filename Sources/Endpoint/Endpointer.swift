@@ -267,6 +267,33 @@ public struct Endpointer: Sendable {
     /// people's). Set once per utterance, while it is heard; forgotten when the next one starts.
     public private(set) var leadIn: (cut: SampleTime, voice: SampleTime)?
 
+    /// How much of the room the endpointer must have been given without a voice under the gate
+    /// taken for the background's (periods heard; not the time Parley spoke) for a voice under
+    /// the gate to be taken for a person's: one much quieter than the people heard so far (further
+    /// away, a soft voice). A TV across the room talks on, with pauses of a second at most; a
+    /// person quieter than the others spoke after a quiet room, and lost every word to the gate
+    /// (speechocean762 learners 12-20 dB under the reader before them, docs/benchmarks.md).
+    public static let quietRoomMs = 3_000
+    /// The least voice such a quieter person's utterance holds to be kept: less is discarded as
+    /// under the people's (a clatter the detector took for a voice).
+    public static let quietVoiceMinMs = 500
+
+    /// Whether the voice being heard is under the gate and came after `quietRoomMs` of a room
+    /// without a voice under it: the gate is lifted for it, as before any level was known,
+    /// until a voice reaches the gate (the people's: the utterance then goes on as theirs, and
+    /// what the quiet voice said before a pause is a lead-in). Such an utterance ends on
+    /// `silenceMs` alone, not on the language model's cue (a TV's pauses are short): it is kept
+    /// when it holds `quietVoiceMinMs` of voice and did not run to `maxSpeechMs` (a TV that came
+    /// on in a quiet room, talking on).
+    public private(set) var hearsQuietVoice = false
+    /// Whether the utterance being heard started as such a quiet voice.
+    private var startedQuiet = false
+    /// Samples given since the last voice under the gate taken for the background's: in
+    /// silence, one not heard as a quiet voice; in speech, one well under the utterance's own
+    /// voice too; one left out of an utterance's end (`lastBackgroundTail`); a lead-in; a quiet
+    /// voice discarded. The people's own voice counts: a TV under it is heard in their pauses.
+    private var quietRoomSamples: SampleTime = 0
+
     /// How much of the pause before the people's voice the accurate pass hears after a lead-in.
     public static let leadInRoomMs = 300
     /// Where the people's voice begins after a lead-in that ran into it without a pause: the first
@@ -341,7 +368,7 @@ public struct Endpointer: Sendable {
     /// Whether the recognizer should judge the words so far: a pause is on that an `EndCue`
     /// could end.
     public var wantsCue: Bool {
-        guard settings.likelyEndMs > 0, let pause else { return false }
+        guard settings.likelyEndMs > 0, !hearsQuietVoice, let pause else { return false }
         return pause >= count(ms: Self.cueDelayMs) && pause < count(ms: settings.likelyEndMs + Self.cueWindowMs)
     }
 
@@ -397,8 +424,11 @@ public struct Endpointer: Sendable {
         }
         var voiced = rmsDB > thresholdDB
         var sure = false
-        // Over the gate for voices in the background (a TV across the room): the people's level.
-        let overGate = backgroundGateDB.map { nearDB >= $0 } ?? true
+        quietRoomSamples += SampleTime(frame.count)
+        // Under the gate for voices in the background (a TV across the room): the people's level.
+        let underGate = backgroundGateDB.map { nearDB < $0 } ?? false
+        // Over it, or a quieter person's voice the gate is lifted for.
+        var overGate = !underGate || hearsQuietVoice
         if let speech {
             voiced = voiced && speech >= (phase == .speech ? settings.speechEndThreshold : settings.speechThreshold)
             // Once speech has started in a loud room, a voice the detector is sure of needs less
@@ -414,6 +444,16 @@ public struct Endpointer: Sendable {
         if let speech {
             if speech >= settings.speechEndThreshold { lastVoiceHeardEnd = end }
             trackFloor(rmsDB, samples: frame.count)
+        }
+        if phase != .speech {
+            // A voice under the gate after a quiet room is a quieter person's; any other is the
+            // background's, and the room was not quiet.
+            hearsQuietVoice = voiced && underGate && quietRoomSamples >= count(ms: Self.quietRoomMs)
+            if voiced, underGate, !hearsQuietVoice { quietRoomSamples = 0 }
+            overGate = !underGate || hearsQuietVoice
+        } else if voiced, !underGate {
+            // The people's voice: the gate holds again.
+            hearsQuietVoice = false
         }
         // A voice well under the people's (a TV across the room) is not theirs: it does not
         // start speech, and does not hold the silence limit off.
@@ -447,6 +487,7 @@ public struct Endpointer: Sendable {
             ownLevelDB = nearDB
             voiceEndBeforeGap = nil
             leadIn = nil
+            startedQuiet = hearsQuietVoice
             unvoicedSince = nil
             lastGap = nil
             firstLouderSinceGap = nil
@@ -475,7 +516,11 @@ public struct Endpointer: Sendable {
             } else if !voiced, voiceEndBeforeGap == nil, end - lastVoicedEnd >= count(ms: Self.backgroundGapMs) {
                 voiceEndBeforeGap = lastVoicedEnd
             }
-            if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) { lastOwnEnd = end }
+            if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) {
+                lastOwnEnd = end
+            } else if voiced {
+                quietRoomSamples = 0
+            }
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
@@ -505,7 +550,7 @@ public struct Endpointer: Sendable {
             // The short pause needs the detector's word too, when one runs: a dip in the level
             // that it still hears as a voice, or stopped hearing only just now, is a breath
             // inside the sentence, not its end.
-            if settings.likelyEndMs > 0, pause >= count(ms: settings.likelyEndMs), pause < count(ms: settings.likelyEndMs + Self.cueWindowMs),
+            if settings.likelyEndMs > 0, !hearsQuietVoice, pause >= count(ms: settings.likelyEndMs), pause < count(ms: settings.likelyEndMs + Self.cueWindowMs),
                 let cue, cue.through >= cueFrom, cue.probability >= settings.endProbability,
                 speech == nil || end - lastVoiceHeardEnd >= count(ms: Self.voiceQuietMs)
             {
@@ -530,7 +575,7 @@ public struct Endpointer: Sendable {
             louderSinceGap = 0
         }
         unvoicedSince = nil
-        guard leadIn == nil, backgroundGateDB == nil, settings.backgroundBelowDB > 0, let gap = lastGap,
+        guard leadIn == nil, backgroundGateDB == nil || startedQuiet, settings.backgroundBelowDB > 0, let gap = lastGap,
             gap.voicedBefore >= count(ms: Self.leadInVoiceMs)
         else { return }
         if firstLouderSinceGap == nil, rmsDB >= gap.loudestBeforeDB + Self.leadInOnsetDB { firstLouderSinceGap = start }
@@ -540,6 +585,8 @@ public struct Endpointer: Sendable {
             // people's, from a moment before the first period louder than it.
             let onset = (firstLouderSinceGap ?? gap.end) - count(ms: Self.leadInOnsetMs)
             leadIn = onset > gap.end ? (onset, onset) : (max(gap.start, gap.end - count(ms: Self.leadInRoomMs)), gap.end)
+            // What came before it was another's voice: the room was not quiet.
+            quietRoomSamples = 0
         }
     }
 
@@ -559,6 +606,8 @@ public struct Endpointer: Sendable {
         onsetVoiced = 0
         voicedSamples = 0
         utteranceLevels.removeAll(keepingCapacity: true)
+        hearsQuietVoice = false
+        startedQuiet = false
     }
 
     /// Ends the utterance. `judgedAgain`: against the floor as it is now (with a detector, the
@@ -589,7 +638,11 @@ public struct Endpointer: Sendable {
             voiceEnd = min(lastVoicedEnd, max(kept, lastOwnEnd))
         }
         lastBackgroundTail = max(0, lastVoicedEnd - voiceEnd)
+        // Another's voice after the people's, left out, or a voice that talked on to the length
+        // limit: the room was not quiet.
+        if lastBackgroundTail > 0 || reason == .maxLength { quietRoomSamples = 0 }
         let pause = max(0, end - voiceEnd)
+        let quiet = hearsQuietVoice
         reset()
         if voiced < count(ms: settings.minSpeechMs) && reason != .forced {
             return .discarded(end: end, reason: .tooShort)
@@ -599,8 +652,15 @@ public struct Endpointer: Sendable {
         }
         // Started by a moment of a background voice that reached the people's, and no louder
         // than the background as a whole: not theirs, and it teaches nothing.
-        if let gate = backgroundGateDB, let voice = voiceLevelDB, let loud, loud < gate, reason != .forced {
-            return .discarded(end: end, reason: .underThePeople(belowDB: voice - loud, speechMs: Int(voiced) * 1000 / sampleRate))
+        let speechMs = Int(voiced) * 1000 / sampleRate
+        if !quiet, let gate = backgroundGateDB, let voice = voiceLevelDB, let loud, loud < gate, reason != .forced {
+            return .discarded(end: end, reason: .underThePeople(belowDB: voice - loud, speechMs: speechMs))
+        }
+        // A quiet voice (`hearsQuietVoice`) that talked on to the length limit, or said too little
+        // to be words: the background's, and the room was not quiet.
+        if quiet, reason == .maxLength || voiced < count(ms: Self.quietVoiceMinMs), reason != .forced {
+            quietRoomSamples = 0
+            return .discarded(end: end, reason: .underThePeople(belowDB: max(0, (voiceLevelDB ?? 0) - (loud ?? threshold)), speechMs: speechMs))
         }
         if let loud { learnVoiceLevel(loud) }
         return .ended(end: end, reason: reason, pause: pause)

@@ -457,7 +457,9 @@ struct EndpointerBackgroundVoiceTests {
         return (events, endpointer.voiceLevelDB)
     }
 
-    /// A person speaks; the TV talks on; the person speaks again over it, and stops.
+    /// A person speaks; after 2 s the TV comes on; the person speaks again over it, and stops.
+    /// (The room was quiet for 4.5 s before the TV: it is heard as a quieter person's voice
+    /// until the person's, `aTVThatCameOnInAQuietRoomIsALeadInBeforeThePeoplesVoice`.)
     var room1: [Int16] {
         room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 4000)
             + mix(Signals.tone(ms: 1000, amplitude: 0.3), tv(ms: 1000)) + tv(ms: 4000)
@@ -466,7 +468,7 @@ struct EndpointerBackgroundVoiceTests {
     @Test func aVoiceWellUnderThePeoplesNeitherStartsNorKeepsAnUtterance() throws {
         let (events, level) = run(room1, settings: EndpointSettings())
         let ends = events.compactMap { if case .ended(let end, let reason, _) = $0 { (end, reason) } else { nil } }
-        #expect(events.count == 4, "two utterances, the person's, and none of the TV's alone: \(events)")
+        #expect(events.count == 4, "two utterances, the person's (the second from the TV before it), and none of the TV's alone: \(events)")
         #expect(ends.map(\.1) == [.silence, .silence])
         // The second ends the silence limit after the person stops (at 9.5 s), the TV going on
         // after a pause of theirs, 20 dB under their own voice: it holds the turn no longer than
@@ -532,7 +534,7 @@ struct EndpointerBackgroundVoiceTests {
     /// A person's own soft first word (9.5 dB under the rest; or 20 dB under, but short: "No, …"),
     /// a pause, then the rest: all theirs. A cough 20 dB over a soft-spoken person's first
     /// sentence is not the people's voice beginning either. And once the people's level is known,
-    /// a TV does not start an utterance, so nothing before a person is a lead-in.
+    /// a TV talking on does not start an utterance, so nothing before a person is a lead-in.
     @Test func aSoftFirstWordACoughOrAKnownLevelMakesNoLeadIn() {
         let soft = room(1000, 1) + Signals.tone(ms: 300, amplitude: 0.1) + room(300, 3) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2)
         #expect(leadIns(soft).leadIns.allSatisfy { $0 == nil })
@@ -541,11 +543,26 @@ struct EndpointerBackgroundVoiceTests {
         let cough = room(1000, 1) + tv(ms: 2000) + Signals.tone(ms: 100, amplitude: 0.3) + tv(ms: 1500) + room(2000, 2)
         let (coughed, coughEvents) = leadIns(cough)
         #expect(coughed.count == 1 && coughed.allSatisfy { $0 == nil }, "\(coughEvents)")
-        let known = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 3000) + Signals.tone(ms: 1500, amplitude: 0.3)
+        // (The TV came on in a quiet room and talked on: it was heard as a quieter person's until
+        // the length limit, then as the background's.)
+        let known = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 25_000) + Signals.tone(ms: 1500, amplitude: 0.3)
             + room(2000, 4)
         let (found, events) = leadIns(known)
         #expect(found.count == 2, "the person twice: \(events)")
         #expect(found.allSatisfy { $0 == nil })
+    }
+
+    /// A TV that comes on after a quiet room is heard as a quieter person's voice
+    /// (`Endpointer.hearsQuietVoice`) until a person speaks over it after one of its pauses: the
+    /// utterance is the person's from where their voice began, the TV's voice a lead-in.
+    @Test func aTVThatCameOnInAQuietRoomIsALeadInBeforeThePeoplesVoice() throws {
+        let signal = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 3000) + Signals.tone(ms: 1500, amplitude: 0.3)
+            + room(2000, 4)
+        let (found, events) = leadIns(signal)
+        #expect(found.count == 2, "the person twice: \(events)")
+        #expect(found.first.flatMap { $0 } == nil)
+        let lead = try #require(found.last.flatMap { $0 })
+        #expect(lead.voice >= ms(7_200) && lead.voice <= ms(7_500), "the person's voice from \(lead.voice / 16) ms")
     }
 
     @Test func aMomentOfTheBackgroundAsLoudAsThePeopleStartsNothingThatIsKept() throws {
@@ -569,13 +586,84 @@ struct EndpointerBackgroundVoiceTests {
 
     @Test func aRoomWithoutThePeopleForAWhileHearsQuieterVoicesAgain() {
         // The gate (12 dB under the person) falls 0.5 dB a second after 30 s: 40 s later it
-        // has fallen 5 dB, and the TV (20 dB under the person) is still under it; 90 s later it
-        // has fallen 30 dB, and the TV is heard.
+        // has fallen 5 dB, and the TV (20 dB under the person, talking on) is still under it;
+        // 90 s later it has fallen 30 dB, and the TV is heard. (The TV came on in a quiet room:
+        // its first 20 s were heard as a quieter person's, up to the length limit, and discarded.)
         let person = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2)
-        let held = run(person + room(40_000, 3) + tv(ms: 2000), settings: EndpointSettings()).events
-        #expect(held.count == 2, "\(held)")
-        let fallen = run(person + room(90_000, 3) + tv(ms: 2000), settings: EndpointSettings()).events
-        #expect(fallen.count > 2, "\(fallen)")
+        let held = run(person + tv(ms: 40_000), settings: EndpointSettings()).events
+        #expect(held.count == 4, "\(held)")
+        if case .discarded(_, .underThePeople)? = held.last {} else { Issue.record("the TV's first 20 s were kept: \(held)") }
+        let fallen = run(person + tv(ms: 90_000), settings: EndpointSettings()).events
+        #expect(fallen.count > 4, "\(fallen)")
+    }
+
+    /// Without a level learned, a TV that comes on right after the first person holds their
+    /// utterance open to the length limit; after it, the TV is the background's, not a quieter
+    /// person's (the room was not quiet).
+    @Test func aTVThatHeldTheFirstUtteranceToTheLimitIsTheBackgroundAfter() {
+        let person = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(300, 2)
+        let events = run(person + tv(ms: 40_000), settings: EndpointSettings()).events
+        #expect(events.count == 2, "\(events)")
+    }
+
+    /// A person, then, after `quiet` ms of a quiet room, a second one 20 dB quieter (under the
+    /// gate) speaking `ms` with short gaps, then the room. The recognizer judges every pause a
+    /// likely end.
+    private func quieterPerson(after quiet: Int, ms: Int) -> (events: [EndpointEvent], level: Float?) {
+        let signal = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(quiet, 2) + tv(ms: ms) + room(2500, 3)
+        var endpointer = Endpointer(settings: EndpointSettings(), sampleRate: Signals.rate)
+        var events: [EndpointEvent] = []
+        var position: Int64 = 0
+        for period in Signals.periods(signal) {
+            let level = Levels(measuring: period).rmsDB
+            let cue = endpointer.wantsCue ? EndCue(through: position, probability: 1) : nil
+            if let event = endpointer.process(period, at: position, rmsDB: level, speech: level > -45 ? 0.9 : 0.02, cue: cue) { events.append(event) }
+            position += Int64(period.count)
+        }
+        return (events, endpointer.voiceLevelDB)
+    }
+
+    @Test func aQuieterPersonAfterAQuietRoomIsHeardAndEndsOnSilence() throws {
+        // 4 s after the first person: the room was quiet for 5.5 s in all (3 s needed).
+        let (events, level) = quieterPerson(after: 4000, ms: 2000)
+        let ends = events.compactMap { if case .ended(let end, let reason, _) = $0 { (end, reason) } else { nil } }
+        #expect(ends.count == 2, "both people: \(events)")
+        // Not at the language model's cue (a TV's pauses are short), at the silence limit after
+        // the quieter voice: it stops at 8.5 s (its last syllable ends 200 ms before).
+        let second = try #require(ends.last)
+        #expect(second.1 == .silence)
+        #expect(second.0 >= ms(9_700) && second.0 <= ms(10_100), "ended at \(second.0 / 16) ms")
+        // The people's level moved a quarter of the way to the quieter voice (-13.5 and -33.5
+        // dBFS in their loud periods).
+        let learned = try #require(level)
+        #expect(learned > -21 && learned < -16, "\(learned)")
+    }
+
+    /// A TV that came on in a quiet room and talked on to the length limit (discarded), then
+    /// stopped: a quiet voice after `quiet` ms is the background's until the room has been quiet
+    /// for `Endpointer.quietRoomMs`.
+    @Test(arguments: [(2000, false), (3500, true)])
+    func aQuietVoiceSoonAfterTheBackgroundsIsStillUnderTheGate(quiet: Int, heard: Bool) {
+        let signal = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 25_000) + room(quiet, 3) + tv(ms: 2000)
+            + room(2500, 5)
+        let events = run(signal, settings: EndpointSettings()).events
+        #expect(events.count == (heard ? 6 : 4), "\(events)")
+        if heard, case .ended(_, let reason, _)? = events.last { #expect(reason == .silence) } else if heard { Issue.record("\(events)") }
+    }
+
+    @Test func aQuietVoiceThatTalksOnToTheLengthLimitIsDiscardedAndTheGateHoldsAfter() throws {
+        // A TV that came on in a quiet room, talking on for 30 s: held as a quieter person's
+        // until max_speech_ms (20 s), then discarded; after it the TV is the background's.
+        let (events, _) = quieterPerson(after: 4000, ms: 30_000)
+        #expect(events.count == 4, "\(events)")
+        guard case .discarded(let end, .underThePeople(let below, let speechMs))? = events.last else {
+            Issue.record("the TV's utterance was kept, or discarded for another reason: \(events)")
+            return
+        }
+        // max_speech_ms after it started (6.0 s, with the pre-roll)
+        #expect(end >= ms(25_900) && end <= ms(26_200), "discarded at \(end / 16) ms")
+        #expect(below > 15, "\(below) dB")
+        #expect(speechMs > 10_000, "\(speechMs) ms")
     }
 
     /// The second utterance's end, and how much of a voice under the gate was left out of it.
