@@ -516,11 +516,10 @@ public struct Endpointer: Sendable {
             } else if !voiced, voiceEndBeforeGap == nil, end - lastVoicedEnd >= count(ms: Self.backgroundGapMs) {
                 voiceEndBeforeGap = lastVoicedEnd
             }
-            if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) {
-                lastOwnEnd = end
-            } else if voiced {
-                quietRoomSamples = 0
-            }
+            if near || (voiced && nearDB >= ownLevelDB - settings.backgroundBelowDB) { lastOwnEnd = end }
+            // A voice well under the utterance's own (a TV heard in the people's pauses, under the
+            // gate, or before any level was known): the room is not quiet.
+            if voiced, nearDB < ownLevelDB - settings.backgroundBelowDB { quietRoomSamples = 0 }
             if end - speechStart >= count(ms: settings.maxSpeechMs) {
                 // With the level alone: speech has pauses, a background that got louder does
                 // not. If even the quietest period was above the floor, that is the background.
