@@ -360,14 +360,10 @@ public struct TurnLogic: Sendable {
         let wasInSpeech = endpointer.isInSpeech
         var audio: [Int16]?
         let cue = endCueAllowed ? endCue : nil
+        endpointer.mayHearQuietVoice = true
         switch endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: cue) {
         case .started(let at, let preroll)?:
             period.log.append("speech started at \(Self.seconds(at))")
-            if endpointer.hearsQuietVoice {
-                period.log.append(
-                    "a voice under the people's after a quiet room (\(Endpointer.quietRoomMs / 1000) s or more without one), heard as a quieter person's: it ends on silence_ms alone"
-                )
-            }
             period.actions += handle(.speechStarted(at: at))
             audio = preroll
             utteranceStart = at
@@ -384,6 +380,11 @@ public struct TurnLogic: Sendable {
             period.log.append(
                 "speech ended at \(Self.seconds(end)) (\(reason.rawValue), after \(Self.seconds(pause)) of pause; \(Int(utteranceAboveFloorDB ?? 0)) dB above the floor; \(Self.seconds(utteranceVoice)) of voice)"
             )
+            if endpointer.lastEndedQuiet {
+                period.log.append(
+                    "a voice under the people's after a quiet room (\(Endpointer.quietRoomMs / 1000) s or more without one), heard as a quieter person's: it ended on silence_ms alone"
+                )
+            }
             // Only the accurate pass leaves it out: the lanes, whose words a turn gets without it,
             // heard it.
             if keepsAudio { Self.tellBackgroundTail(endpointer.lastBackgroundTail, at: end - pause, into: &period) }
@@ -458,6 +459,8 @@ public struct TurnLogic: Sendable {
     /// where they were at the end (`lanesHeard`), their words before it carried on.
     private mutating func hearAfterTheEnd(_ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float?, into period: inout Period) {
         heldAudio += frame
+        // A voice under the gate now would be taken for the person going on.
+        endpointer.mayHearQuietVoice = false
         if case .started(let at, _)? = endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: nil) {
             period.log.append("speech resumed at \(Self.seconds(at)): the end decided before is withdrawn, and the utterance goes on")
             period.actions += handle(.speechResumed)
@@ -593,6 +596,11 @@ public struct TurnLogic: Sendable {
             let line = "\(what): a voice \(Int(below.rounded())) dB under the people's (\(tenths / 10).\(tenths % 10) s of speech), "
                 + "taken for one across the room and not heard\(then); if it was a person, raise [endpoint] background_below_db "
                 + "(0: every voice is heard)"
+            if speechMs >= noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
+        case .quietVoiceNotAPerson(let speechMs):
+            let tenths = speechMs / 100
+            let line = "\(what): a voice under the people's, heard after a quiet room, talked on to max_speech_ms without a pause, "
+                + "or said too little to be words (\(tenths / 10).\(tenths % 10) s of speech): taken for one across the room\(then)"
             if speechMs >= noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
         }
     }

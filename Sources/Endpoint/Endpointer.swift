@@ -113,6 +113,10 @@ public enum EndpointEvent: Sendable, Equatable {
         /// A voice `belowDB` under the people's (more than `backgroundBelowDB`): a TV or radio
         /// across the room, or a person much quieter than the others; `speechMs` of it voiced.
         case underThePeople(belowDB: Float, speechMs: Int)
+        /// A voice under the people's heard after a quiet room (`Endpointer.hearsQuietVoice`) that
+        /// talked on to `maxSpeechMs` without a pause of `silenceMs`, or said less than
+        /// `Endpointer.quietVoiceMinMs`: a TV that came on, or a clatter; `speechMs` of it voiced.
+        case quietVoiceNotAPerson(speechMs: Int)
     }
 
     public enum EndReason: String, Sendable, Equatable {
@@ -286,12 +290,21 @@ public struct Endpointer: Sendable {
     /// when it holds `quietVoiceMinMs` of voice and did not run to `maxSpeechMs` (a TV that came
     /// on in a quiet room, talking on).
     public private(set) var hearsQuietVoice = false
+    /// Whether the gate may be lifted for a quiet voice now: not while the end of an utterance
+    /// may still be withdrawn (`TurnLogic.mayGoOn`), where a voice starting under the gate would
+    /// be taken for the person going on (a TV that came on just then ran into their turn).
+    public var mayHearQuietVoice = true
     /// Whether the utterance being heard started as such a quiet voice.
     private var startedQuiet = false
+    /// Whether the last utterance that ended was still such a quiet voice at its end (kept or
+    /// discarded): a quieter person's, heard with the gate lifted.
+    public private(set) var lastEndedQuiet = false
     /// Samples given since the last voice under the gate taken for the background's: in
-    /// silence, one not heard as a quiet voice; in speech, one well under the utterance's own
-    /// voice too; one left out of an utterance's end (`lastBackgroundTail`); a lead-in; a quiet
-    /// voice discarded. The people's own voice counts: a TV under it is heard in their pauses.
+    /// silence, one under the gate (its 300 ms level and its own) not heard as a quiet voice; in
+    /// speech, one well under the utterance's own voice, in its pauses or under it; one left
+    /// out of an utterance's end (`lastBackgroundTail`); an utterance held to `maxSpeechMs`; a
+    /// lead-in; and an utterance that was a quiet voice to its end (one quiet utterance at a
+    /// time). The people's own voice counts: a TV under it is heard in their pauses.
     private var quietRoomSamples: SampleTime = 0
 
     /// How much of the pause before the people's voice the accurate pass hears after a lead-in.
@@ -446,10 +459,12 @@ public struct Endpointer: Sendable {
             trackFloor(rmsDB, samples: frame.count)
         }
         if phase != .speech {
-            // A voice under the gate after a quiet room is a quieter person's; any other is the
-            // background's, and the room was not quiet.
-            hearsQuietVoice = voiced && underGate && quietRoomSamples >= count(ms: Self.quietRoomMs)
-            if voiced, underGate, !hearsQuietVoice { quietRoomSamples = 0 }
+            // A voice under the gate, this period too (the 300 ms level lags behind the people's
+            // onset), after a quiet room is a quieter person's; any other is the background's, and
+            // the room was not quiet.
+            let quietVoice = voiced && underGate && backgroundGateDB.map { rmsDB < $0 } ?? false
+            hearsQuietVoice = quietVoice && mayHearQuietVoice && quietRoomSamples >= count(ms: Self.quietRoomMs)
+            if quietVoice, !hearsQuietVoice { quietRoomSamples = 0 }
             overGate = !underGate || hearsQuietVoice
         } else if voiced, !underGate {
             // The people's voice: the gate holds again.
@@ -642,6 +657,10 @@ public struct Endpointer: Sendable {
         if lastBackgroundTail > 0 || reason == .maxLength { quietRoomSamples = 0 }
         let pause = max(0, end - voiceEnd)
         let quiet = hearsQuietVoice
+        lastEndedQuiet = quiet
+        // One quiet utterance at a time: the next needs a quiet room again (a TV that pauses for
+        // `silenceMs` now and then makes one turn, not one for every phrase).
+        if quiet { quietRoomSamples = 0 }
         reset()
         if voiced < count(ms: settings.minSpeechMs) && reason != .forced {
             return .discarded(end: end, reason: .tooShort)
@@ -656,10 +675,9 @@ public struct Endpointer: Sendable {
             return .discarded(end: end, reason: .underThePeople(belowDB: voice - loud, speechMs: speechMs))
         }
         // A quiet voice (`hearsQuietVoice`) that talked on to the length limit, or said too little
-        // to be words: the background's, and the room was not quiet.
+        // to be words: the background's.
         if quiet, reason == .maxLength || voiced < count(ms: Self.quietVoiceMinMs), reason != .forced {
-            quietRoomSamples = 0
-            return .discarded(end: end, reason: .underThePeople(belowDB: max(0, (voiceLevelDB ?? 0) - (loud ?? threshold)), speechMs: speechMs))
+            return .discarded(end: end, reason: .quietVoiceNotAPerson(speechMs: speechMs))
         }
         if let loud { learnVoiceLevel(loud) }
         return .ended(end: end, reason: reason, pause: pause)
