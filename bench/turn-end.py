@@ -404,7 +404,7 @@ def main():
             with open(f"{work}/parleyd.log") as log:
                 lines = log.read().splitlines()
             for line in lines:
-                if any(k in line for k in ("accurate pass", "streaming lanes", "speech started", "speech ended", "speech resumed", "state", "discarded", "heard after")):
+                if any(k in line for k in ("accurate pass", "streaming lanes", "speech started", "speech ended", "speech resumed", "state", "discarded", "heard after", "quieter person", "nothing recognized")):
                     print(line)
             engines_time(lines)
         print(f"calibration: a reply {calibration[0]} ms after the person's last word is measured as {', '.join(calibration[1])}")

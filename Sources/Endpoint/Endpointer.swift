@@ -271,11 +271,11 @@ public struct Endpointer: Sendable {
     /// people's). Set once per utterance, while it is heard; forgotten when the next one starts.
     public private(set) var leadIn: (cut: SampleTime, voice: SampleTime)?
 
-    /// How much of the room the endpointer must have been given without a voice under the gate
-    /// taken for the background's (periods heard; not the time Parley spoke) for a voice under
-    /// the gate to be taken for a person's: one much quieter than the people heard so far (further
-    /// away, a soft voice). A TV across the room talks on, with pauses of a second at most; a
-    /// person quieter than the others spoke after a quiet room, and lost every word to the gate
+    /// How much of the room the endpointer must have heard without a voice (not the time Parley
+    /// spoke, nor the people's own voice, under which a TV is not heard) since the last voice
+    /// under the gate taken for the background's, for a voice under the gate to be taken for a
+    /// person's: one much quieter than the people heard so far (further away, a soft voice). A
+    /// TV across the room talks on, with short pauses; a person quieter than the others spoke after a quiet room, and lost every word to the gate
     /// (speechocean762 learners 12-20 dB under the reader before them, docs/benchmarks.md).
     public static let quietRoomMs = 3_000
     /// The least voice such a quieter person's utterance holds to be kept: less is discarded as
@@ -299,12 +299,13 @@ public struct Endpointer: Sendable {
     /// Whether the last utterance that ended was still such a quiet voice at its end (kept or
     /// discarded): a quieter person's, heard with the gate lifted.
     public private(set) var lastEndedQuiet = false
-    /// Samples given since the last voice under the gate taken for the background's: in
+    /// Samples heard without a voice since the last voice under the gate taken for the
+    /// background's: in
     /// silence, one under the gate (its 300 ms level and its own) not heard as a quiet voice; in
     /// speech, one well under the utterance's own voice, in its pauses or under it; one left
     /// out of an utterance's end (`lastBackgroundTail`); an utterance held to `maxSpeechMs`; a
     /// lead-in; and an utterance that was a quiet voice to its end (one quiet utterance at a
-    /// time). The people's own voice counts: a TV under it is heard in their pauses.
+    /// time).
     private var quietRoomSamples: SampleTime = 0
 
     /// How much of the pause before the people's voice the accurate pass hears after a lead-in.
@@ -437,7 +438,6 @@ public struct Endpointer: Sendable {
         }
         var voiced = rmsDB > thresholdDB
         var sure = false
-        quietRoomSamples += SampleTime(frame.count)
         // Under the gate for voices in the background (a TV across the room): the people's level.
         let underGate = backgroundGateDB.map { nearDB < $0 } ?? false
         // Over it, or a quieter person's voice the gate is lifted for.
@@ -458,6 +458,9 @@ public struct Endpointer: Sendable {
             if speech >= settings.speechEndThreshold { lastVoiceHeardEnd = end }
             trackFloor(rmsDB, samples: frame.count)
         }
+        // The room heard without a voice: the people's own voice is no evidence (a TV under it is
+        // not heard).
+        if !voiced { quietRoomSamples += SampleTime(frame.count) }
         if phase != .speech {
             // A voice under the gate, this period too (the 300 ms level lags behind the people's
             // onset), after a quiet room is a quieter person's; any other is the background's, and
