@@ -382,7 +382,7 @@ public struct TurnLogic: Sendable {
             )
             if endpointer.lastEndedQuiet {
                 period.log.append(
-                    "a voice under the people's after a quiet room (\(Endpointer.quietRoomMs / 1000) s or more without one), heard as a quieter person's: it ended on silence_ms alone"
+                    "a voice under the people's after a quiet room (\(Endpointer.quietRoomMs / 1000) s or more of the room without a voice), heard as a quieter person's: it ended on silence_ms alone"
                 )
             }
             // Only the accurate pass leaves it out: the lanes, whose words a turn gets without it,

@@ -282,8 +282,8 @@ public struct Endpointer: Sendable {
     /// under the people's (a clatter the detector took for a voice).
     public static let quietVoiceMinMs = 500
 
-    /// Whether the voice being heard is under the gate and came after `quietRoomMs` of a room
-    /// without a voice under it: the gate is lifted for it, as before any level was known,
+    /// Whether the voice being heard is under the gate and came after `quietRoomMs` of the room
+    /// heard without a voice since the last one taken for the background's: the gate is lifted for it, as before any level was known,
     /// until a voice reaches the gate (the people's: the utterance then goes on as theirs, and
     /// what the quiet voice said before a pause is a lead-in). Such an utterance ends on
     /// `silenceMs` alone, not on the language model's cue (a TV's pauses are short): it is kept
@@ -299,9 +299,8 @@ public struct Endpointer: Sendable {
     /// Whether the last utterance that ended was still such a quiet voice at its end (kept or
     /// discarded): a quieter person's, heard with the gate lifted.
     public private(set) var lastEndedQuiet = false
-    /// Samples heard without a voice since the last voice under the gate taken for the
-    /// background's: in
-    /// silence, one under the gate (its 300 ms level and its own) not heard as a quiet voice; in
+    /// Samples heard without a voice since the last voice taken for the background's; back to 0
+    /// at: in silence, one under the gate (its 300 ms level and its own) not heard as a quiet voice; in
     /// speech, one well under the utterance's own voice, in its pauses or under it; one left
     /// out of an utterance's end (`lastBackgroundTail`); an utterance held to `maxSpeechMs`; a
     /// lead-in; and an utterance that was a quiet voice to its end (one quiet utterance at a
@@ -662,8 +661,9 @@ public struct Endpointer: Sendable {
         let quiet = hearsQuietVoice
         lastEndedQuiet = quiet
         // One quiet utterance at a time: the next needs a quiet room again (a TV that pauses for
-        // `silenceMs` now and then makes one turn, not one for every phrase).
-        if quiet { quietRoomSamples = 0 }
+        // `silenceMs` now and then makes one turn, not one for every phrase). So does one that
+        // started quiet and went on as the people's (a TV before them, heard too short for a lead-in).
+        if quiet || startedQuiet { quietRoomSamples = 0 }
         reset()
         if voiced < count(ms: settings.minSpeechMs) && reason != .forced {
             return .discarded(end: end, reason: .tooShort)

@@ -458,8 +458,8 @@ struct EndpointerBackgroundVoiceTests {
     }
 
     /// A person speaks; after 2 s the TV comes on; the person speaks again over it, and stops.
-    /// (Under 3 s of a room without a voice before the TV: it is not taken for a quieter
-    /// person's, `aTVThatCameOnInAQuietRoomIsALeadInBeforeThePeoplesVoice`.)
+    /// (Under 3 s of a room without a voice before the TV, the first period setting the floor and
+    /// not counted: it is not taken for a quieter person's, `aTVThatCameOnInAQuietRoomIsALeadInBeforeThePeoplesVoice`.)
     var room1: [Int16] {
         room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2) + tv(ms: 4000)
             + mix(Signals.tone(ms: 1000, amplitude: 0.3), tv(ms: 1000)) + tv(ms: 4000)
@@ -534,7 +534,7 @@ struct EndpointerBackgroundVoiceTests {
     /// A person's own soft first word (9.5 dB under the rest; or 20 dB under, but short: "No, …"),
     /// a pause, then the rest: all theirs. A cough 20 dB over a soft-spoken person's first
     /// sentence is not the people's voice beginning either. And once the people's level is known,
-    /// a TV talking on does not start an utterance, so nothing before a person is a lead-in.
+    /// a TV talking on starts no utterance that is kept, so nothing before a person is a lead-in.
     @Test func aSoftFirstWordACoughOrAKnownLevelMakesNoLeadIn() {
         let soft = room(1000, 1) + Signals.tone(ms: 300, amplitude: 0.1) + room(300, 3) + Signals.tone(ms: 1500, amplitude: 0.3) + room(2000, 2)
         #expect(leadIns(soft).leadIns.allSatisfy { $0 == nil })
@@ -679,8 +679,8 @@ struct EndpointerBackgroundVoiceTests {
 
     /// A TV that came on in a quiet room and pauses for longer than `silence_ms` between phrases:
     /// its first phrase is heard as a quieter person's (a turn), and then the room was not
-    /// quiet: its next phrases are the background's. (Counting the quiet utterance as quiet
-    /// room, every phrase was a turn, and each moved the people's level towards the TV's.)
+    /// quiet: its next phrases are the background's. (Without the quiet room starting again
+    /// at its end, every phrase was a turn, and each moved the people's level towards the TV's.)
     @Test func aTVThatPausesMakesOneQuietTurnNotOneAPhrase() {
         var signal = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(3000, 2)
         for phrase in 0..<5 { signal += tv(ms: 1200) + room(1700, UInt64(10 + phrase)) }
