@@ -536,9 +536,9 @@ public struct TurnLogic: Sendable {
         voiceOnset = lead.voice
         // From where the voice began, not the pre-roll.
         let ms = max(0, Int(lead.cut - utteranceStart) - utteranceOnset) * 1000 / captureSampleRate
-        let line = "a voice under the one at \(Self.seconds(lead.voice)), before it and a pause (\(ms / 100 / 10).\(ms / 100 % 10) s of it), "
+        let line = "a voice under the one at \(Self.seconds(lead.voice)), before it and a pause (\(Self.tenths(ms)) s of it), "
             + "taken for one across the room and left out of the accurate pass; if it was a person, raise [endpoint] background_below_db (0: every voice is heard)"
-        if ms >= Self.noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
+        Self.tellVoice(line, ms: ms, into: &period)
     }
 
     /// How many samples of `count` whose last `pause` are silence the accurate pass hears the
@@ -592,18 +592,26 @@ public struct TurnLogic: Sendable {
         case .noLouderThanTheFloor:
             period.log.append("\(what): no louder than the background noise\(then)")
         case .underThePeople(let below, let speechMs):
-            let tenths = speechMs / 100
-            let line = "\(what): a voice \(Int(below.rounded())) dB under the people's (\(tenths / 10).\(tenths % 10) s of speech), "
+            let line = "\(what): a voice \(Int(below.rounded())) dB under the people's (\(tenths(speechMs)) s of speech), "
                 + "taken for one across the room and not heard\(then); if it was a person, raise [endpoint] background_below_db "
                 + "(0: every voice is heard)"
-            if speechMs >= noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
+            tellVoice(line, ms: speechMs, into: &period)
         case .quietVoiceNotAPerson(let speechMs):
-            let tenths = speechMs / 100
             let line = "\(what): a voice under the people's, heard after a quiet room, talked on to max_speech_ms without a pause, "
-                + "or said too little to be words (\(tenths / 10).\(tenths % 10) s of speech): taken for one across the room\(then)"
-            if speechMs >= noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
+                + "or said too little to be words (\(tenths(speechMs)) s of speech): taken for one across the room\(then)"
+            tellVoice(line, ms: speechMs, into: &period)
         }
     }
+
+    /// A line about `ms` of a voice taken for the background: where the user looks
+    /// (`Period.notices`) from `noticedUnderThePeopleMs` (a sentence's worth, which may have been
+    /// a person's words), in the debug lines below it.
+    private static func tellVoice(_ line: String, ms: Int, into period: inout Period) {
+        if ms >= noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
+    }
+
+    /// `ms` as seconds to a tenth ("1.2"), cut, not rounded.
+    private static func tenths(_ ms: Int) -> String { "\(ms / 100 / 10).\(ms / 100 % 10)" }
 
     /// `tail` samples of a voice under the people's, after their last words and a pause, were
     /// left out of what the accurate pass hears of the utterance whose voice ended at `voiceEnd`
@@ -612,9 +620,9 @@ public struct TurnLogic: Sendable {
     static func tellBackgroundTail(_ tail: SampleTime, at voiceEnd: SampleTime, into period: inout Period) {
         guard tail > 0 else { return }
         let ms = Int(tail * 1000 / SampleTime(captureSampleRate))
-        let line = "a voice under the people's after their last words at \(seconds(voiceEnd)) and a pause (\(ms / 100 / 10).\(ms / 100 % 10) s of it) "
+        let line = "a voice under the people's after their last words at \(seconds(voiceEnd)) and a pause (\(tenths(ms)) s of it) "
             + "taken for one across the room and left out of the accurate pass; if it was a person, raise [endpoint] background_below_db (0: every voice is heard)"
-        if ms >= noticedUnderThePeopleMs { period.notices.append(line) } else { period.log.append(line) }
+        tellVoice(line, ms: ms, into: &period)
     }
 
     // MARK: - The lanes' judgements

@@ -275,16 +275,17 @@ public struct Endpointer: Sendable {
     /// spoke, nor the people's own voice, under which a TV is not heard) since the last voice
     /// under the gate taken for the background's, for a voice under the gate to be taken for a
     /// person's: one much quieter than the people heard so far (further away, a soft voice). A
-    /// TV across the room talks on, with short pauses; a person quieter than the others spoke after a quiet room, and lost every word to the gate
-    /// (speechocean762 learners 12-20 dB under the reader before them, docs/benchmarks.md).
+    /// TV across the room talks on, with short pauses; a person quieter than the others spoke
+    /// after a quiet room, and lost every word to the gate (speechocean762 learners 12-20 dB
+    /// under the reader before them, docs/benchmarks.md).
     public static let quietRoomMs = 3_000
     /// The least voice such a quieter person's utterance holds to be kept: less is discarded as
     /// under the people's (a clatter the detector took for a voice).
     public static let quietVoiceMinMs = 500
 
     /// Whether the voice being heard is under the gate and came after `quietRoomMs` of the room
-    /// heard without a voice since the last one taken for the background's: the gate is lifted for it, as before any level was known,
-    /// until a voice reaches the gate (the people's: the utterance then goes on as theirs, and
+    /// heard without a voice since the last one taken for the background's: the gate is lifted
+    /// for it, as before any level was known, until a voice reaches the gate (the people's: the utterance then goes on as theirs, and
     /// what the quiet voice said before a pause is a lead-in). Such an utterance ends on
     /// `silenceMs` alone, not on the language model's cue (a TV's pauses are short): it is kept
     /// when it holds `quietVoiceMinMs` of voice and did not run to `maxSpeechMs` (a TV that came
@@ -300,10 +301,10 @@ public struct Endpointer: Sendable {
     /// discarded): a quieter person's, heard with the gate lifted.
     public private(set) var lastEndedQuiet = false
     /// Samples heard without a voice since the last voice taken for the background's; back to 0
-    /// at: in silence, one under the gate (its 300 ms level and its own) not heard as a quiet voice; in
-    /// speech, one well under the utterance's own voice, in its pauses or under it; one left
+    /// at: in silence, one under the gate (its 300 ms level and its own) not heard as a quiet
+    /// voice; in speech, one well under the utterance's own voice, in its pauses or under it; one left
     /// out of an utterance's end (`lastBackgroundTail`); an utterance held to `maxSpeechMs`; a
-    /// lead-in; and an utterance that was a quiet voice to its end (one quiet utterance at a
+    /// lead-in; and an utterance that was or began as a quiet voice (one quiet utterance at a
     /// time).
     private var quietRoomSamples: SampleTime = 0
 
