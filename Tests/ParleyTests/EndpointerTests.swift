@@ -681,13 +681,14 @@ struct EndpointerBackgroundVoiceTests {
     /// its first phrase is heard as a quieter person's (a turn), and then the room was not
     /// quiet: its next phrases are the background's. (Without the quiet room starting again
     /// at its end, every phrase was a turn, and each moved the people's level towards the TV's.)
-    @Test func aTVThatPausesMakesOneQuietTurnNotOneAPhrase() {
+    @Test func aTVThatPausesMakesOneQuietTurnNotOneAPhrase() throws {
         var signal = room(1000, 1) + Signals.tone(ms: 1500, amplitude: 0.3) + room(3000, 2)
         for phrase in 0..<5 { signal += tv(ms: 1200) + room(1700, UInt64(10 + phrase)) }
         let (events, level) = quieter(signal + room(2500, 3))
         let ends = events.filter { if case .ended = $0 { true } else { false } }
         #expect(ends.count == 2, "the person and the TV's first phrase: \(events)")
-        #expect((level ?? 0) > -20, "\(String(describing: level))")
+        let learned = try #require(level)
+        #expect(learned > -20, "\(learned)")
     }
 
     /// A quiet voice too short to be words (300 ms, a clatter) is discarded, and the room was not
