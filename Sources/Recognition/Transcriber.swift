@@ -13,10 +13,14 @@ public struct Transcript: Sendable, Equatable {
     public var decoded: Bool
     /// Which engine gave the words ("moonshine-tiny", "whisper-base", or a server's name).
     public var engine: String
+    /// True when the engine heard a voice but dropped the words it wrote, not trusting them
+    /// (Whisper: an average log-probability under -1, where it does not say nobody spoke): no
+    /// text, and another engine that hears the language may make it out.
+    public var distrusted: Bool
 
     public init(
         text: String, language: String, confidence: Double? = nil, languageProbabilities: [String: Double] = [:],
-        decoded: Bool = true, engine: String
+        decoded: Bool = true, engine: String, distrusted: Bool = false
     ) {
         self.text = text
         self.language = language
@@ -24,6 +28,7 @@ public struct Transcript: Sendable, Equatable {
         self.languageProbabilities = languageProbabilities
         self.decoded = decoded
         self.engine = engine
+        self.distrusted = distrusted
     }
 }
 

@@ -140,9 +140,10 @@ public enum WyomingRequest {
         var languageProbabilities: [String: Double]?
         var confidence: Double?
         var decoded: Bool?
+        var distrusted: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case text, language, confidence, decoded
+            case text, language, confidence, decoded, distrusted
             case languageProbabilities = "language_probabilities"
         }
     }
@@ -165,7 +166,7 @@ public enum WyomingRequest {
             let text = (data.text ?? "").split(whereSeparator: \.isWhitespace).joined(separator: " ")
             return Transcript(
                 text: text, language: language, confidence: data.confidence, languageProbabilities: data.languageProbabilities ?? [:],
-                decoded: data.decoded ?? true, engine: engine)
+                decoded: data.decoded ?? true, engine: engine, distrusted: text.isEmpty && data.distrusted == true)
         case "error":
             let error = try? event.decode(ErrorData.self)
             if error?.code == stoppedCode { throw RecognizerError("\(engine) stopped the utterance, as asked", stopped: true) }

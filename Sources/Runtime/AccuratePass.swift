@@ -67,6 +67,10 @@ enum AccuratePass {
         /// (`AccurateHearing.stop`): no words, and nothing to answer a turn from.
         var stopped = false
 
+        /// The engine that heard a voice in it but did not trust its words (`Transcript.distrusted`),
+        /// so that the next engine heard it (or, with `recognition` empty, none made it out).
+        var distrustedBy: String? = nil
+
         /// An utterance whose pass was stopped: nobody gets its (empty) words.
         static func stopped(_ utterance: Utterance) -> Heard {
             let (speaker, target) = utterance.sides.heard(utterance.sides.source, expected: utterance.expected)
@@ -188,29 +192,45 @@ enum AccuratePass {
         let (speaker, target) = sides.heard(chosen, expected: utterance.expected)
         let streamed = utterance.streaming.first { $0.language == chosen }?.recognition
         var recognition: Recognition?
-        if let detected, hearing.engines(for: chosen, noisy: noisy).first === hearing.detector {
-            recognition = Recognition(detected, streaming: streamed)
+        // The engines that heard it, and the first words one of them did not trust (Whisper on a
+        // soft or accented voice it could not make out): the next engine that hears the language
+        // hears it then; when none makes it out, nothing was recognized, as the first said.
+        var heardBy: [ObjectIdentifier] = []
+        var distrusted: Transcript?
+        func take(_ transcript: Transcript, from engine: any UtteranceTranscriber) {
+            heardBy.append(ObjectIdentifier(engine))
+            if transcript.distrusted {
+                distrusted = distrusted ?? transcript
+            } else {
+                recognition = Recognition(transcript, streaming: streamed)
+            }
+        }
+        if let detected, let detector = hearing.detector, hearing.engines(for: chosen, noisy: noisy).first === detector {
+            take(detected, from: detector)
         }
         if recognition == nil, let early, early.language == chosen {
+            heardBy.append(ObjectIdentifier(early.engine))
             switch early.result() {
-            case .success(let transcript): recognition = Recognition(transcript, streaming: streamed)
+            case .success(let transcript): take(transcript, from: early.engine)
             case .failure(let error) where error.stopped: return .stopped(utterance)
             case .failure(let error):
                 report("\(early.engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: early.engine, for: chosen, in: hearing)) hears it")
             }
         }
-        for engine in hearing.engines(for: chosen, noisy: noisy) where recognition == nil && !(early?.language == chosen && engine === early?.engine) {
+        for engine in hearing.engines(for: chosen, noisy: noisy) where recognition == nil && !heardBy.contains(ObjectIdentifier(engine)) {
             do throws(RecognizerError) {
-                recognition = Recognition(try engine.transcribe(utterance.samples(for: engine), TranscriptionRequest(language: chosen)), streaming: streamed)
+                take(try engine.transcribe(utterance.samples(for: engine), TranscriptionRequest(language: chosen)), from: engine)
             } catch where error.stopped {
                 return .stopped(utterance)
             } catch {
                 report("\(engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: engine, for: chosen, in: hearing)) hears it")
             }
         }
+        let unheard = distrusted.map { Recognition($0, streaming: streamed) }
         return Heard(
             speaker: speaker, language: chosen, target: target,
-            recognition: recognition ?? streamed ?? Recognition(text: "", confidence: nil), detection: detection, opening: opened)
+            recognition: recognition ?? unheard ?? streamed ?? Recognition(text: "", confidence: nil), detection: detection, opening: opened,
+            distrustedBy: distrusted?.engine)
     }
 
     /// The language the streaming lanes take the utterance for: the one lane whose words a pause's
@@ -377,7 +397,7 @@ actor AccurateWorker {
                 if let opening = heard.opening { lastOpening = opening }
                 // Where a turn's time goes (no words: they stay in the history the user chose).
                 logger.debug(
-                    "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \((ContinuousClock.now - started).milliseconds) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language)), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor, \((ContinuousClock.now - asked).milliseconds) ms after it was asked for")
+                    "the accurate pass: \(speculative ? "at a pause" : "at the end"), \(utterance.samples.count * 1000 / captureSampleRate) ms of audio heard in \((ContinuousClock.now - started).milliseconds) ms by \(heard.recognition.engine ?? "the streaming recognizer") (\(heard.language))\(heard.distrustedBy.map { ", after \($0) did not trust its words" } ?? ""), \(utterance.aboveFloorDB.map { String(format: "%.1f dB", $0) } ?? "?") over the floor, \((ContinuousClock.now - asked).milliseconds) ms after it was asked for")
                 lastSpeculation = speculative ? (utterance, heard) : nil
                 reply(heard)
             case .tell(let utterance, let wanted):

@@ -263,4 +263,47 @@ struct NoisyRoomTests {
         #expect(heard >= engine - 0.15, "heard \"\(turns[1].sourceText)\" (\(Int(heard * 100)) %); alone \"\(alone)\" (\(Int(engine * 100)) %)")
         #expect(result.stderr.contains("heard as a quieter person's"), "endpoints: \(said)")
     }
+
+    /// Pink noise from a fixed seed (Paul Kellet's filter over white noise): a room tone like
+    /// bench/turn-end.py's.
+    static func pinkNoise(seconds: Double) -> [Int16] {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var (b0, b1, b2) = (0.0, 0.0, 0.0)
+        return (0..<Int(seconds * 16_000)).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let white = Double(Int64(bitPattern: state) >> 11) / Double(1 << 52)
+            b0 = 0.99765 * b0 + white * 0.0990460
+            b1 = 0.96300 * b1 + white * 0.2965164
+            b2 = 0.57000 * b2 + white * 1.0526913
+            return Int16(clamping: Int(((b0 + b1 + b2 + white * 0.1848) * 3_000).rounded()))
+        }
+    }
+
+    /// A soft, accented learner over a room tone (speechocean762-9613-096130001, pink noise 14 dB
+    /// under her): a noisy room, whose English Whisper hears first. Whisper does not trust its
+    /// words on her (an average log-probability of -1.2 to -1.4 at 6-15 dB, where it does not say
+    /// nobody spoke), and its worker drops them; the turn was "nothing recognized", 5-7 of 24
+    /// learners live. Moonshine hears her; the turn has its words.
+    @Test func aVoiceWhisperCouldNotMakeOutIsHeardByMoonshine() async throws {
+        let dir = try EndToEnd.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let learner = EndToEnd.repository + "/Tests/data/en-nonnative/speechocean762-9613-096130001.wav"
+        let input = try room([learner], bed: Self.pinkNoise(seconds: 30), snr: 14, gap: 4, bedFrom: 0, in: dir)
+        let config = try EndToEnd.writeConfig(in: dir, extra: AccurateEngines.table + "\n[log]\nlevel = \"debug\"")
+        let result = try EndToEnd.runFileMode(config: config, input: input.path, output: dir.appendingPathComponent("out.wav").path, in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let said = result.stderr.split(separator: "\n").filter { !$0.contains("sl-") && !$0.contains("state") }
+        let turns = try await AppDatabase.open(path: dir.appendingPathComponent("history.sqlite").path).recentTurns(limit: 20)
+        try #require(turns.count == 1, "turns: \(turns.map(\.sourceText)); log: \(said)")
+        #expect(turns[0].sourceLang == "en")
+        #expect(result.stderr.contains("whisper-base did not trust its words"), "log: \(said)")
+        // Her words as well as Moonshine hears the same room alone ("I wound up to see the water.").
+        let alone = try AccurateEngines.moonshine(timeoutMs: 30_000).transcribe(
+            WAV.decodeSamples(try Data(contentsOf: input)[...]), TranscriptionRequest(language: "en")
+        ).text
+        let reference = try reference(learner)
+        let (heard, engine) = (EndToEnd.wordRecall(turns[0].sourceText, reference: reference), EndToEnd.wordRecall(alone, reference: reference))
+        #expect(engine >= 0.5, "Moonshine alone heard \"\(alone)\"")
+        #expect(heard >= engine - 0.15, "heard \"\(turns[0].sourceText)\" (\(Int(heard * 100)) %); alone \"\(alone)\" (\(Int(engine * 100)) %)")
+    }
 }

@@ -22,6 +22,9 @@ struct AccuratePassTests {
         let detectsLanguage: Bool
         var detected = "en"
         var failing = false
+        /// Hears a voice but does not trust its words (`Transcript.distrusted`), as Whisper on a
+        /// soft, accented learner.
+        var distrusting = false
         /// Answers as an engine asked to stop the utterance (`UtteranceTranscriber.stop`).
         var stopping = false
         var requests: [TranscriptionRequest] = []
@@ -55,6 +58,7 @@ struct AccuratePassTests {
             if request.language == nil, request.detectOnly.contains(language) {
                 return Transcript(text: "", language: language, languageProbabilities: [language: 0.97], decoded: false, engine: name)
             }
+            if distrusting { return Transcript(text: "", language: language, confidence: 0.29, engine: name, distrusted: true) }
             return Transcript(text: "\(name) heard \(language)", language: language, confidence: 0.8, engine: name)
         }
     }
@@ -135,6 +139,48 @@ struct AccuratePassTests {
         var quiet = utterance()
         quiet.aboveFloorDB = 35
         #expect(AccuratePass.hear(quiet, with: AccurateHearing(engines: [moonshine, whisper])) { _ in }.recognition.engine == "moonshine")
+    }
+
+    /// Whisper hears a noisy room's English first; a voice it heard but could not make out (it
+    /// did not trust its words) goes to Moonshine, which hears English too, once.
+    @Test func englishWhoseWordsWhisperDidNotTrustIsHeardByMoonshine() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        whisper.distrusting = true
+        var noisy = utterance()
+        noisy.aboveFloorDB = 18
+        let heard = AccuratePass.hear(noisy, with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
+        #expect(heard.language == "en" && heard.recognition.text == "moonshine heard en" && heard.recognition.engine == "moonshine")
+        #expect(heard.distrustedBy == "whisper")
+        #expect(whisper.requests == [TranscriptionRequest(language: nil, candidates: ["en", "es"], detectOnly: [])], "Whisper heard it once")
+        #expect(moonshine.requests == [TranscriptionRequest(language: "en")])
+        // Trusted, Whisper's words are the turn's, and Moonshine is not asked.
+        whisper.distrusting = false
+        let trusted = AccuratePass.hear(noisy, with: AccurateHearing(engines: [moonshine, whisper])) { Issue.record("reported \($0)") }
+        #expect(trusted.recognition.engine == "whisper" && trusted.distrustedBy == nil && moonshine.requests.count == 1)
+    }
+
+    /// Words nobody could make out are nothing recognized: not the streaming lanes' guess (they
+    /// write words of any noise), whether no other engine hears the language (Spanish) or the
+    /// next one fails too.
+    @Test func wordsNoEngineTrustsAreNothingRecognizedNotTheStreamingGuess() {
+        let moonshine = ScriptedEngine(name: "moonshine", languages: ["en"])
+        let whisper = ScriptedEngine(name: "whisper", languages: ["en", "es"], detects: true)
+        whisper.distrusting = true
+        whisper.detected = "es"
+        let spanish = AccuratePass.hear(utterance(streaming: [("es", "streamed spanish")]), with: AccurateHearing(engines: [moonshine, whisper])) {
+            Issue.record("reported \($0)")
+        }
+        #expect(spanish.language == "es" && spanish.recognition.text.isEmpty && spanish.recognition.engine == "whisper")
+        #expect(spanish.distrustedBy == "whisper" && moonshine.requests.isEmpty)
+        whisper.detected = "en"
+        moonshine.failing = true
+        var noisy = utterance()
+        noisy.aboveFloorDB = 18
+        var reports: [String] = []
+        let english = AccuratePass.hear(noisy, with: AccurateHearing(engines: [moonshine, whisper])) { reports.append($0) }
+        #expect(english.language == "en" && english.recognition.text.isEmpty && english.recognition.engine == "whisper")
+        #expect(reports.count == 1 && reports.first?.contains("moonshine could not hear") == true, "\(reports)")
     }
 
     @Test func aSpanishUtteranceTheLanesCouldNotTellIsTheOtherSpeakersAndWhisperDecodesItWhole() {
@@ -264,7 +310,15 @@ struct WyomingTests {
         let line = Array(#"{"type": "transcript", "data": {"text": "hola"}}"#.utf8) + [10]
         let event = try WyomingEvent.read(reader(line))
         let transcript = try WyomingRequest.transcript(from: event, TranscriptionRequest(language: "es"), engine: "server")
-        #expect(transcript.text == "hola" && transcript.language == "es" && transcript.decoded)
+        #expect(transcript.text == "hola" && transcript.language == "es" && transcript.decoded && !transcript.distrusted)
+    }
+
+    /// Parley's worker says when it dropped words it did not trust; words it sent are never so.
+    @Test func aTranscriptTheWorkerDidNotTrustSaysSo() throws {
+        let dropped = WyomingEvent(type: "transcript", data: Data(#"{"text":"","language":"en","decoded":true,"distrusted":true}"#.utf8))
+        #expect(try WyomingRequest.transcript(from: dropped, TranscriptionRequest(language: "en"), engine: "s").distrusted)
+        let kept = WyomingEvent(type: "transcript", data: Data(#"{"text":"hello","language":"en","distrusted":true}"#.utf8))
+        #expect(try !WyomingRequest.transcript(from: kept, TranscriptionRequest(language: "en"), engine: "s").distrusted)
     }
 
     @Test func aRequestIsTranscribeThenTheAudioInChunks() throws {

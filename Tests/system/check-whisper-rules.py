@@ -21,6 +21,15 @@ check(not worker.trusted("En el caso de la policía, la policía, la policía, l
 check(not worker.trusted("Thanks for watching!", -1.27, 0.3), "a failed decoding was kept")
 check(not worker.trusted("you", -1.05, 0.8), "no speech was kept")
 check(worker.trusted("you", -0.9, 0.8), "a word heard with a likely log-probability was dropped")
+# Dropped for the log-probability alone, Whisper not saying nobody spoke: a voice it could not make
+# out, which another engine may hear (a soft learner over a room tone: -1.24, 0.17). Not a loop,
+# not what Whisper says nobody spoke in, not words kept.
+check(worker.distrusted("Holy Gospel, Psalm 100.", -1.24, 0.17), "words Whisper would not trust were not told distrusted")
+check(not worker.distrusted("you", -1.05, 0.8), "what Whisper says nobody spoke in was told distrusted")
+check(not worker.distrusted("la policía, la policía, la policía, la policía, la policía, la policía.", -1.2, 0.3),
+      "a loop was told distrusted")
+check(not worker.distrusted("I had hoped to do better.", -0.5, 0.02), "words kept were told distrusted")
+check(not worker.distrusted("", -1.3, 0.1), "no words were told distrusted")
 # Every transcript of the recordings the tests use is kept at a clean speech's score.
 transcripts = glob.glob(os.path.join(root, "Tests", "data", "**", "*.txt"), recursive=True)
 kept = 0
