@@ -14,7 +14,7 @@ public struct Transcript: Sendable, Equatable {
     /// Which engine gave the words ("moonshine-tiny", "whisper-base", or a server's name).
     public var engine: String
     /// True when the engine heard a voice but dropped the words it wrote, not trusting them
-    /// (Whisper: an average log-probability under -1, where it does not say nobody spoke): no
+    /// (Whisper: an average log-probability under -1, its no-speech probability at most 0.35): no
     /// text, and another engine that hears the language may make it out.
     public var distrusted: Bool
 

@@ -21,11 +21,14 @@ check(not worker.trusted("En el caso de la policía, la policía, la policía, l
 check(not worker.trusted("Thanks for watching!", -1.27, 0.3), "a failed decoding was kept")
 check(not worker.trusted("you", -1.05, 0.8), "no speech was kept")
 check(worker.trusted("you", -0.9, 0.8), "a word heard with a likely log-probability was dropped")
-# Dropped for the log-probability alone, Whisper not saying nobody spoke: a voice it could not make
+# Dropped for the log-probability alone, Whisper fairly sure someone spoke: a voice it could not make
 # out, which another engine may hear (a soft learner over a room tone: -1.24, 0.17). Not a loop,
 # not what Whisper says nobody spoke in, not words kept.
 check(worker.distrusted("Holy Gospel, Psalm 100.", -1.24, 0.17), "words Whisper would not trust were not told distrusted")
 check(not worker.distrusted("you", -1.05, 0.8), "what Whisper says nobody spoke in was told distrusted")
+# Babble alone (bench/noise.py: -1.32 at 0.58), a kitchen (-1.60 at 0.39): noise, not a voice to hear again.
+check(not worker.distrusted("I'm just going to be trying to find the ideal solution.", -1.32, 0.58), "babble was told distrusted")
+check(not worker.distrusted("I'm going to do it right now,", -1.60, 0.39), "a kitchen was told distrusted")
 check(not worker.distrusted("la policía, la policía, la policía, la policía, la policía, la policía.", -1.2, 0.3),
       "a loop was told distrusted")
 check(not worker.distrusted("I had hoped to do better.", -0.5, 0.02), "words kept were told distrusted")
