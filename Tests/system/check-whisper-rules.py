@@ -31,6 +31,7 @@ check(not worker.distrusted("I'm just going to be trying to find the ideal solut
 check(not worker.distrusted("I'm going to do it right now,", -1.60, 0.39), "a kitchen was told distrusted")
 check(not worker.distrusted("la policía, la policía, la policía, la policía, la policía, la policía.", -1.2, 0.3),
       "a loop was told distrusted")
+check(not worker.distrusted("I came for information. I came for information", -1.2, 0.3), "a sentence said again was told distrusted")
 check(not worker.distrusted("I had hoped to do better.", -0.5, 0.02), "words kept were told distrusted")
 check(not worker.distrusted("", -1.3, 0.1), "no words were told distrusted")
 # Every transcript of the recordings the tests use is kept at a clean speech's score.
