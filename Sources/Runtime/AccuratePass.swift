@@ -13,8 +13,9 @@ import Synchronization
 /// - Who spoke (auto mode): the detector (Whisper) chooses between the two languages. When it
 ///   cannot, the streaming recognizers' decision stands (`LanguageDecision`).
 /// - The words: the first engine that hears the language (Moonshine for English, Whisper for
-///   the rest), the next one when it fails, and the streaming recognizer's words when none is
-///   left. A failure is reported in one line; the turn goes on.
+///   the rest), the next one when it fails or does not trust its words (`Transcript.distrusted`),
+///   and the streaming recognizer's words when every engine failed. Words no engine made out
+///   are no words. A failure is reported in one line; the turn goes on.
 /// - No words (the engines heard noise, a cough) means no turn.
 enum AccuratePass {
     /// One ended utterance, with what the streaming lanes heard.
@@ -214,7 +215,7 @@ enum AccuratePass {
             case .success(let transcript): take(transcript, from: early.engine)
             case .failure(let error) where error.stopped: return .stopped(utterance)
             case .failure(let error):
-                report("\(early.engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: early.engine, for: chosen, in: hearing)) hears it")
+                report("\(early.engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: early.engine, for: chosen, in: hearing, noisy: noisy, heard: heardBy, distrusted: distrusted != nil)) hears it")
             }
         }
         for engine in hearing.engines(for: chosen, noisy: noisy) where recognition == nil && !heardBy.contains(ObjectIdentifier(engine)) {
@@ -223,7 +224,7 @@ enum AccuratePass {
             } catch where error.stopped {
                 return .stopped(utterance)
             } catch {
-                report("\(engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: engine, for: chosen, in: hearing)) hears it")
+                report("\(engine.name) could not hear the \(chosen) turn: \(error); \(fallback(after: engine, for: chosen, in: hearing, noisy: noisy, heard: heardBy, distrusted: distrusted != nil)) hears it")
             }
         }
         let unheard = distrusted.map { Recognition($0, streaming: streamed) }
@@ -264,11 +265,20 @@ enum AccuratePass {
         }
     }
 
-    /// Who hears a language once `engine` has failed: the next engine, else the streaming recognizer.
-    static func fallback(after engine: any UtteranceTranscriber, for language: String, in hearing: AccurateHearing) -> String {
-        let engines = hearing.engines(for: language)
-        guard let index = engines.firstIndex(where: { $0 === engine }), index + 1 < engines.count else { return "the streaming recognizer" }
-        return engines[index + 1].name
+    /// Who hears a language once `engine` has failed: the next engine (in the room's order) not
+    /// heard yet, else the streaming recognizer, or nobody when an engine did not trust its words
+    /// (they are no words, not the streaming recognizer's guess).
+    static func fallback(
+        after engine: any UtteranceTranscriber, for language: String, in hearing: AccurateHearing, noisy: Bool = false,
+        heard: [ObjectIdentifier] = [], distrusted: Bool = false
+    ) -> String {
+        let engines = hearing.engines(for: language, noisy: noisy)
+        if let index = engines.firstIndex(where: { $0 === engine }),
+            let next = engines[(index + 1)...].first(where: { !heard.contains(ObjectIdentifier($0)) })
+        {
+            return next.name
+        }
+        return distrusted ? "nobody" : "the streaming recognizer"
     }
 }
 
