@@ -282,8 +282,8 @@ struct NoisyRoomTests {
     /// A soft, accented learner over a room tone (speechocean762-9613-096130001, pink noise 14 dB
     /// under her): a noisy room, whose English Whisper hears first. Whisper does not trust its
     /// words on her (an average log-probability of -1.2 to -1.4 at 6-15 dB, its no-speech
-    /// probability 0.11-0.20: sure someone spoke), and its worker drops them; the turn was "nothing recognized", 5-7 of 24
-    /// learners live. Moonshine hears her; the turn has its words.
+    /// probability 0.11-0.20: sure someone spoke), and its worker drops them; the turn was
+    /// "nothing recognized", 5-7 of 24 learners live. Moonshine hears her; the turn has its words.
     @Test func aVoiceWhisperCouldNotMakeOutIsHeardByMoonshine() async throws {
         let dir = try EndToEnd.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
