@@ -273,6 +273,17 @@ def mouth_to_ear(room, path, started):
 
 OVERLAP = -1
 
+LENGTHS = [(0, 4, "under 4 s"), (4, 8, "4-8 s"), (8, 1e9, "over 8 s")]
+
+
+def speech_length(path):
+    """Seconds from the recording's first word (its first run of 80 ms voiced) to its last
+    (`speech_end`): the sentence's length, the pauses in it included."""
+    voiced = envelope(wav_samples(path)) > VOICED_DB
+    end = speech_end(voiced)
+    first = next(voiced_runs(voiced, minimum=8), None)
+    return None if end is None or first is None else (end - first) * FRAME / RATE
+
 
 def record_room(env, work, name):
     """Starts recording the room's monitor into WORK/NAME; its first second is lost to start-up."""
@@ -463,7 +474,7 @@ def report(played, room):
             shown = f"spoke before the last word ({ear[1]:.2f})"
         elif ear and len(stored) == 1:
             ears.append(ear[0])
-            (spanish_ears if name.startswith("es:") else english_ears).append(ear[0])
+            (spanish_ears if name.startswith("es:") else english_ears).append((ear[0], speech_length(path)))
             shown = f"{ear[0]} ms ({ear[1]:.2f})"
         else:
             shown = "-"  # not found, or two turns (the first one's reply is not the sentence's)
@@ -489,9 +500,19 @@ def report(played, room):
     if ears:
         print(f"whole sentences, mouth-to-ear in the room: median {statistics.median(ears):.0f} ms, p95 {np.percentile(ears, 95):.0f} ms; "
               f"{sum(e <= 350 for e in ears)} of {len(ears)} within 350 ms")
-    for language, values in (("English", english_ears), ("Spanish", spanish_ears)):
+    for language, measured in (("English", english_ears), ("Spanish", spanish_ears)):
+        values = [ear for ear, _ in measured]
         if values:
             print(f"{language}: mouth-to-ear median {statistics.median(values):.0f} ms over {len(values)} ({values})")
+    # By the sentence's length (issue 36): long sentences count.
+    print("\n| language | " + " | ".join(label for _, _, label in LENGTHS) + " |")
+    print("|---|" + "---|" * len(LENGTHS))
+    for language, measured in (("English", english_ears), ("Spanish", spanish_ears)):
+        cells = []
+        for low, high, _ in LENGTHS:
+            values = [ear for ear, length in measured if length is not None and low <= length < high]
+            cells.append(f"{statistics.median(values):.0f} ms ({len(values)})" if values else "-")
+        print(f"| {language} | " + " | ".join(cells) + " |")
     print(f"Parley spoke before the person's last word: {len(spoke_over)} of the whole sentences ({', '.join(spoke_over) or 'none'})")
     for language, (kept, of) in pauses.items():
         if of:
