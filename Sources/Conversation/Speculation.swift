@@ -33,6 +33,8 @@ public struct Speculation: Sendable, Equatable {
     /// The words it translates: the candidate's, or the accurate pass's once heard (nil while
     /// the pass hears them).
     public internal(set) var words: SpeculationCandidate?
+    /// For a speculation on the accurate pass: whether the pass gave its answer (words or none).
+    public internal(set) var answered = false
     /// For a speculation on the accurate pass: how many samples of the utterance it hears. The
     /// same pause judged again (the same samples) starts nothing new.
     public let heardSamples: Int?
@@ -75,7 +77,9 @@ extension TurnLogic {
     /// dropped meanwhile, the pass heard no words, or the target has no voice (`canSpeak`).
     public mutating func speculationHeard(id: Int, _ text: String, language: String, target: String, canSpeak: Bool) -> SpeculationCandidate? {
         let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard speculation?.id == id, !words.isEmpty, canSpeak else { return nil }
+        guard speculation?.id == id else { return nil }
+        speculation?.answered = true
+        guard !words.isEmpty, canSpeak else { return nil }
         let candidate = SpeculationCandidate(text: words, language: language, target: target)
         speculation?.words = candidate
         return candidate

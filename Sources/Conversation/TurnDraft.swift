@@ -38,7 +38,7 @@ public struct TurnDraft: Sendable, Equatable {
     public var ttsMs: Int?
     /// From the end of speech to the first sample of the translation played.
     public var responseMs: Int?
-    /// What ended the utterance (`language_model`, `silence`, `max_length`, `forced`), and the
+    /// What ended the utterance (`language_model`, `accurate_words`, `silence`, `max_length`, `forced`), and the
     /// silence before that decision.
     public var endedBy: String?
     public var pauseMs: Int?

@@ -168,7 +168,7 @@ public struct TurnLogic: Sendable {
         // Judged afresh for each answer: an earlier answer's words do not make this one wait.
         answerWait = 0
         // A heard turn's (`recognitionFinishing` names its end), not a typed one's.
-        if let draft, draft.endedBy != nil, let end = utteranceEnd, end.reason == .languageModel {
+        if let draft, draft.endedBy != nil, let end = utteranceEnd, end.reason == .languageModel || end.reason == .accurateWords {
             // Never longer than the silence limit, which would have ended it anyway.
             var waitMs = min(endpointer.settings.answerAfterMs[draft.sourceLang] ?? 0, endpointer.settings.silenceMs)
             // Words that end mid-sentence, however they do, or said slowly: the silence limit.
@@ -361,7 +361,7 @@ public struct TurnLogic: Sendable {
         var audio: [Int16]?
         let cue = endCueAllowed ? endCue : nil
         endpointer.mayHearQuietVoice = true
-        switch endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: cue) {
+        switch endpointer.process(frame, at: start, rmsDB: rmsDB, speech: speech, cue: cue, sentenceHeard: endCueAllowed && accurateWordsEnd) {
         case .started(let at, let preroll)?:
             period.log.append("speech started at \(Self.seconds(at))")
             period.actions += handle(.speechStarted(at: at))
@@ -444,7 +444,7 @@ public struct TurnLogic: Sendable {
     /// From a recording, only until `answerHold` of it after the end has been heard (or, when
     /// its answer waits longer, `answerWait`).
     public var mayGoOn: Bool {
-        guard keepsAudio, machine.isResumable, !heldAudio.isEmpty, let end = utteranceEnd?.reason, end == .languageModel || end == .silence else {
+        guard keepsAudio, machine.isResumable, !heldAudio.isEmpty, let end = utteranceEnd?.reason, end.isPause else {
             return false
         }
         let hold = max(answerHold, answerWait)
@@ -480,7 +480,7 @@ public struct TurnLogic: Sendable {
     /// may be withdrawn (`mayGoOn`): every period after it goes to the endpointer, and to the
     /// utterance if the person goes on.
     private mutating func holdWhileTheEndMayBeWithdrawn() {
-        let byPause = utteranceEnd?.reason == .languageModel || utteranceEnd?.reason == .silence
+        let byPause = utteranceEnd?.reason.isPause ?? false
         heldAudio = keepsAudio && byPause && machine.isResumable ? utteranceAudio : []
         audioAtEnd = utteranceAudio.count
         endDecidedAt = heldAudio.isEmpty ? nil : machine.now
@@ -666,6 +666,17 @@ public struct TurnLogic: Sendable {
         bestJudgement.map { EndCue(through: $0.through, probability: $0.end.probability) }
     }
 
+    /// Whether the accurate pass a speculation started at this pause has yet to answer, once the
+    /// pause is long enough for its words to end the turn (`accurateWordsEnd`). A recording waits
+    /// for them there, as a live pause goes on while they are heard; before, it reads on, and a
+    /// pass the person went on from is stopped, as live.
+    public var isAwaitingAccurateWords: Bool {
+        guard case .hearing = machine.state, let pause = endpointer.pause, let speculation,
+            pause >= SampleTime(endpointer.settings.likelyEndMs) * SampleTime(endpointer.sampleRate) / 1000
+        else { return false }
+        return speculation.heardSamples != nil && !speculation.answered
+    }
+
     /// Whether a lane has yet to judge the audio through `awaitedJudgement`.
     public var isAwaitingJudgement: Bool {
         guard let awaited = awaitedJudgement else { return false }
@@ -705,15 +716,45 @@ public struct TurnLogic: Sendable {
         return SpeculationCandidate(text: judged.text, language: judged.language, target: judged.language == sides.source ? sides.target : sides.source)
     }
 
+    /// At a pause of `likelyEndMs` that the language model saw no end in, the words the lanes
+    /// heard, for the accurate pass to hear the utterance so far all the same: its punctuated
+    /// words can say the sentence ended where the streaming recognizer misheard the last word
+    /// (`accurateWordsEnd`). Nil before that pause, outside one, and without lanes' words.
+    public var lookCandidate: SpeculationCandidate? {
+        guard case .hearing = machine.state, let pause = endpointer.pause, let sides = utteranceSides,
+            pause >= SampleTime(endpointer.settings.likelyEndMs) * SampleTime(endpointer.sampleRate) / 1000,
+            let judged = bestJudgement, judged.through >= endpointer.cueFrom
+        else { return nil }
+        let text = judged.end.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return nil }
+        return SpeculationCandidate(text: text, language: judged.language, target: judged.language == sides.source ? sides.target : sides.source)
+    }
+
+    /// Whether the accurate words heard at this pause end a sentence: a speculation's pass heard
+    /// the utterance through it (the person has not gone on: that drops it), its words end one
+    /// beyond doubt (`UnfinishedSentence.endsWithoutDoubt`: a stop after a word that seldom ends
+    /// one is not enough, as an engine writes one at a thinking pause too), and the
+    /// lanes' words do not end on a word no sentence ends on (the accurate engine may leave a
+    /// last "a" out: "Had he married?", docs/benchmarks.md, "The accurate words as an end cue").
+    public var accurateWordsEnd: Bool {
+        guard case .hearing = machine.state, endpointer.pause != nil, let speculation, speculation.heardSamples != nil,
+            let words = speculation.words, UnfinishedSentence.endsWithoutDoubt(words.text, language: words.language)
+        else { return false }
+        guard let judged = bestJudgement else { return true }
+        return UnfinishedSentence.ending(of: judged.end.text, language: judged.language) != .danglingWord
+    }
+
     /// The speculation to start now, if any, on `speculationCandidate`: the accurate pass on the
     /// audio so far where it gives the words (`accurately`), else the candidate's translation
     /// where its target can be spoken. Nothing when the running speculation already hears the
-    /// same samples (`heardSamples`) or serves the same words (`serves`).
+    /// same samples (`heardSamples`) or serves the same words (`serves`). Where the accurate pass
+    /// gives the words, a pause the language model saw no end in is heard too (`lookCandidate`).
     public func speculationStart(
         accurately: (TurnLanguages) -> Bool, canSpeak: (String) -> Bool, heardSamples: Int?,
         serves: (SpeculationCandidate) -> Bool
     ) -> SpeculationStart? {
-        guard let candidate = speculationCandidate else { return nil }
+        let hearsAccurately = utteranceSides.map(accurately) ?? false
+        guard let candidate = speculationCandidate ?? (hearsAccurately ? lookCandidate : nil) else { return nil }
         if let sides = utteranceSides, machine.state.speaker != nil, accurately(sides) {
             // Not before the pause is as long as the audio the pass keeps of it: the same speech
             // then gives the same samples at every later look, and at the end of the turn.

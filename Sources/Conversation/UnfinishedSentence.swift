@@ -26,6 +26,36 @@ public enum UnfinishedSentence {
         "ca": ["el", "la", "els", "les", "un", "una", "de", "del", "dels", "i", "o", "però", "que", "amb", "per", "perquè", "en"],
     ]
 
+    /// Per language, words a sentence can end on but seldom does, where a speaker often stops to
+    /// think: the infinitive's "to", a negation, an auxiliary, a preposition. The language model's
+    /// end stands on them; the accurate words' full stop alone does not (`endsWithoutDoubt`):
+    /// Moonshine wrote "He was not.", "…had then leisure to." and "He might even have." at
+    /// thinking pauses (docs/benchmarks.md, "A sentence the accurate words end").
+    public static let doubtfulLastWords: [String: Set<String>] = [
+        "en": [
+            "to", "not", "no", "have", "has", "had", "be", "been", "is", "are", "was", "were", "am", "do", "does", "did", "will", "would",
+            "can", "could", "should", "must", "might", "may", "shall", "in", "on", "at", "for", "with", "from", "by", "about", "into",
+            "as", "so", "that", "this", "these", "those", "very", "more", "most", "some", "any", "his", "her", "its", "which", "who",
+            "whose", "when", "where", "then", "just", "also", "like", "even", "still",
+        ],
+        "es": [
+            "a", "ante", "bajo", "desde", "entre", "hacia", "hasta", "sin", "sobre", "tras", "muy", "más", "es", "son", "era", "fue",
+            "ha", "han", "había", "se", "lo", "le", "les", "me", "te", "nos", "cuando", "donde", "cual", "quien", "no",
+        ],
+    ]
+
+    /// Whether `text`, an accurate engine's words in `language`, end a sentence beyond doubt: a
+    /// full stop, a question or an exclamation mark (`ending` nil, punctuated), after a word
+    /// neither dangling nor doubtful (`doubtfulLastWords`).
+    public static func endsWithoutDoubt(_ text: String, language: String) -> Bool {
+        guard ending(of: text, language: language, punctuated: true) == nil else { return false }
+        let last = text.split(whereSeparator: { $0.isWhitespace }).last.map {
+            String($0).trimmingCharacters(in: .punctuationCharacters.union(quotesAndSpace)).lowercased()
+        }
+        guard let last, !last.isEmpty else { return false }
+        return doubtfulLastWords[language]?.contains(last) != true
+    }
+
     /// What the end of a turn's words says about the sentence.
     public enum Ending: Sendable, Equatable {
         /// A word no sentence ends on (`danglingWords`), whatever stop follows it: the person

@@ -124,7 +124,13 @@ public enum EndpointEvent: Sendable, Equatable {
         case languageModel = "language_model"
         /// The silence limit (`silenceMs`).
         case silence
+        /// The accurate engine's words, heard at the pause, end a sentence, after a short pause
+        /// the language model saw no end in (a last word the streaming recognizer misheard).
+        case accurateWords = "accurate_words"
         case maxLength = "max_length", forced
+
+        /// Whether a pause ended the utterance: the person may still go on.
+        public var isPause: Bool { self == .languageModel || self == .silence || self == .accurateWords }
     }
 }
 
@@ -423,9 +429,11 @@ public struct Endpointer: Sendable {
     /// `rmsDB`. `speech` is the voice-activity detector's probability that the period is speech
     /// (nil: no detector runs, the level alone decides). `cue` is the recognizer's latest
     /// judgement of the words so far; it counts when it saw at least `cueDelayMs` of the current
-    /// pause.
+    /// pause. `sentenceHeard`: the accurate engine heard the utterance through this pause and its
+    /// words end a sentence (`TurnLogic.accurateWordsEnd`): the pause ends it at `likelyEndMs`,
+    /// as a likely end does.
     public mutating func process(
-        _ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float? = nil, cue: EndCue? = nil
+        _ frame: [Int16], at start: SampleTime, rmsDB: Float, speech: Float? = nil, cue: EndCue? = nil, sentenceHeard: Bool = false
     ) -> EndpointEvent? {
         let end = start + SampleTime(frame.count)
         let nearDB = smoothed(rmsDB, samples: frame.count)
@@ -573,6 +581,14 @@ public struct Endpointer: Sendable {
             {
                 return finish(at: end, reason: .languageModel, judgedAgain: speech != nil)
             }
+            // The accurate words end a sentence: no window (their audio stops at the pause, so
+            // what the silence becomes cannot change them), but the same short pause, and the
+            // detector's word.
+            if sentenceHeard, settings.likelyEndMs > 0, !hearsQuietVoice, pause >= count(ms: settings.likelyEndMs),
+                speech == nil || end - lastVoiceHeardEnd >= count(ms: Self.voiceQuietMs)
+            {
+                return finish(at: end, reason: .accurateWords, judgedAgain: speech != nil)
+            }
             return nil
         }
     }
@@ -648,7 +664,7 @@ public struct Endpointer: Sendable {
         // own voice (a quieter person's soft words), is another's, and is counted as pause: the
         // accurate pass does not hear it.
         var voiceEnd = lastVoicedEnd
-        if reason == .silence || reason == .languageModel, settings.backgroundBelowDB > 0, let gap = voiceEndBeforeGap, gap < lastVoicedEnd, let loud {
+        if reason.isPause, settings.backgroundBelowDB > 0, let gap = voiceEndBeforeGap, gap < lastVoicedEnd, let loud {
             let kept = lastVoice(after: gap, end: end, atLeast: loud - settings.backgroundBelowDB, above: threshold) ?? gap
             // Nothing past the last voice, and nothing that held the turn open as the utterance's
             // own voice is left out.

@@ -65,6 +65,7 @@ public struct TurnRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     /// before Parley started to work (`response_ms` comes on top).
     public var pauseMs: Int?
     /// What ended the utterance: `language_model` (the words were likely a whole sentence),
+    /// `accurate_words` (the accurate engine's words heard at the pause end a sentence),
     /// `silence` (the `silence_ms` limit), `max_length` or `forced`; nil for typed turns.
     public var endedBy: String?
     /// True when the translation and its audio were made during the pause (a speculation).

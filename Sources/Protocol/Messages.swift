@@ -168,7 +168,7 @@ public struct TurnInfo: Sendable, Codable, Equatable {
         /// The silence between the person's last sound and the decided end of speech: what a
         /// person waits is `pause_ms` + `response_ms` (and the audio path).
         public var pauseMs: Int?
-        /// What ended the utterance: `language_model`, `silence`, `max_length` or `forced`.
+        /// What ended the utterance: `language_model`, `accurate_words`, `silence`, `max_length` or `forced`.
         public var endedBy: String?
         /// True when the translation and its audio were made during the pause, before the end
         /// was decided (a speculation on the same words); nil otherwise.

@@ -313,8 +313,9 @@ public final class Interpreter: Sendable {
     /// Whether captured audio reaches the endpointer now (someone is listened to).
     var acceptsAudio: Bool { shared.withLock { $0.turn.machine.acceptsAudio } }
 
-    /// Whether the lanes' judgement of the pause read so far is awaited (a recording waits for it).
-    var isAwaitingJudgement: Bool { shared.withLock { $0.turn.isAwaitingJudgement } }
+    /// Whether the lanes' judgement of the pause read so far, or the words of the accurate pass
+    /// started at it, are awaited (a recording waits for them).
+    var isAwaitingJudgement: Bool { shared.withLock { $0.turn.isAwaitingJudgement || $0.turn.isAwaitingAccurateWords } }
 
     /// The capture was opened: whether it hears Parley, and whether it is live or a recording.
     func captureOpened(hearsPlayback: Bool, realTime: Bool) {

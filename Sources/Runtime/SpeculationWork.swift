@@ -64,6 +64,8 @@ extension Interpreter {
                         state.speculationWork = SpeculationWork(
                             id: id, translation: self.speculativeTranslation(id: id, of: words.text, from: words.language, to: words.target))
                     }
+                    // A recording waiting for these words goes on (`isAwaitingAccurateWords`).
+                    self?.wakeup.wake()
                 })
         case .translate(let candidate):
             state.speculationWork = SpeculationWork(

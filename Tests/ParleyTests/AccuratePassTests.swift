@@ -503,6 +503,45 @@ struct AccurateConversationTests {
         #expect(whisper.requests.count == 1, "the language told was the pass's: \(whisper.requests)")
     }
 
+    /// "a young man", a second of speech and two of the room, where the language model sees no
+    /// end in the lanes' words (`lanes`: a last word misheard), heard by an engine that writes
+    /// `accurate`.
+    func aYoungMan(lanes: String, accurate: String) async throws -> (TestConversation, TurnInfo) {
+        let engine = ScriptedTranscriber(name: "accurate")
+        engine.willHear(accurate)
+        let conversation = try conversation(engine)
+        conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.002, words: 2, text: lanes), in: "en")
+        conversation.recognizers.willHear(lanes, in: "en")
+        conversation.start()
+        conversation.microphone.alternate(ms: [200, 1_000, 2_000])
+        let turn = try #require(await conversation.next(EventType.turn, as: TurnInfo.self))
+        #expect(turn.sourceText == accurate)
+        return (conversation, turn)
+    }
+
+    /// The lanes misheard the last word, so the language model sees no end; the accurate pass,
+    /// asked at the same short pause all the same, writes a whole sentence: the turn ends there,
+    /// not at the silence limit, and is answered from that pass.
+    @Test func aSentenceTheAccurateWordsEndIsAnsweredAtTheShortPause() async throws {
+        let (conversation, turn) = try await aYoungMan(lanes: "young men", accurate: "A young man.")
+        #expect(turn.timings.endedBy == "accurate_words")
+        let pause = try #require(turn.timings.pauseMs)
+        #expect(pause >= 200 && pause < 400, "ended after \(pause) ms of pause")
+        #expect(turn.timings.speculated == true, "translated and synthesized during the pause")
+        _ = await conversation.finish()
+    }
+
+    /// The same, where the accurate words do not end a sentence (no stop, a comma, a word no
+    /// sentence ends on), or the lanes' last word is one (the accurate engine may leave it out:
+    /// "Had he married?"): the pause may be a thinking pause, and the silence limit ends it.
+    @Test(arguments: [("young men", "A young man"), ("young men", "A young man,"), ("young men", "A young man and."), ("young man and", "A young man.")])
+    func wordsThatMayGoOnWaitForTheSilenceLimit(lanes: String, accurate: String) async throws {
+        let (conversation, turn) = try await aYoungMan(lanes: lanes, accurate: accurate)
+        #expect(turn.timings.endedBy == "silence")
+        #expect(turn.timings.pauseMs == 1_500)
+        _ = await conversation.finish()
+    }
+
     /// The pause's pass is still being heard (a slow engine on a long sentence) when the person
     /// goes on: it is stopped, and the end's pass over the whole utterance does not wait for it.
     @Test func aPauseThePersonWentOnFromStopsItsPass() async throws {

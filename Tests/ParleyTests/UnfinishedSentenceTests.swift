@@ -104,6 +104,27 @@ struct UnfinishedSentenceTests {
         #expect(UnfinishedSentence.ending(of: text, language: language, punctuated: punctuated) == ending)
     }
 
+    /// The accurate words alone end a turn the language model saw no end in only beyond doubt:
+    /// a stop after a word a sentence seldom ends on is written at thinking pauses too.
+    @Test(arguments: [
+        ("She is believed to be in South Africa.", "en", true),
+        ("Will we ever forget it?", "en", true),
+        ("Los luchadores compañeros de Luna también les rindieron homenaje.", "es", true),
+        ("He was not.", "en", false),
+        ("And Mr. John Dashwood had then leisure to.", "en", false),
+        ("He might even have.", "en", false),
+        ("Had he married?", "en", true),
+        ("Se sentó sobre.", "es", false),
+        ("Duval que está casado y tiene", "es", false),
+        ("He was not an ill-disposed young man,", "en", false),
+        ("I put it on the.", "en", false),
+        ("Il est là.", "fr", true),
+        ("", "en", false),
+    ])
+    func theAccurateWordsEndASentenceBeyondDoubtOnlyAfterAWordThatEndsOne(text: String, language: String, ends: Bool) {
+        #expect(UnfinishedSentence.endsWithoutDoubt(text, language: language) == ends)
+    }
+
     /// An accurate engine's words without a stop, and a comma (a reader's pause at one is as
     /// long as a thinking pause: it waited half the limit, and "…ligeramente turbios, | por la
     /// humedad" was answered at Spanish's 800 ms), wait for the silence limit, Spanish's
