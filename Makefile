@@ -195,6 +195,7 @@ bench: release
 	bench/accurate-lead.py $(ENGINES)
 	/usr/bin/python3 bench/detection-window.py
 	/usr/bin/python3 bench/whisper-beam.py
+	/usr/bin/python3 bench/whisper-lead.py
 	/usr/bin/python3 bench/moonshine-threads.py
 	bench/lane-work.py $$($(SWIFT) build -c release --show-bin-path)
 	/usr/bin/python3 bench/silero-run-up.py $(ENGINES)

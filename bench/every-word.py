@@ -22,7 +22,9 @@ write), splits (a recording that became more turns than it has sentences: one, o
 joined), who-spoke errors (a turn given the other language; "long": of 3 words or more), and
 voices taken for the background (a second of a person's speech or more discarded by the gate for
 voices across the room, `[endpoint] background_below_db`: every recording here is a person).
-Each recording's line (stderr) also gives each turn's pace, syllables a second of its utterance's
+With two or more of Whisper's languages in the run, their WER is also given together, alone and
+joined: one language's 90-300 words from one or two speakers move by a few with the audio's cut
+alone (bench/whisper-lead.py). Each recording's line (stderr) also gives each turn's pace, syllables a second of its utterance's
 voice (`[endpoint] slow_speech_below`), and what ended it.
 
 Usage: bench/every-word.py BIN_DIR [ENGINES]   (a release build: make release)
@@ -197,6 +199,15 @@ def main():
         print(f"| {lang} {kind}, {r['cases']} ({r['engine'].words} words) | {r['engine']} | {r['parleyd']} | {ratio:.2f} | "
               f"{len(r['lost'])} | {len(r['openings'])} | {r['splits']} | {r['turns']} | {r['wrong']} ({r['wrong_long']}) | "
               f"{r['background']} |")
+    # Whisper's languages together: per language, one or two speakers' 90-300 words, on which
+    # Whisper's words move by a few with the audio's cut alone (bench/whisper-lead.py).
+    for kind in ("alone", "joined"):
+        pooled = [(lang, r) for (lang, k), r in sorted(rows.items()) if k == kind and lang != "en"]
+        if len(pooled) > 1:
+            engine, product = (sum(r[side].errors for _, r in pooled) for side in ("engine", "parleyd"))
+            count = sum(r["engine"].words for _, r in pooled)
+            print(f"| {'+'.join(lang for lang, _ in pooled)} {kind} ({count} words) | {100 * engine / count:.1f} % | "
+                  f"{100 * product / count:.1f} % | {product / engine if engine else float('nan'):.2f} | | | | | | |")
     for (lang, kind), r in sorted(rows.items()):
         for name, run in r["lost"]:
             print(f"- lost, {lang} {kind}: {name}: \"{run}\"")
