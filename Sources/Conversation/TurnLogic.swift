@@ -723,7 +723,7 @@ public struct TurnLogic: Sendable {
     public var lookCandidate: SpeculationCandidate? {
         guard case .hearing = machine.state, let pause = endpointer.pause, let sides = utteranceSides,
             pause >= SampleTime(endpointer.settings.likelyEndMs) * SampleTime(endpointer.sampleRate) / 1000,
-            let judged = bestJudgement, judged.through >= endpointer.cueFrom
+            let judged = bestJudgement, judged.through >= endpointer.cueFrom, endsOnAccurateWords(judged.language)
         else { return nil }
         let text = judged.end.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return nil }
@@ -738,10 +738,19 @@ public struct TurnLogic: Sendable {
     /// last "a" out: "Had he married?", docs/benchmarks.md, "The accurate words as an end cue").
     public var accurateWordsEnd: Bool {
         guard case .hearing = machine.state, endpointer.pause != nil, let speculation, speculation.heardSamples != nil,
-            let words = speculation.words, UnfinishedSentence.endsWithoutDoubt(words.text, language: words.language)
+            let words = speculation.words, endsOnAccurateWords(words.language),
+            UnfinishedSentence.endsWithoutDoubt(words.text, language: words.language)
         else { return false }
         guard let judged = bestJudgement else { return true }
         return UnfinishedSentence.ending(of: judged.end.text, language: judged.language) != .danglingWord
+    }
+
+    /// Whether a pause in `language` may end on the accurate words: not where its answers wait
+    /// `answerAfterMs` (Spanish), whose readers pause to think for a second or more after words
+    /// Whisper writes a stop after ("…de la que forma parte." in fleurs-es-009): there the early
+    /// end only answered them sooner, over the rest of the sentence.
+    func endsOnAccurateWords(_ language: String) -> Bool {
+        (endpointer.settings.answerAfterMs[language] ?? 0) == 0
     }
 
     /// The speculation to start now, if any, on `speculationCandidate`: the accurate pass on the

@@ -369,10 +369,11 @@ struct WyomingTests {
 @Suite("The accurate pass in a conversation, in memory")
 struct AccurateConversationTests {
     /// A conversation over a recording (not real time, not hearing Parley).
-    func conversation(_ accurate: ScriptedTranscriber, likelyEndMs: Int = 200) throws -> TestConversation {
+    func conversation(_ accurate: ScriptedTranscriber, likelyEndMs: Int = 200, englishAnswerAfterMs: Int? = nil) throws -> TestConversation {
         var config = ParleyConfig()
         config.mode = .alternate
         config.endpoint.likelyEndMs = likelyEndMs
+        if let englishAnswerAfterMs { config.endpoint.answerAfterMs["en"] = englishAnswerAfterMs }
         let conversation = try TestConversation(
             config: config, realTime: false, hearsPlayback: false, accurate: AccurateHearing(engines: [accurate]))
         conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.3, words: 2, text: "young man"), in: "en")
@@ -506,10 +507,10 @@ struct AccurateConversationTests {
     /// "a young man", a second of speech and two of the room, where the language model sees no
     /// end in the lanes' words (`lanes`: a last word misheard), heard by an engine that writes
     /// `accurate`.
-    func aYoungMan(lanes: String, accurate: String) async throws -> (TestConversation, TurnInfo) {
+    func aYoungMan(lanes: String, accurate: String, englishAnswerAfterMs: Int? = nil) async throws -> (TestConversation, TurnInfo) {
         let engine = ScriptedTranscriber(name: "accurate")
         engine.willHear(accurate)
-        let conversation = try conversation(engine)
+        let conversation = try conversation(engine, englishAnswerAfterMs: englishAnswerAfterMs)
         conversation.recognizers.judgeEnds(SentenceEnd(probability: 0.002, words: 2, text: lanes), in: "en")
         conversation.recognizers.willHear(lanes, in: "en")
         conversation.start()
@@ -528,6 +529,14 @@ struct AccurateConversationTests {
         let pause = try #require(turn.timings.pauseMs)
         #expect(pause >= 200 && pause < 400, "ended after \(pause) ms of pause")
         #expect(turn.timings.speculated == true, "translated and synthesized during the pause")
+        _ = await conversation.finish()
+    }
+
+    /// In a language whose answers wait `answer_after_ms` (Spanish, whose readers think for a
+    /// second after words Whisper writes a stop after), the accurate words end no pause.
+    @Test func aLanguageWhoseAnswersWaitIsNotEndedOnTheAccurateWords() async throws {
+        let (conversation, turn) = try await aYoungMan(lanes: "young men", accurate: "A young man.", englishAnswerAfterMs: 800)
+        #expect(turn.timings.endedBy == "silence")
         _ = await conversation.finish()
     }
 
