@@ -48,11 +48,7 @@ public enum UnfinishedSentence {
     /// full stop, a question or an exclamation mark (`ending` nil, punctuated), after a word
     /// neither dangling nor doubtful (`doubtfulLastWords`).
     public static func endsWithoutDoubt(_ text: String, language: String) -> Bool {
-        guard ending(of: text, language: language, punctuated: true) == nil else { return false }
-        let last = text.split(whereSeparator: { $0.isWhitespace }).last.map {
-            String($0).trimmingCharacters(in: .punctuationCharacters.union(quotesAndSpace)).lowercased()
-        }
-        guard let last, !last.isEmpty else { return false }
+        guard ending(of: text, language: language, punctuated: true) == nil, let last = lastWord(of: text), !last.isEmpty else { return false }
         return doubtfulLastWords[language]?.contains(last) != true
     }
 
@@ -91,13 +87,18 @@ public enum UnfinishedSentence {
         // A closing quote or bracket after the mark does not hide it.
         let trimmed = text.trimmingCharacters(in: quotesAndSpace)
         guard let last = trimmed.last, last != "?", last != "!" else { return nil }
-        let word = trimmed.split(whereSeparator: { $0.isWhitespace }).last.map {
-            String($0).trimmingCharacters(in: .punctuationCharacters).lowercased()
-        }
+        let word = lastWord(of: trimmed)
         if let word, danglingWords[language]?.contains(word) == true { return .danglingWord }
         if last == "," || last == ";" || last == ":" { return .clauseMark }
         if punctuated && (last.isLetter || last.isNumber || "…—–-".contains(last) || trimmed.hasSuffix("..")) { return .noStop }
         return nil
+    }
+
+    /// The last word of `text`, lowercased, without the marks around it (nil: no word).
+    static func lastWord(of text: String) -> String? {
+        text.split(whereSeparator: { $0.isWhitespace }).last.map {
+            String($0).trimmingCharacters(in: .punctuationCharacters.union(quotesAndSpace)).lowercased()
+        }
     }
 
     /// Space, quotes and closing brackets: what may follow a sentence's mark.
