@@ -29,14 +29,9 @@ check(not worker.distrusted("you", -1.05, 0.8), "what Whisper says nobody spoke 
 # Babble alone (bench/noise.py: -1.32 at 0.58), a kitchen (-1.60 at 0.39): noise, not a voice to hear again.
 check(not worker.distrusted("I'm just going to be trying to find the ideal solution.", -1.32, 0.58), "babble was told distrusted")
 check(not worker.distrusted("I'm going to do it right now,", -1.60, 0.39), "a kitchen was told distrusted")
-check(not worker.distrusted("En el caso de la policía, la policía, la policía, la policía, la policía, la policía.", -0.65, 0.6),
-      "babble's loop was told distrusted")
-# A slow learner Whisper loops on, sure that someone spoke (speechocean762-9615-096150005's first 9 s:
-# -0.38 at 0.04): a voice it could not make out, which Moonshine hears.
-check(worker.distrusted("But, he she had a laptop that," + " that," * 29, -0.38, 0.04),
-      "a loop on a voice Whisper was sure of was not told distrusted")
-check(worker.distrusted("I came for information. I came for information", -1.2, 0.3), "a sentence said again on a voice was not told distrusted")
-check(not worker.distrusted("I came for information. I came for information", -1.2, 0.5), "a loop in what may be noise was told distrusted")
+check(not worker.distrusted("la policía, la policía, la policía, la policía, la policía, la policía.", -1.2, 0.3),
+      "a loop was told distrusted")
+check(not worker.distrusted("I came for information. I came for information", -1.2, 0.3), "a sentence said again was told distrusted")
 check(not worker.distrusted("I had hoped to do better.", -0.5, 0.02), "words kept were told distrusted")
 check(not worker.distrusted("", -1.3, 0.1), "no words were told distrusted")
 # Every transcript of the recordings the tests use is kept at a clean speech's score.
@@ -55,4 +50,4 @@ check(worker.cut_repetition("I came for information. I came for information") ==
 check(worker.cut_repetition("No, no, no.") == "No, no, no.", "a word said three times was cut")
 check(worker.cut_repetition("la policía, la policía, la policía") == "la policía,", "a loop of two words was not cut")
 
-check.finish(f"the worker keeps the words of {kept} transcripts, drops loops, failed decodings and no speech, and tells a voice it could not make out")
+check.finish(f"the worker keeps the words of {kept} transcripts and drops loops, failed decodings and no speech")
